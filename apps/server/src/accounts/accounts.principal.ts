@@ -1,0 +1,22 @@
+import type { UserRole } from '../db/db.schema.js';
+
+/** A platform user resolved from an API key (or, later, a console session). */
+export interface PlatformUserPrincipal {
+  kind: 'platform-user';
+  accountId: number;
+  userId: number;
+  role: UserRole;
+  email: string;
+}
+
+/** No credential, or none that resolved. */
+export interface AnonymousPrincipal {
+  kind: 'anonymous';
+}
+
+/** Who is calling, resolved once per request by http/auth and handed to services as a value. */
+export type Principal = PlatformUserPrincipal | AnonymousPrincipal;
+
+export function isAdmin(principal: PlatformUserPrincipal): boolean {
+  return principal.role === 'admin';
+}

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Db } from './db/db.database.js';
+import { registerAuthentication } from './http/http.auth.js';
+import type { ServiceContext } from './http/http.context.js';
+import { registerErrorHandling } from './http/http.errors.js';
+import { healthRoutes } from './http/http.health.js';
+import { registerOpenApi } from './http/http.openapi.js';
+import { workspaceRoutes } from './workspace/workspace.routes.js';
+
+export interface AppConfig {
+  /** An open, migrated database. The app never closes it: whoever opened it does. */
+  db: Db;
+  /** pino options, or false for silence (tests). */
+  logger?: FastifyServerOptions['logger'];
+  /** The clock; tests pass a fixed one. */
+  now?: () => Date;
+}
+
+/** Headers and fields that carry secrets: never logged. */
+export const REDACTED_LOG_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
+
+/**
+ * Assembles svc's HTTP service without listening: tests call `app.inject`, the CLI calls `app.listen`.
+ *
+ * @example
+ * const db = openDatabase('sqlite:./data/svc.db');
+ * await migrateToLatest(db);
+ * const app = await buildApp({ db });
+ * const res = await app.inject({ url: '/healthz' });
+ */
+export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
+  const logger = config.logger === undefined ? false : config.logger;
+  const app = Fastify({
+    logger: logger === false || logger === true ? logger : { redact: REDACTED_LOG_PATHS, ...logger },
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    bodyLimit: 1024 * 1024,
+    routerOptions: { maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const ctx: ServiceContext = { db: config.db.kysely, dialect: config.db.dialect, now: config.now ?? (() => new Date()) };
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+  registerAuthentication(app, ctx);
+  await registerOpenApi(app);
+  await app.register(healthRoutes(config.db));
+  await app.register(workspaceRoutes(ctx));
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,169 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { importFile, ImportError } from './accounts/accounts.import.js';
+import { digestSecret, generateApiKey } from './accounts/accounts.keys.js';
+import { insertApiKeyForEmail } from './accounts/accounts.store.js';
+import { buildApp } from './app.js';
+import { DEFAULT_DATABASE_URL, describeDatabaseUrl, openDatabase } from './db/db.database.js';
+import type { Db } from './db/db.database.js';
+import { migrateToLatest } from './db/db.migrations.js';
+
+const USAGE = `usage: svc <command> [options]
+
+commands:
+  serve [--port 3000] [--host 127.0.0.1] [--db URL] [--demo]   migrate, then serve the API
+  import FILE.json [--db URL]                                 load accounts from an import file (one transaction)
+  migrate [--db URL]                                          bring the database schema up to date
+  keys create --user EMAIL [--account TENANT] [--db URL]      create an API key for a platform user (printed once)
+
+--db takes sqlite:PATH (default ${DEFAULT_DATABASE_URL}) or postgres://...; env: SVC_DATABASE_URL, SVC_PORT, SVC_HOST.`;
+
+/** The demo account loaded by `serve --demo` into an empty database. */
+export const DEMO_FILE = new URL('../demo/demo.json', import.meta.url);
+export const DEMO_API_KEY = 'svc_demo_admin_key_0001';
+
+function databaseUrl(flag: string | undefined): string {
+  return flag ?? process.env.SVC_DATABASE_URL ?? DEFAULT_DATABASE_URL;
+}
+
+async function withDatabase<T>(url: string, run: (db: Db) => Promise<T>): Promise<T> {
+  const db = openDatabase(url);
+  try {
+    await migrateToLatest(db);
+    return await run(db);
+  } finally {
+    await db.close();
+  }
+}
+
+async function serve(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' }, demo: { type: 'boolean' } },
+    strict: true,
+  });
+  const port = Number(values.port ?? process.env.SVC_PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer from 0 to 65535, got ${values.port}`);
+  const host = values.host ?? process.env.SVC_HOST ?? '127.0.0.1';
+  const url = databaseUrl(values.db);
+  const db = openDatabase(url);
+  await migrateToLatest(db);
+  if (values.demo) await loadDemoIfEmpty(db);
+
+  const app = await buildApp({ db, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
+  const shutdown = async (signal: string) => {
+    app.log.info({ signal }, 'shutting down');
+    await app.close();
+    await db.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  const address = await app.listen({ port, host });
+  const demo = values.demo ? await demoDeployment(db) : undefined;
+  const lines = [`svc listening on ${address} (database ${describeDatabaseUrl(url)})`, `  API reference: ${address}/docs`];
+  if (demo !== undefined) {
+    lines.push(
+      '  try the workspace listing of the demo account:',
+      `  curl -s -H 'Authorization: Bearer ${DEMO_API_KEY}' '${address}/api/v1/deployments/${demo}/workspace'`,
+    );
+  }
+  // Printed for the operator, not logged: the demo key is public (it is in the demo file of the repository).
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return new Promise<number>(() => undefined);
+}
+
+async function loadDemoIfEmpty(db: Db): Promise<void> {
+  const any = await db.kysely.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
+  if (any) return;
+  await importFile(db.kysely, JSON.parse(readFileSync(DEMO_FILE, 'utf8')));
+}
+
+async function demoDeployment(db: Db): Promise<number | undefined> {
+  const row = await db.kysely
+    .selectFrom('deployments as d')
+    .innerJoin('accounts as a', 'a.id', 'd.account_id')
+    .select('d.id')
+    .where('a.tenant_name', '=', 'demo')
+    .orderBy('d.id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
+async function runImport(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, options: { db: { type: 'string' } }, allowPositionals: true, strict: true });
+  const [path] = positionals;
+  if (path === undefined || positionals.length !== 1) throw new Error('usage: svc import FILE.json [--db URL]');
+  let input: unknown;
+  try {
+    input = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    process.stderr.write(`$: ${path} is not readable JSON: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  try {
+    const result = await withDatabase(databaseUrl(values.db), (db) => importFile(db.kysely, input));
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof ImportError) {
+      process.stderr.write(`${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+async function runMigrate(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { db: { type: 'string' } }, strict: true });
+  const url = databaseUrl(values.db);
+  await withDatabase(url, async () => undefined);
+  process.stdout.write(`database ${describeDatabaseUrl(url)} is up to date\n`);
+  return 0;
+}
+
+async function runKeys(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'create') throw new Error('usage: svc keys create --user EMAIL [--account TENANT] [--db URL]');
+  const { values } = parseArgs({ args: rest, options: { user: { type: 'string' }, account: { type: 'string' }, db: { type: 'string' } }, strict: true });
+  if (values.user === undefined) throw new Error('svc keys create: --user EMAIL is required');
+  const key = generateApiKey();
+  const created = await withDatabase(databaseUrl(values.db), (db) =>
+    insertApiKeyForEmail(db.kysely, values.user!, values.account, digestSecret(key), new Date().toISOString()),
+  );
+  if (created === 'none') {
+    process.stderr.write(`no platform user with email ${values.user}\n`);
+    return 1;
+  }
+  if (created === 'ambiguous') {
+    process.stderr.write(`several accounts have a user with email ${values.user}: pass --account TENANT\n`);
+    return 1;
+  }
+  process.stdout.write(`${key}\n`);
+  process.stderr.write('store this key now: it is shown once and kept only as a digest\n');
+  return 0;
+}
+
+/** Runs one `svc` command; resolves to the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case 'serve':
+      return serve(args);
+    case 'import':
+      return runImport(args);
+    case 'migrate':
+      return runMigrate(args);
+    case 'keys':
+      return runKeys(args);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return command === undefined ? 1 : 0;
+    default:
+      process.stderr.write(`unknown command "${command}"\n${USAGE}\n`);
+      return 1;
+  }
+}

@@ -1,0 +1,84 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './db.schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** An open database: the Kysely instance, which dialect it speaks, and how to close it. */
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+/** The default database: an embedded SQLite file under ./data. */
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/svc.db';
+
+/**
+ * Opens `sqlite:PATH` (WAL, the default) or `postgres://...`.
+ *
+ * @example
+ * const db = openDatabase('sqlite:./data/svc.db');
+ * await migrateToLatest(db);
+ */
+export function openDatabase(url: string): Db {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    return openPostgres(url);
+  }
+  if (url.startsWith('sqlite:')) {
+    return openSqlite(url.slice('sqlite:'.length));
+  }
+  throw new Error(`unsupported database URL (expected sqlite:PATH or postgres://...): ${describeDatabaseUrl(url)}`);
+}
+
+/** A database URL with any password removed, safe to print. */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.startsWith('sqlite:') ? url : '(unparseable URL)';
+  }
+}
+
+function openSqlite(path: string): Db {
+  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+  const sqlite = new SqliteDatabase(path);
+  sqlite.pragma('journal_mode = WAL');
+  // NORMAL under WAL keeps every committed transaction across a process crash; only power loss can lose the last ones.
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    kysely,
+    dialect: 'sqlite',
+    close: () => kysely.destroy(),
+  };
+}
+
+function openPostgres(url: string): Db {
+  // int8 (count(*), sums) as JS numbers: our counts stay far below 2^53.
+  pg.types.setTypeParser(20, (value: string) => Number(value));
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kysely,
+    dialect: 'postgres',
+    close: () => kysely.destroy(),
+  };
+}
+
+/** True when the database answers a trivial query. */
+export async function isDatabaseReachable(db: Db): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db.kysely);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,189 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Table types for Kysely. Conventions that hold on both dialects:
+ * - timestamps are ISO 8601 UTC strings of fixed width (`2026-01-05T10:00:00.000Z`), so text order is time order;
+ * - booleans are integers 0/1 (better-sqlite3 cannot bind booleans);
+ * - JSON documents are text, parsed by the store that owns them;
+ * - every row carries `account_id`.
+ */
+export interface AccountsTable {
+  id: Generated<number>;
+  name: string;
+  tenant_name: string;
+  settings: string;
+  created_at: string;
+}
+
+export type UserRole = 'admin' | 'member';
+
+export interface UsersTable {
+  id: Generated<number>;
+  account_id: number;
+  email: string;
+  first_name: string | null;
+  picture: string | null;
+  role: UserRole;
+  password_digest: string | null;
+  created_at: string;
+}
+
+export interface GroupsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+}
+
+export interface GroupMembersTable {
+  account_id: number;
+  group_id: number;
+  user_id: number;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  digest: string;
+  created_at: string;
+}
+
+export interface DeploymentsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  created_at: string;
+}
+
+export type WorkspaceItemType = 'FOLDER' | 'WORKBOOK' | 'REPORT';
+
+export interface WorkspaceItemsTable {
+  id: Generated<number>;
+  account_id: number;
+  deployment_id: number;
+  type: WorkspaceItemType;
+  is_folder: number;
+  name: string;
+  /** Lower-cased name: the sort key for names and the haystack for search (same folding on both dialects). */
+  name_key: string;
+  folder_id: number | null;
+  depth: number;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+  meta: string;
+  calculated_fields: string;
+  slug: string | null;
+}
+
+/** Closure table: one row per (item, ancestor-or-self); `distance` 0 is the item itself. */
+export interface ItemAncestorsTable {
+  account_id: number;
+  item_id: number;
+  ancestor_id: number;
+  distance: number;
+}
+
+export interface ItemGrantsTable {
+  id: Generated<number>;
+  account_id: number;
+  item_id: number;
+  user_id: number | null;
+  group_id: number | null;
+}
+
+export interface ItemViewsTable {
+  account_id: number;
+  user_id: number;
+  item_id: number;
+  viewed_at: string;
+}
+
+export interface ItemFavoritesTable {
+  account_id: number;
+  user_id: number;
+  item_id: number;
+  created_at: string;
+}
+
+export type DashboardStatus = 'draft' | 'published' | 'archived';
+
+export interface DashboardsTable {
+  id: Generated<number>;
+  account_id: number;
+  deployment_id: number;
+  workbook_id: number;
+  public_id: string;
+  status: DashboardStatus;
+  allow_embed: number;
+  title: string | null;
+  description: string | null;
+  config: string;
+  draft_config: string | null;
+  version_number: number;
+  version_id: number;
+  created_by: number | null;
+  from_shared_workspace: number | null;
+  restrict_data_download: number | null;
+  use_board_dashboards: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ReportSnapshotsTable {
+  id: Generated<number>;
+  account_id: number;
+  dashboard_id: number;
+  report_id: number;
+  position: number;
+  version_number: number;
+  name: string | null;
+  title: string | null;
+  description: string | null;
+  kind: string | null;
+  is_source_report: number | null;
+  meta: string | null;
+  spec: string | null;
+  sql_query: string | null;
+  python_code: string | null;
+  fill_missing_rows: string | null;
+  period_comparisons: string | null;
+  preferences: string | null;
+}
+
+export interface EmbedTenantsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  created_at: string;
+}
+
+export interface EmbedUsersTable {
+  id: Generated<number>;
+  account_id: number;
+  embed_tenant_id: number;
+  external_id: string;
+  username: string;
+  email: string | null;
+  first_name: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  users: UsersTable;
+  groups: GroupsTable;
+  group_members: GroupMembersTable;
+  api_keys: ApiKeysTable;
+  deployments: DeploymentsTable;
+  workspace_items: WorkspaceItemsTable;
+  item_ancestors: ItemAncestorsTable;
+  item_grants: ItemGrantsTable;
+  item_views: ItemViewsTable;
+  item_favorites: ItemFavoritesTable;
+  dashboards: DashboardsTable;
+  report_snapshots: ReportSnapshotsTable;
+  embed_tenants: EmbedTenantsTable;
+  embed_users: EmbedUsersTable;
+}

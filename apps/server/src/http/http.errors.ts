@@ -1,0 +1,122 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** Every error code the API can answer with. Adding one without a status is a compile error. */
+export type AppErrorCode =
+  | 'invalid_parameter'
+  | 'invalid_body'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'internal_error'
+  | 'service_unavailable';
+
+export const statusByCode: Record<AppErrorCode, number> = {
+  invalid_parameter: 400,
+  invalid_body: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal_error: 500,
+  service_unavailable: 503,
+};
+
+/**
+ * The one error class of svc. Services throw it; the HTTP error handler turns it into the DESIGN.md error body.
+ *
+ * @example
+ * throw new AppError('invalid_parameter', 'first must be at least 1', 'first');
+ */
+export class AppError extends Error {
+  readonly code: AppErrorCode;
+  readonly field: string | undefined;
+
+  constructor(code: AppErrorCode, message: string, field?: string) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.field = field;
+  }
+
+  get status(): number {
+    return statusByCode[this.code];
+  }
+}
+
+/** The error body of DESIGN.md (plus `field` when one field is at fault). */
+export interface ErrorBody {
+  error: { status: number; code: AppErrorCode; message: string; field?: string };
+}
+
+export function errorBody(error: AppError): ErrorBody {
+  const body: ErrorBody = { error: { status: error.status, code: error.code, message: error.message } };
+  if (error.field !== undefined) body.error.field = error.field;
+  return body;
+}
+
+interface ValidationIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * Turns Fastify's schema validation failure into an AppError naming the field: `querystring.first`,
+ * `params.deploymentId`, `body.sessionId`.
+ */
+function fromValidation(issues: ValidationIssue[], context: string | undefined): AppError {
+  const issue = issues[0];
+  const part = context ?? 'request';
+  if (!issue) return new AppError('invalid_parameter', `${part} is invalid`);
+  const path = issue.instancePath.split('/').filter(Boolean);
+  if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
+    path.push(issue.params.missingProperty);
+  }
+  if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
+    path.push(issue.params.additionalProperty);
+  }
+  const field = path.join('.');
+  const code: AppErrorCode = part === 'body' ? 'invalid_body' : 'invalid_parameter';
+  const allowed = Array.isArray(issue.params.allowedValues) ? `: one of ${issue.params.allowedValues.join(', ')}` : '';
+  const what = field === '' ? part : `${part === 'querystring' ? 'query parameter' : part} ${field}`;
+  const reason = issue.keyword === 'required' ? 'is required' : `${issue.message ?? 'is invalid'}${allowed}`;
+  return new AppError(code, `${what} ${reason}`, field === '' ? undefined : field);
+}
+
+function toAppError(error: FastifyError | AppError | Error): AppError {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  if (fastifyError.validation) return fromValidation(fastifyError.validation, fastifyError.validationContext);
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 413) return new AppError('payload_too_large', 'request body is too large');
+  if (status === 415) return new AppError('unsupported_media_type', 'unsupported Content-Type; send application/json');
+  if (status === 400) {
+    return new AppError('invalid_body', fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+      ? 'request body is empty but Content-Type is application/json'
+      : 'request body is not valid JSON');
+  }
+  if (status === 404) return new AppError('not_found', 'not found');
+  if (status > 400 && status < 500) return new AppError('invalid_parameter', error.message);
+  return new AppError('internal_error', 'internal error');
+}
+
+/** Installs the single error handler and the 404 handler that produce the error body everywhere. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) {
+      request.log.error({ err: error }, 'request failed');
+    }
+    return reply.status(appError.status).send(errorBody(appError));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const appError = new AppError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
+    return reply.status(404).send(errorBody(appError));
+  });
+}

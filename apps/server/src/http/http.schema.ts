@@ -1,0 +1,30 @@
+import { Type } from 'typebox';
+import type { Static, TSchema } from 'typebox';
+
+/** `T or null`: SPEC.md's nullable fields. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** DESIGN.md's error body, answered for every non-2xx status. */
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object({
+      status: Type.Integer(),
+      code: Type.String(),
+      message: Type.String(),
+      field: Type.Optional(Type.String()),
+    }),
+  },
+  { title: 'Error' },
+);
+
+/** SPEC.md PageInfo: cursors are opaque strings, null on an empty page. */
+export const PageInfo = Type.Object(
+  {
+    hasNextPage: Type.Boolean(),
+    hasPreviousPage: Type.Boolean(),
+    startCursor: Type.Optional(Nullable(Type.String())),
+    endCursor: Type.Optional(Nullable(Type.String())),
+  },
+  { title: 'PageInfo' },
+);
+export type PageInfo = Static<typeof PageInfo>;

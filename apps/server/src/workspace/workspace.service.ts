@@ -1,0 +1,223 @@
+import { isAdmin } from '../accounts/accounts.principal.js';
+import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import { findDeploymentInAccount } from '../accounts/accounts.store.js';
+import { draftConfigOf, parseJson, presentDashboard } from '../dashboards/dashboards.presenter.js';
+import type { DashboardConfig } from '../dashboards/dashboards.schema.js';
+import { selectDashboardsOfWorkbooks, selectReportSnapshots } from '../dashboards/dashboards.store.js';
+import type { WorkspaceItemType } from '../db/db.schema.js';
+import { AppError } from '../http/http.errors.js';
+import { isoTimestamp } from '../http/http.context.js';
+import type { ServiceContext } from '../http/http.context.js';
+import type { PageInfo } from '../http/http.schema.js';
+import { decodeCursor, encodeCursor, fingerprintQuery } from './workspace.cursor.js';
+import type { WorkspacePosition } from './workspace.cursor.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, WORKSPACE_ITEM_TYPES } from './workspace.schema.js';
+import type { WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery } from './workspace.schema.js';
+import {
+  deleteFavorite,
+  findItem,
+  insertFavorite,
+  isGrantedByInheritance,
+  selectFavoriteItemIds,
+  selectFolderPaths,
+  selectOwners,
+  selectPhaseRows,
+  upsertView,
+} from './workspace.store.js';
+import type { ItemRef, ItemRow, ListingPhase, ListingScope, SortColumn } from './workspace.store.js';
+
+const SORT_COLUMN_BY_FIELD: Record<NonNullable<WorkspaceQuery['orderByField']>, SortColumn> = {
+  updated_at: 'updated_at',
+  created_at: 'created_at',
+  name: 'name_key',
+  viewer_last_viewed_at: 'viewed_at',
+};
+
+/**
+ * The listing order as a list of phases. SPEC A rule 2: folders always come first (DESIGN.md: by name), then the
+ * non-folders in the requested order (DESIGN.md: default updated_at DESC). Under viewer_last_viewed_at, items the
+ * caller never viewed come last in both directions. Ties are broken by id, in the requested direction.
+ */
+export function listingPhases(query: WorkspaceQuery): ListingPhase[] {
+  const types = new Set<WorkspaceItemType>(query.types ?? WORKSPACE_ITEM_TYPES);
+  const field = query.orderByField ?? 'updated_at';
+  const direction = (query.orderByDirection ?? 'DESC') === 'ASC' ? 'asc' : 'desc';
+  const nonFolderTypes = WORKSPACE_ITEM_TYPES.filter((t) => t !== 'FOLDER' && types.has(t));
+  const phases: ListingPhase[] = [];
+  if (types.has('FOLDER')) phases.push({ folders: true, types: ['FOLDER'], sortColumn: 'name_key', direction: 'asc' });
+  if (nonFolderTypes.length > 0) {
+    const sortColumn = SORT_COLUMN_BY_FIELD[field];
+    if (sortColumn === 'viewed_at') {
+      phases.push({ folders: false, types: nonFolderTypes, sortColumn, direction, viewed: 'viewed' });
+      phases.push({ folders: false, types: nonFolderTypes, sortColumn: null, direction, viewed: 'never' });
+    } else {
+      phases.push({ folders: false, types: nonFolderTypes, sortColumn, direction });
+    }
+  }
+  return phases;
+}
+
+function sortKeyOf(row: ItemRow, phase: ListingPhase): string | null {
+  return phase.sortColumn === null ? null : phase.sortColumn === 'viewed_at' ? row.viewed_at : row[phase.sortColumn];
+}
+
+async function requireDeployment(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number): Promise<void> {
+  const found = await findDeploymentInAccount(ctx.db, principal.accountId, deploymentId);
+  if (found === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
+}
+
+async function canAccessItem(ctx: ServiceContext, principal: PlatformUserPrincipal, item: ItemRef): Promise<boolean> {
+  if (isAdmin(principal) || item.created_by === principal.userId) return true;
+  return isGrantedByInheritance(ctx.db, principal.accountId, item.id, principal.userId);
+}
+
+/**
+ * SPEC A `workspaceObjects`: one page of the folders, workbooks and reports the caller can access.
+ *
+ * @example
+ * const page = await listWorkspace(ctx, principal, 7, { folderId: 12, first: 20 });
+ * const next = await listWorkspace(ctx, principal, 7, { folderId: 12, first: 20, after: page.pageInfo.endCursor! });
+ */
+export async function listWorkspace(
+  ctx: ServiceContext,
+  principal: PlatformUserPrincipal,
+  deploymentId: number,
+  query: WorkspaceQuery,
+): Promise<WorkspaceConnectionResponse> {
+  const { accountId, userId } = principal;
+  await requireDeployment(ctx, principal, deploymentId);
+
+  // SPEC A rule 1: without folderId, the root.
+  const folderId = query.folderId ?? null;
+  let folderGranted = false;
+  if (folderId !== null) {
+    const folder = await findItem(ctx.db, accountId, deploymentId, folderId);
+    if (folder === undefined || folder.type !== 'FOLDER') {
+      throw new AppError('not_found', `folder ${folderId} not found in deployment ${deploymentId}`, 'folderId');
+    }
+    folderGranted = !isAdmin(principal) && (await isGrantedByInheritance(ctx.db, accountId, folderId, userId));
+  }
+
+  const search = query.search === undefined || query.search === '' ? null : query.search.toLowerCase();
+  const phases = listingPhases(query);
+  const fingerprint = fingerprintQuery([
+    userId, deploymentId, folderId, [...new Set(query.types ?? WORKSPACE_ITEM_TYPES)].sort(),
+    query.orderByField ?? 'updated_at', query.orderByDirection ?? 'DESC', search,
+  ]);
+  const start: WorkspacePosition | null = query.after === undefined ? null : decodeCursor(query.after, fingerprint, phases.length);
+  const pageSize = Math.min(query.first ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+
+  // SPEC A rule 3, DESIGN.md access: a grant on a folder reaches everything below it, so inside a granted
+  // folder (or subtree) the per-item check is skipped.
+  const scope: ListingScope = {
+    accountId, deploymentId, userId, folderId, search,
+    seesEverything: isAdmin(principal) || folderGranted,
+  };
+
+  const page: Array<{ row: ItemRow; phaseIndex: number }> = [];
+  let hasNextPage = false;
+  for (let phaseIndex = start?.phase ?? 0; phaseIndex < phases.length; phaseIndex++) {
+    const phase = phases[phaseIndex]!;
+    const remaining = pageSize - page.length;
+    const after = start !== null && phaseIndex === start.phase ? { key: start.key, id: start.id } : null;
+    // One row more than needed tells whether the listing goes on; once the page is full, the later phases are
+    // only probed for a single row.
+    const rows = await selectPhaseRows(ctx.db, ctx.dialect, scope, phase, after, remaining + 1);
+    for (const row of rows.slice(0, remaining)) page.push({ row, phaseIndex });
+    if (rows.length > remaining) {
+      hasNextPage = true;
+      break;
+    }
+  }
+
+  const items = await presentItems(ctx, principal, page.map((p) => p.row));
+  const cursorOf = (entry: { row: ItemRow; phaseIndex: number }) =>
+    encodeCursor(fingerprint, { phase: entry.phaseIndex, key: sortKeyOf(entry.row, phases[entry.phaseIndex]!), id: entry.row.id });
+  const first = page[0];
+  const last = page[page.length - 1];
+  const pageInfo: PageInfo = {
+    hasNextPage,
+    hasPreviousPage: start !== null,
+    startCursor: first ? cursorOf(first) : null,
+    endCursor: last ? cursorOf(last) : null,
+  };
+  return { items, pageInfo };
+}
+
+/** Turns a page of rows into workspace items, loading owners, paths, favorites and dashboards in a few queries. */
+async function presentItems(ctx: ServiceContext, principal: PlatformUserPrincipal, rows: readonly ItemRow[]): Promise<WorkspaceItem[]> {
+  const { accountId, userId } = principal;
+  const ids = rows.map((r) => r.id);
+  const ownerIds = [...new Set(rows.flatMap((r) => (r.created_by === null ? [] : [r.created_by])))];
+  const workbookIds = rows.filter((r) => r.type === 'WORKBOOK').map((r) => r.id);
+  const [paths, owners, favorites, dashboards] = await Promise.all([
+    selectFolderPaths(ctx.db, accountId, ids),
+    selectOwners(ctx.db, accountId, ownerIds),
+    selectFavoriteItemIds(ctx.db, accountId, userId, ids),
+    selectDashboardsOfWorkbooks(ctx.db, accountId, workbookIds),
+  ]);
+  const published = dashboards.filter((d) => d.status === 'published');
+  const snapshots = await selectReportSnapshots(ctx.db, accountId, published.map((d) => d.id));
+
+  const pathByItem = new Map<number, Array<{ id: number; name: string }>>();
+  for (const p of paths) {
+    const list = pathByItem.get(p.item_id) ?? [];
+    list.push({ id: p.id, name: p.name });
+    pathByItem.set(p.item_id, list);
+  }
+  const ownerById = new Map(owners.map((o) => [o.id, { id: o.id, email: o.email, firstName: o.first_name, picture: o.picture }]));
+  const dashboardByWorkbook = new Map(dashboards.map((d) => [d.workbook_id, d]));
+
+  return rows.map((row) => {
+    const dashboard = dashboardByWorkbook.get(row.id);
+    const isPublished = dashboard?.status === 'published';
+    const item: WorkspaceItem = {
+      id: row.id,
+      deploymentId: row.deployment_id,
+      name: row.name,
+      meta: parseJson<Record<string, unknown>>(row.meta) ?? {},
+      calculatedFields: parseJson<Record<string, unknown>>(row.calculated_fields) ?? {},
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      type: row.type,
+      userId: row.created_by,
+      user: row.created_by === null ? null : (ownerById.get(row.created_by) ?? null),
+      folderId: row.folder_id,
+      folderPath: pathByItem.get(row.id) ?? [],
+      isFavorite: favorites.has(row.id),
+      slug: row.slug,
+      dashboardDraft: dashboard ? draftConfigOf(dashboard) : null,
+      dashboardPublished: isPublished ? (parseJson<DashboardConfig>(dashboard.config) ?? {}) : null,
+      publishedDashboard: isPublished ? presentDashboard(dashboard, snapshots.filter((s) => s.dashboard_id === dashboard.id)) : null,
+    };
+    if (row.created_by !== null) item.createdBy = row.created_by;
+    return item;
+  });
+}
+
+async function requireAccessibleItem(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number, itemId: number): Promise<ItemRef> {
+  await requireDeployment(ctx, principal, deploymentId);
+  const item = await findItem(ctx.db, principal.accountId, deploymentId, itemId);
+  if (item === undefined) throw new AppError('not_found', `item ${itemId} not found in deployment ${deploymentId}`, 'itemId');
+  if (!(await canAccessItem(ctx, principal, item))) throw new AppError('forbidden', `item ${itemId} is not accessible to this user`, 'itemId');
+  return item;
+}
+
+/** Records that the caller viewed an item now; feeds `orderByField=viewer_last_viewed_at`. */
+export async function recordView(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number, itemId: number): Promise<void> {
+  await requireAccessibleItem(ctx, principal, deploymentId, itemId);
+  await upsertView(ctx.db, principal.accountId, principal.userId, itemId, isoTimestamp(ctx.now()));
+}
+
+/** Marks (or, with `favorite` false, unmarks) an item as the caller's favorite; idempotent both ways. */
+export async function setFavorite(
+  ctx: ServiceContext,
+  principal: PlatformUserPrincipal,
+  deploymentId: number,
+  itemId: number,
+  favorite: boolean,
+): Promise<void> {
+  await requireAccessibleItem(ctx, principal, deploymentId, itemId);
+  if (favorite) await insertFavorite(ctx.db, principal.accountId, principal.userId, itemId, isoTimestamp(ctx.now()));
+  else await deleteFavorite(ctx.db, principal.accountId, principal.userId, itemId);
+}

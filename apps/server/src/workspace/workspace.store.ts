@@ -1,0 +1,262 @@
+import { sql } from 'kysely';
+import type { ExpressionBuilder, Kysely, SqlBool, Expression } from 'kysely';
+import type { Dialect } from '../db/db.database.js';
+import type { Database, WorkspaceItemType } from '../db/db.schema.js';
+
+type ItemsEb = ExpressionBuilder<Database & { i: Database['workspace_items'] }, 'i'>;
+
+/** Who is listing, and where: every listing query is scoped by account and deployment. */
+export interface ListingScope {
+  accountId: number;
+  deploymentId: number;
+  userId: number;
+  /** Admins see every item; others only what they created or were granted (on the item or a folder above it). */
+  seesEverything: boolean;
+  /** The folder listed (or, with `search`, the subtree searched); null is the workspace root (or everywhere). */
+  folderId: number | null;
+  /** Lower-cased search term; null lists one folder level. */
+  search: string | null;
+}
+
+export type SortColumn = 'name_key' | 'updated_at' | 'created_at' | 'viewed_at';
+
+/** One contiguous run of the listing order, walked with its own keyset. */
+export interface ListingPhase {
+  folders: boolean;
+  types: readonly WorkspaceItemType[];
+  /** null: the phase is ordered by id only (never-viewed items under viewer_last_viewed_at). */
+  sortColumn: SortColumn | null;
+  direction: 'asc' | 'desc';
+  /** Restricts to items the caller viewed, or never viewed; only with viewer_last_viewed_at. */
+  viewed?: 'viewed' | 'never';
+}
+
+export interface ItemRow {
+  id: number;
+  deployment_id: number;
+  type: WorkspaceItemType;
+  name: string;
+  name_key: string;
+  folder_id: number | null;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+  meta: string;
+  calculated_fields: string;
+  slug: string | null;
+  viewed_at: string | null;
+}
+
+/** Escapes LIKE's wildcards so that `%` and `_` in a search match themselves. */
+export function escapeLike(term: string): string {
+  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * Case-insensitive substring match on names: the one place where the dialects differ. SQLite asks its FTS5
+ * trigram index (terms of three characters or more), PostgreSQL lets pg_trgm's GIN index serve the LIKE.
+ */
+function nameContains(eb: ItemsEb, dialect: Dialect, term: string): Expression<SqlBool> {
+  const pattern = `%${escapeLike(term)}%`;
+  if (dialect === 'sqlite' && [...term].length >= 3) {
+    const phrase = `"${term.replace(/"/g, '""')}"`;
+    return eb(
+      'i.id',
+      'in',
+      sql<number>`(select rowid from workspace_items_fts where workspace_items_fts match ${phrase})`,
+    );
+  }
+  return sql<SqlBool>`${eb.ref('i.name_key')} like ${pattern} escape '\\'`;
+}
+
+/**
+ * True when a grant to the user, or to a group of theirs, sits on the item or on any folder above it.
+ */
+function grantReaches(eb: ExpressionBuilder<Database, never>, itemId: Expression<number>, userId: number): Expression<SqlBool> {
+  return eb.exists(
+    eb
+      .selectFrom('item_ancestors as a')
+      .innerJoin('item_grants as g', 'g.item_id', 'a.ancestor_id')
+      .select(sql`1`.as('one'))
+      .where('a.item_id', '=', itemId)
+      .where((inner) =>
+        inner.or([
+          inner('g.user_id', '=', userId),
+          inner('g.group_id', 'in', inner.selectFrom('group_members as gm').select('gm.group_id').where('gm.user_id', '=', userId)),
+        ]),
+      ),
+  );
+}
+
+/** Whether a grant covers the item, and so every item below it (grants are inherited downwards). */
+export async function isGrantedByInheritance(db: Kysely<Database>, accountId: number, itemId: number, userId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('item_ancestors as a')
+    .innerJoin('item_grants as g', 'g.item_id', 'a.ancestor_id')
+    .select('g.id')
+    .where('a.account_id', '=', accountId)
+    .where('a.item_id', '=', itemId)
+    .where((eb) =>
+      eb.or([
+        eb('g.user_id', '=', userId),
+        eb('g.group_id', 'in', eb.selectFrom('group_members as gm').select('gm.group_id').where('gm.user_id', '=', userId)),
+      ]),
+    )
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * One page (at most `limit` rows) of one phase, after `after` in that phase's order. Every condition is in SQL,
+ * before the limit: access, folder or subtree, search, types, viewed state and the keyset.
+ */
+export async function selectPhaseRows(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  scope: ListingScope,
+  phase: ListingPhase,
+  after: { key: string | null; id: number } | null,
+  limit: number,
+): Promise<ItemRow[]> {
+  const { accountId, deploymentId, userId, folderId, search } = scope;
+  let query = db
+    .selectFrom('workspace_items as i')
+    .leftJoin('item_views as v', (join) => join.onRef('v.item_id', '=', 'i.id').on('v.user_id', '=', userId))
+    .select([
+      'i.id', 'i.deployment_id', 'i.type', 'i.name', 'i.name_key', 'i.folder_id', 'i.created_by',
+      'i.created_at', 'i.updated_at', 'i.meta', 'i.calculated_fields', 'i.slug', 'v.viewed_at',
+    ])
+    .where('i.account_id', '=', accountId)
+    .where('i.deployment_id', '=', deploymentId)
+    .where('i.is_folder', '=', phase.folders ? 1 : 0);
+
+  if (search === null) {
+    query = folderId === null ? query.where('i.folder_id', 'is', null) : query.where('i.folder_id', '=', folderId);
+  } else {
+    query = query.where((eb) => nameContains(eb as ItemsEb, dialect, search));
+    if (folderId !== null) {
+      query = query.where((eb) =>
+        eb.exists(
+          eb.selectFrom('item_ancestors as sa').select(sql`1`.as('one'))
+            .whereRef('sa.item_id', '=', 'i.id').where('sa.ancestor_id', '=', folderId).where('sa.distance', '>', 0),
+        ),
+      );
+    }
+  }
+  if (!phase.folders) query = query.where('i.type', 'in', phase.types);
+  if (!scope.seesEverything) {
+    query = query.where((eb) =>
+      eb.or([eb('i.created_by', '=', userId), grantReaches(eb as unknown as ExpressionBuilder<Database, never>, eb.ref('i.id'), userId)]),
+    );
+  }
+  if (phase.viewed === 'viewed') query = query.where('v.viewed_at', 'is not', null);
+  if (phase.viewed === 'never') query = query.where('v.viewed_at', 'is', null);
+
+  const column = phase.sortColumn === null ? null : phase.sortColumn === 'viewed_at' ? ('v.viewed_at' as const) : (`i.${phase.sortColumn}` as const);
+  const op = phase.direction === 'asc' ? '>' : '<';
+  if (after) {
+    if (column !== null && after.key !== null) {
+      const key = after.key;
+      query = query.where((eb) => eb(eb.refTuple(column, 'i.id'), op, eb.tuple(key, after.id)));
+    } else {
+      query = query.where('i.id', op, after.id);
+    }
+  }
+  if (column !== null) query = query.orderBy(column, phase.direction);
+  return query.orderBy('i.id', phase.direction).limit(limit).execute();
+}
+
+export interface ItemRef {
+  id: number;
+  type: WorkspaceItemType;
+  created_by: number | null;
+}
+
+/** An item of the deployment (any type), or undefined. */
+export async function findItem(db: Kysely<Database>, accountId: number, deploymentId: number, itemId: number): Promise<ItemRef | undefined> {
+  return db
+    .selectFrom('workspace_items')
+    .select(['id', 'type', 'created_by'])
+    .where('account_id', '=', accountId)
+    .where('deployment_id', '=', deploymentId)
+    .where('id', '=', itemId)
+    .executeTakeFirst();
+}
+
+export interface FolderPathRow {
+  item_id: number;
+  distance: number;
+  id: number;
+  name: string;
+}
+
+/** Ancestor folders of each item (not the item itself), for folderPath; one query for a whole page. */
+export async function selectFolderPaths(db: Kysely<Database>, accountId: number, itemIds: readonly number[]): Promise<FolderPathRow[]> {
+  if (itemIds.length === 0) return [];
+  return db
+    .selectFrom('item_ancestors as a')
+    .innerJoin('workspace_items as f', 'f.id', 'a.ancestor_id')
+    .select(['a.item_id', 'a.distance', 'f.id', 'f.name'])
+    .where('a.account_id', '=', accountId)
+    .where('a.item_id', 'in', itemIds)
+    .where('a.distance', '>', 0)
+    .orderBy('a.item_id')
+    .orderBy('a.distance', 'desc')
+    .execute();
+}
+
+export interface OwnerRow {
+  id: number;
+  email: string;
+  first_name: string | null;
+  picture: string | null;
+}
+
+export async function selectOwners(db: Kysely<Database>, accountId: number, userIds: readonly number[]): Promise<OwnerRow[]> {
+  if (userIds.length === 0) return [];
+  return db
+    .selectFrom('users')
+    .select(['id', 'email', 'first_name', 'picture'])
+    .where('account_id', '=', accountId)
+    .where('id', 'in', userIds)
+    .execute();
+}
+
+export async function selectFavoriteItemIds(db: Kysely<Database>, accountId: number, userId: number, itemIds: readonly number[]): Promise<Set<number>> {
+  if (itemIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('item_favorites')
+    .select('item_id')
+    .where('account_id', '=', accountId)
+    .where('user_id', '=', userId)
+    .where('item_id', 'in', itemIds)
+    .execute();
+  return new Set(rows.map((r) => r.item_id));
+}
+
+/** Records that the user viewed the item now (one row per user and item, the latest view wins). */
+export async function upsertView(db: Kysely<Database>, accountId: number, userId: number, itemId: number, at: string): Promise<void> {
+  await db
+    .insertInto('item_views')
+    .values({ account_id: accountId, user_id: userId, item_id: itemId, viewed_at: at })
+    .onConflict((oc) => oc.columns(['user_id', 'item_id']).doUpdateSet({ viewed_at: at }))
+    .execute();
+}
+
+export async function insertFavorite(db: Kysely<Database>, accountId: number, userId: number, itemId: number, at: string): Promise<void> {
+  await db
+    .insertInto('item_favorites')
+    .values({ account_id: accountId, user_id: userId, item_id: itemId, created_at: at })
+    .onConflict((oc) => oc.columns(['user_id', 'item_id']).doNothing())
+    .execute();
+}
+
+export async function deleteFavorite(db: Kysely<Database>, accountId: number, userId: number, itemId: number): Promise<void> {
+  await db
+    .deleteFrom('item_favorites')
+    .where('account_id', '=', accountId)
+    .where('user_id', '=', userId)
+    .where('item_id', '=', itemId)
+    .execute();
+}

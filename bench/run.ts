@@ -1,0 +1,15 @@
+/**
+ * `npm run bench -- <name> [options]`: runs one benchmark of bench/ and records its figures.
+ */
+const benchmarks: Record<string, () => Promise<{ main(args: string[]): Promise<void> }>> = {
+
+};
+
+const [name, ...args] = process.argv.slice(2);
+const load = name === undefined ? undefined : benchmarks[name];
+if (load === undefined) {
+  console.error(`usage: npm run bench -- <${Object.keys(benchmarks).join('|')}> [options]`);
+  process.exitCode = 1;
+} else {
+  await (await load()).main(args);
+}
