@@ -2,7 +2,7 @@
  * `npm run bench -- <name> [options]`: runs one benchmark of bench/ and records its figures.
  */
 const benchmarks: Record<string, () => Promise<{ main(args: string[]): Promise<void> }>> = {
-
+  workspace: () => import('./workspace/workspace.bench.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

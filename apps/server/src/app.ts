@@ -8,6 +8,7 @@ import type { ServiceContext } from './http/http.context.js';
 import { registerErrorHandling } from './http/http.errors.js';
 import { healthRoutes } from './http/http.health.js';
 import { registerOpenApi } from './http/http.openapi.js';
+import { ListingCache } from './workspace/workspace.cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
 
 export interface AppConfig {
@@ -17,6 +18,15 @@ export interface AppConfig {
   logger?: FastifyServerOptions['logger'];
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
+  /** Bytes of serialized workspace listings kept in memory (default 32 MiB; 0 turns the cache off). */
+  listingCacheBytes?: number;
+}
+
+/** The listing cache size from `SVC_LISTING_CACHE_MB` (0 turns it off), else 32 MiB. */
+export function listingCacheBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const mb = env.SVC_LISTING_CACHE_MB === undefined ? 32 : Number(env.SVC_LISTING_CACHE_MB);
+  if (!Number.isFinite(mb) || mb < 0) throw new Error(`SVC_LISTING_CACHE_MB must be a number of MiB >= 0, got ${env.SVC_LISTING_CACHE_MB}`);
+  return Math.round(mb * 1024 * 1024);
 }
 
 /** Headers and fields that carry secrets: never logged. */
@@ -52,7 +62,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   registerAuthentication(app, ctx);
   await registerOpenApi(app);
   await app.register(healthRoutes(config.db));
-  await app.register(workspaceRoutes(ctx));
+  await app.register(workspaceRoutes(ctx, new ListingCache(config.listingCacheBytes ?? listingCacheBytesFromEnv())));
   await app.ready();
   return app;
 }

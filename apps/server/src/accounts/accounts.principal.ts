@@ -7,6 +7,11 @@ export interface PlatformUserPrincipal {
   userId: number;
   role: UserRole;
   email: string;
+  /**
+   * The account's data version and the user's personal version, read with the credential. Cached listings are
+   * valid only for the versions they were computed at.
+   */
+  dataVersion: string;
 }
 
 /** No credential, or none that resolved. */

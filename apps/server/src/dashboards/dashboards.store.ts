@@ -4,12 +4,6 @@ import type { Database } from '../db/db.schema.js';
 export type DashboardRow = Selectable<Database['dashboards']>;
 export type ReportSnapshotRow = Selectable<Database['report_snapshots']>;
 
-/** The dashboards of these workbooks (at most one each), scoped to the account. */
-export async function selectDashboardsOfWorkbooks(db: Kysely<Database>, accountId: number, workbookIds: readonly number[]): Promise<DashboardRow[]> {
-  if (workbookIds.length === 0) return [];
-  return db.selectFrom('dashboards').selectAll().where('account_id', '=', accountId).where('workbook_id', 'in', workbookIds).execute();
-}
-
 /** Report snapshots of these dashboards, in their dashboard order. */
 export async function selectReportSnapshots(db: Kysely<Database>, accountId: number, dashboardIds: readonly number[]): Promise<ReportSnapshotRow[]> {
   if (dashboardIds.length === 0) return [];

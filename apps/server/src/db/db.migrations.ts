@@ -27,6 +27,7 @@ function initialSchema(dialect: Dialect): Migration {
         .addColumn('name', 'text', (c) => c.notNull())
         .addColumn('tenant_name', 'text', (c) => c.notNull().unique())
         .addColumn('settings', 'text', (c) => c.notNull().defaultTo('{}'))
+        .addColumn('data_version', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('created_at', t.sortedText, (c) => c.notNull())
         .execute();
 
@@ -37,6 +38,7 @@ function initialSchema(dialect: Dialect): Migration {
         .addColumn('picture', 'text')
         .addColumn('role', 'text', (c) => c.notNull())
         .addColumn('password_digest', 'text')
+        .addColumn('personal_version', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('created_at', t.sortedText, (c) => c.notNull())
         .addUniqueConstraint('users_account_email_uq', ['account_id', 'email'])
         .execute();

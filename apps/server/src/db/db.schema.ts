@@ -12,6 +12,8 @@ export interface AccountsTable {
   name: string;
   tenant_name: string;
   settings: string;
+  /** Bumped by every write that can change what any user of the account sees in a listing (cache validation). */
+  data_version: Generated<number>;
   created_at: string;
 }
 
@@ -25,6 +27,8 @@ export interface UsersTable {
   picture: string | null;
   role: UserRole;
   password_digest: string | null;
+  /** Bumped by the user's own views and favorites: the per-viewer part of their listings. */
+  personal_version: Generated<number>;
   created_at: string;
 }
 

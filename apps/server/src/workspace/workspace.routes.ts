@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePlatformUser } from '../http/http.auth.js';
 import type { ServiceContext } from '../http/http.context.js';
+import type { ListingCache } from './workspace.cache.js';
 import { listWorkspace, recordView, setFavorite } from './workspace.service.js';
 import { WorkspaceConnectionResponse, WorkspaceItemParams, WorkspaceParams, WorkspaceQuery, workspaceErrorResponses } from './workspace.schema.js';
 
@@ -9,7 +10,7 @@ const security = [{ bearerAuth: [] }];
 const NoContent = Type.Null({ description: 'No Content' });
 
 /** SPEC part A: the workspace listing, plus the per-viewer writes that feed it (views and favorites). */
-export function workspaceRoutes(ctx: ServiceContext): FastifyPluginAsyncTypebox {
+export function workspaceRoutes(ctx: ServiceContext, cache: ListingCache): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get('/api/v1/deployments/:deploymentId/workspace', {
       schema: {
@@ -21,7 +22,22 @@ export function workspaceRoutes(ctx: ServiceContext): FastifyPluginAsyncTypebox 
         querystring: WorkspaceQuery,
         response: { 200: WorkspaceConnectionResponse, ...workspaceErrorResponses },
       },
-    }, async (request) => listWorkspace(ctx, requirePlatformUser(request), request.params.deploymentId, request.query));
+    }, async (request, reply) => {
+      const principal = requirePlatformUser(request);
+      const { deploymentId } = request.params;
+      const q = request.query;
+      const key = JSON.stringify([
+        principal.accountId, principal.userId, deploymentId, q.folderId, q.types === undefined ? null : [...new Set(q.types)].sort(),
+        q.orderByField, q.orderByDirection, q.search, q.after, q.first,
+      ]);
+      let body = cache.get(key, principal.dataVersion);
+      if (body === undefined) {
+        body = reply.serialize(await listWorkspace(ctx, principal, deploymentId, q)) as string;
+        cache.set(key, principal.dataVersion, body);
+      }
+      // A string payload is sent as it is: the page was serialized by this route's own response schema.
+      return reply.type('application/json; charset=utf-8').send(body as never);
+    });
 
     app.post('/api/v1/deployments/:deploymentId/workspace/:itemId/view', {
       schema: {

@@ -1,9 +1,10 @@
 import { isAdmin } from '../accounts/accounts.principal.js';
 import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
-import { findDeploymentInAccount } from '../accounts/accounts.store.js';
+import { bumpPersonalVersion, findDeploymentInAccount } from '../accounts/accounts.store.js';
 import { draftConfigOf, parseJson, presentDashboard } from '../dashboards/dashboards.presenter.js';
 import type { DashboardConfig } from '../dashboards/dashboards.schema.js';
-import { selectDashboardsOfWorkbooks, selectReportSnapshots } from '../dashboards/dashboards.store.js';
+import { selectReportSnapshots } from '../dashboards/dashboards.store.js';
+import type { DashboardRow } from '../dashboards/dashboards.store.js';
 import type { WorkspaceItemType } from '../db/db.schema.js';
 import { AppError } from '../http/http.errors.js';
 import { isoTimestamp } from '../http/http.context.js';
@@ -18,9 +19,8 @@ import {
   findItem,
   insertFavorite,
   isGrantedByInheritance,
-  selectFavoriteItemIds,
+  selectAncestorChain,
   selectFolderPaths,
-  selectOwners,
   selectPhaseRows,
   upsertView,
 } from './workspace.store.js';
@@ -90,11 +90,15 @@ export async function listWorkspace(
   // SPEC A rule 1: without folderId, the root.
   const folderId = query.folderId ?? null;
   let folderGranted = false;
+  // The folder and the folders above it, root first: the folderPath of everything listed in it.
+  let folderPath: Array<{ id: number; name: string }> = [];
   if (folderId !== null) {
-    const folder = await findItem(ctx.db, accountId, deploymentId, folderId);
-    if (folder === undefined || folder.type !== 'FOLDER') {
+    const chain = await selectAncestorChain(ctx.db, accountId, folderId);
+    const folder = chain[0];
+    if (folder === undefined || folder.type !== 'FOLDER' || folder.deployment_id !== deploymentId) {
       throw new AppError('not_found', `folder ${folderId} not found in deployment ${deploymentId}`, 'folderId');
     }
+    folderPath = chain.reverse().map((f) => ({ id: f.id, name: f.name }));
     folderGranted = !isAdmin(principal) && (await isGrantedByInheritance(ctx.db, accountId, folderId, userId));
   }
 
@@ -130,7 +134,8 @@ export async function listWorkspace(
     }
   }
 
-  const items = await presentItems(ctx, principal, page.map((p) => p.row));
+  const rows = page.map((p) => p.row);
+  const items = await presentItems(ctx, accountId, rows, search === null ? () => folderPath : await folderPathsOf(ctx, accountId, rows));
   const cursorOf = (entry: { row: ItemRow; phaseIndex: number }) =>
     encodeCursor(fingerprint, { phase: entry.phaseIndex, key: sortKeyOf(entry.row, phases[entry.phaseIndex]!), id: entry.row.id });
   const first = page[0];
@@ -144,32 +149,48 @@ export async function listWorkspace(
   return { items, pageInfo };
 }
 
-/** Turns a page of rows into workspace items, loading owners, paths, favorites and dashboards in a few queries. */
-async function presentItems(ctx: ServiceContext, principal: PlatformUserPrincipal, rows: readonly ItemRow[]): Promise<WorkspaceItem[]> {
-  const { accountId, userId } = principal;
-  const ids = rows.map((r) => r.id);
-  const ownerIds = [...new Set(rows.flatMap((r) => (r.created_by === null ? [] : [r.created_by])))];
-  const workbookIds = rows.filter((r) => r.type === 'WORKBOOK').map((r) => r.id);
-  const [paths, owners, favorites, dashboards] = await Promise.all([
-    selectFolderPaths(ctx.db, accountId, ids),
-    selectOwners(ctx.db, accountId, ownerIds),
-    selectFavoriteItemIds(ctx.db, accountId, userId, ids),
-    selectDashboardsOfWorkbooks(ctx.db, accountId, workbookIds),
-  ]);
-  const published = dashboards.filter((d) => d.status === 'published');
-  const snapshots = await selectReportSnapshots(ctx.db, accountId, published.map((d) => d.id));
-
+/** folderPath of each item of a search page, whose items sit in different folders: one query for the page. */
+async function folderPathsOf(ctx: ServiceContext, accountId: number, rows: readonly ItemRow[]): Promise<(row: ItemRow) => Array<{ id: number; name: string }>> {
+  const paths = await selectFolderPaths(ctx.db, accountId, rows.map((r) => r.id));
   const pathByItem = new Map<number, Array<{ id: number; name: string }>>();
   for (const p of paths) {
     const list = pathByItem.get(p.item_id) ?? [];
     list.push({ id: p.id, name: p.name });
     pathByItem.set(p.item_id, list);
   }
-  const ownerById = new Map(owners.map((o) => [o.id, { id: o.id, email: o.email, firstName: o.first_name, picture: o.picture }]));
-  const dashboardByWorkbook = new Map(dashboards.map((d) => [d.workbook_id, d]));
+  return (row) => pathByItem.get(row.id) ?? [];
+}
+
+/** The workbook's dashboard row, rebuilt from the columns joined into the listing row. */
+function dashboardOf(accountId: number, row: ItemRow): DashboardRow | undefined {
+  if (row.dashboard_id === null) return undefined;
+  return {
+    id: row.dashboard_id, account_id: accountId, deployment_id: row.deployment_id, workbook_id: row.id,
+    public_id: row.dashboard_public_id!, status: row.dashboard_status!, allow_embed: row.dashboard_allow_embed!,
+    title: row.dashboard_title, description: row.dashboard_description, config: row.dashboard_config!,
+    draft_config: row.dashboard_draft_config, version_number: row.dashboard_version_number!, version_id: row.dashboard_version_id!,
+    created_by: row.dashboard_created_by, from_shared_workspace: row.dashboard_from_shared_workspace,
+    restrict_data_download: row.dashboard_restrict_data_download, use_board_dashboards: row.dashboard_use_board_dashboards,
+    created_at: row.dashboard_created_at!, updated_at: row.dashboard_updated_at!,
+  };
+}
+
+/** Turns a page of rows into workspace items; only the report snapshots of published dashboards need a query. */
+async function presentItems(
+  ctx: ServiceContext,
+  accountId: number,
+  rows: readonly ItemRow[],
+  folderPathOf: (row: ItemRow) => Array<{ id: number; name: string }>,
+): Promise<WorkspaceItem[]> {
+  const dashboards = new Map(rows.flatMap((row) => {
+    const dashboard = dashboardOf(accountId, row);
+    return dashboard ? [[row.id, dashboard] as const] : [];
+  }));
+  const published = [...dashboards.values()].filter((d) => d.status === 'published');
+  const snapshots = await selectReportSnapshots(ctx.db, accountId, published.map((d) => d.id));
 
   return rows.map((row) => {
-    const dashboard = dashboardByWorkbook.get(row.id);
+    const dashboard = dashboards.get(row.id);
     const isPublished = dashboard?.status === 'published';
     const item: WorkspaceItem = {
       id: row.id,
@@ -181,10 +202,12 @@ async function presentItems(ctx: ServiceContext, principal: PlatformUserPrincipa
       updatedAt: row.updated_at,
       type: row.type,
       userId: row.created_by,
-      user: row.created_by === null ? null : (ownerById.get(row.created_by) ?? null),
+      user: row.created_by === null || row.owner_email === null
+        ? null
+        : { id: row.created_by, email: row.owner_email, firstName: row.owner_first_name, picture: row.owner_picture },
       folderId: row.folder_id,
-      folderPath: pathByItem.get(row.id) ?? [],
-      isFavorite: favorites.has(row.id),
+      folderPath: folderPathOf(row),
+      isFavorite: row.favorite_item_id !== null,
       slug: row.slug,
       dashboardDraft: dashboard ? draftConfigOf(dashboard) : null,
       dashboardPublished: isPublished ? (parseJson<DashboardConfig>(dashboard.config) ?? {}) : null,
@@ -206,7 +229,10 @@ async function requireAccessibleItem(ctx: ServiceContext, principal: PlatformUse
 /** Records that the caller viewed an item now; feeds `orderByField=viewer_last_viewed_at`. */
 export async function recordView(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number, itemId: number): Promise<void> {
   await requireAccessibleItem(ctx, principal, deploymentId, itemId);
-  await upsertView(ctx.db, principal.accountId, principal.userId, itemId, isoTimestamp(ctx.now()));
+  await ctx.db.transaction().execute(async (trx) => {
+    await upsertView(trx, principal.accountId, principal.userId, itemId, isoTimestamp(ctx.now()));
+    await bumpPersonalVersion(trx, principal.accountId, principal.userId);
+  });
 }
 
 /** Marks (or, with `favorite` false, unmarks) an item as the caller's favorite; idempotent both ways. */
@@ -218,6 +244,9 @@ export async function setFavorite(
   favorite: boolean,
 ): Promise<void> {
   await requireAccessibleItem(ctx, principal, deploymentId, itemId);
-  if (favorite) await insertFavorite(ctx.db, principal.accountId, principal.userId, itemId, isoTimestamp(ctx.now()));
-  else await deleteFavorite(ctx.db, principal.accountId, principal.userId, itemId);
+  await ctx.db.transaction().execute(async (trx) => {
+    if (favorite) await insertFavorite(trx, principal.accountId, principal.userId, itemId, isoTimestamp(ctx.now()));
+    else await deleteFavorite(trx, principal.accountId, principal.userId, itemId);
+    await bumpPersonalVersion(trx, principal.accountId, principal.userId);
+  });
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { ExpressionBuilder, Kysely, SqlBool, Expression } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Dialect } from '../db/db.database.js';
 import type { Database, WorkspaceItemType } from '../db/db.schema.js';
 
@@ -31,7 +31,16 @@ export interface ListingPhase {
   viewed?: 'viewed' | 'never';
 }
 
-export interface ItemRow {
+const DASHBOARD_COLUMNS = [
+  'id', 'public_id', 'status', 'allow_embed', 'title', 'description', 'config', 'draft_config', 'version_number', 'version_id',
+  'created_by', 'from_shared_workspace', 'restrict_data_download', 'use_board_dashboards', 'created_at', 'updated_at',
+] as const;
+
+type DashboardColumn = (typeof DASHBOARD_COLUMNS)[number];
+/** The workbook's dashboard, joined into the listing row; every column null when there is none. */
+type PrefixedDashboard = { [K in DashboardColumn as `dashboard_${K}`]: Selectable<Database['dashboards']>[K] | null };
+
+export interface ItemRow extends PrefixedDashboard {
   id: number;
   deployment_id: number;
   type: WorkspaceItemType;
@@ -45,6 +54,10 @@ export interface ItemRow {
   calculated_fields: string;
   slug: string | null;
   viewed_at: string | null;
+  owner_email: string | null;
+  owner_first_name: string | null;
+  owner_picture: string | null;
+  favorite_item_id: number | null;
 }
 
 /** Escapes LIKE's wildcards so that `%` and `_` in a search match themselves. */
@@ -123,9 +136,16 @@ export async function selectPhaseRows(
   let query = db
     .selectFrom('workspace_items as i')
     .leftJoin('item_views as v', (join) => join.onRef('v.item_id', '=', 'i.id').on('v.user_id', '=', userId))
+    // The per-row facts of the page come in the same query: owner, the caller's favorite mark, the dashboard.
+    .leftJoin('users as u', 'u.id', 'i.created_by')
+    .leftJoin('item_favorites as fav', (join) => join.onRef('fav.item_id', '=', 'i.id').on('fav.user_id', '=', userId))
+    .leftJoin('dashboards as d', 'd.workbook_id', 'i.id')
     .select([
       'i.id', 'i.deployment_id', 'i.type', 'i.name', 'i.name_key', 'i.folder_id', 'i.created_by',
       'i.created_at', 'i.updated_at', 'i.meta', 'i.calculated_fields', 'i.slug', 'v.viewed_at',
+      'u.email as owner_email', 'u.first_name as owner_first_name', 'u.picture as owner_picture',
+      'fav.item_id as favorite_item_id',
+      ...DASHBOARD_COLUMNS.map((c) => `d.${c} as dashboard_${c}` as const),
     ])
     .where('i.account_id', '=', accountId)
     .where('i.deployment_id', '=', deploymentId)
@@ -164,7 +184,8 @@ export async function selectPhaseRows(
     }
   }
   if (column !== null) query = query.orderBy(column, phase.direction);
-  return query.orderBy('i.id', phase.direction).limit(limit).execute();
+  // The aliases built from DASHBOARD_COLUMNS widen to a union of column types; ItemRow states each one.
+  return (await query.orderBy('i.id', phase.direction).limit(limit).execute()) as unknown as ItemRow[];
 }
 
 export interface ItemRef {
@@ -182,6 +203,29 @@ export async function findItem(db: Kysely<Database>, accountId: number, deployme
     .where('deployment_id', '=', deploymentId)
     .where('id', '=', itemId)
     .executeTakeFirst();
+}
+
+export interface FolderChainRow {
+  id: number;
+  name: string;
+  type: WorkspaceItemType;
+  deployment_id: number;
+  distance: number;
+}
+
+/**
+ * The item and every folder above it, nearest first (`distance` 0 is the item): one query that both finds a
+ * folder and gives the folderPath of everything listed in it.
+ */
+export async function selectAncestorChain(db: Kysely<Database>, accountId: number, itemId: number): Promise<FolderChainRow[]> {
+  return db
+    .selectFrom('item_ancestors as a')
+    .innerJoin('workspace_items as f', 'f.id', 'a.ancestor_id')
+    .select(['f.id', 'f.name', 'f.type', 'f.deployment_id', 'a.distance'])
+    .where('a.account_id', '=', accountId)
+    .where('a.item_id', '=', itemId)
+    .orderBy('a.distance')
+    .execute();
 }
 
 export interface FolderPathRow {
@@ -204,35 +248,6 @@ export async function selectFolderPaths(db: Kysely<Database>, accountId: number,
     .orderBy('a.item_id')
     .orderBy('a.distance', 'desc')
     .execute();
-}
-
-export interface OwnerRow {
-  id: number;
-  email: string;
-  first_name: string | null;
-  picture: string | null;
-}
-
-export async function selectOwners(db: Kysely<Database>, accountId: number, userIds: readonly number[]): Promise<OwnerRow[]> {
-  if (userIds.length === 0) return [];
-  return db
-    .selectFrom('users')
-    .select(['id', 'email', 'first_name', 'picture'])
-    .where('account_id', '=', accountId)
-    .where('id', 'in', userIds)
-    .execute();
-}
-
-export async function selectFavoriteItemIds(db: Kysely<Database>, accountId: number, userId: number, itemIds: readonly number[]): Promise<Set<number>> {
-  if (itemIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('item_favorites')
-    .select('item_id')
-    .where('account_id', '=', accountId)
-    .where('user_id', '=', userId)
-    .where('item_id', 'in', itemIds)
-    .execute();
-  return new Set(rows.map((r) => r.item_id));
 }
 
 /** Records that the user viewed the item now (one row per user and item, the latest view wins). */

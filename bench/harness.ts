@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { cpus, totalmem } from 'node:os';
+import autocannon from 'autocannon';
+
+/** A server child process and the address it printed. */
+export interface RunningServer {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a child process and waits for it to print `<prefix> http://host:port`. */
+export function startServer(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start in 60 s:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        resolve({
+          url: match[1]!,
+          child,
+          stop: () => new Promise((done) => {
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+        });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** One GET over a kept-alive connection; resolves to status, body and elapsed milliseconds. */
+export function timedGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: Buffer; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(url, { agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - started }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export interface LatencySummary {
+  requests: number;
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Sequential latency of one request: warm-up first, then `count` timed requests. Fails on any non-200. */
+export async function measureLatency(url: string, headers: Record<string, string>, count: number, warmup = 30): Promise<LatencySummary> {
+  const times: number[] = [];
+  for (let i = 0; i < warmup + count; i++) {
+    const res = await timedGet(url, headers);
+    if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${res.body.toString().slice(0, 300)}`);
+    if (i >= warmup) times.push(res.ms);
+  }
+  times.sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  return { requests: count, p50: round(percentile(times, 50)), p99: round(percentile(times, 99)), mean: round(times.reduce((a, b) => a + b, 0) / count) };
+}
+
+/** Throughput with autocannon (requests/s averaged over the run); fails if any answer was not 2xx. */
+export async function measureThroughput(url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<{ rps: number; p50: number; p99: number }> {
+  const result = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`autocannon on ${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/** What the figures were measured on. */
+export function machine(): { cpus: number; cpuModel: string; memoryGiB: number; node: string } {
+  return { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+}

@@ -1,0 +1,13 @@
+// The throughput baseline: a bare node:http server answering every request with the same bytes svc answered.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+
+const body = readFileSync(process.argv[2]);
+const server = createServer((_request, response) => {
+  response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+  response.end(body);
+});
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`listening on http://127.0.0.1:${server.address().port}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,0 +1,205 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SingleBar, Presets } from 'cli-progress';
+import pg from 'pg';
+import { openDatabase } from '../../apps/server/src/db/db.database.js';
+import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
+import { machine, measureLatency, measureThroughput, startServer, timedGet } from '../harness.js';
+import type { LatencySummary } from '../harness.js';
+import { RARE_TOKEN, generateWorkspace } from './workspace.generate.js';
+import { loadWorkspace } from './workspace.load.js';
+
+const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
+const BARE_SERVER = new URL('./bare-server.js', import.meta.url).pathname;
+const RESULTS = new URL('../results/workspace.json', import.meta.url).pathname;
+
+type Dialect = 'sqlite' | 'postgres';
+const QUERIES = ['root', 'deepFolder', 'search', 'memberRoot'] as const;
+type QueryName = (typeof QUERIES)[number];
+
+interface SizeResult {
+  dialect: Dialect;
+  items: number;
+  loadSeconds: number;
+  latencyMs: Record<QueryName, LatencySummary>;
+  throughput?: Throughput;
+}
+
+interface Throughput {
+  connections: number;
+  seconds: number;
+  responseBytes: number;
+  bareRps: number;
+  cachedRps: number;
+  uncachedRps: number;
+  cachedRatio: number;
+  uncachedRatio: number;
+}
+
+/**
+ * Root listing throughput against a bare node:http server answering the same bytes, with the listing cache on
+ * (the default: repeated identical requests are served from memory after one query validates the credential
+ * and the data version) and off (every request runs the listing queries). The three runs alternate so that
+ * drift hits each of them.
+ */
+async function compareThroughput(uncachedUrl: string, headers: Record<string, string>, databaseUrl: string, options: { seconds: number; connections: number }): Promise<Throughput> {
+  const sample = await timedGet(uncachedUrl, headers);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-body-'));
+  const bodyFile = join(dir, 'root.json');
+  writeFileSync(bodyFile, sample.body);
+  const bare = await startServer(process.execPath, [BARE_SERVER, bodyFile]);
+  const cached = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', databaseUrl, '--port', '0'], { SVC_LOG_LEVEL: 'warn' });
+  try {
+    const cachedUrl = uncachedUrl.replace(/^http:\/\/[^/]+/, cached.url);
+    const run = (url: string, h: Record<string, string>) => measureThroughput(url, h, options.seconds, options.connections);
+    const bareRps = (await run(bare.url, {})).rps;
+    const cachedRps = (await run(cachedUrl, headers)).rps;
+    const uncachedRps = (await run(uncachedUrl, headers)).rps;
+    const bareAgain = (await run(bare.url, {})).rps;
+    const bareMean = Math.round((bareRps + bareAgain) / 2);
+    const ratio = (rps: number) => Math.round((rps / bareMean) * 1000) / 1000;
+    return {
+      connections: options.connections, seconds: options.seconds, responseBytes: sample.body.length, bareRps: bareMean,
+      cachedRps, uncachedRps, cachedRatio: ratio(cachedRps), uncachedRatio: ratio(uncachedRps),
+    };
+  } finally {
+    await cached.stop();
+    await bare.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function postgresAvailable(adminUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function prepareDatabase(dialect: Dialect, adminUrl: string): Promise<{ url: string; target: Parameters<typeof loadWorkspace>[0]; drop(): Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+    const path = join(dir, 'svc.db');
+    return { url: `sqlite:${path}`, target: { dialect, path }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `svc_bench_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    target: { dialect, url: url.toString() },
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+async function runSize(dialect: Dialect, items: number, adminUrl: string, options: { requests: number; throughput: boolean; seconds: number; connections: number }): Promise<SizeResult> {
+  const database = await prepareDatabase(dialect, adminUrl);
+  try {
+    const db = openDatabase(database.url);
+    await migrateToLatest(db);
+    await db.close();
+
+    const started = performance.now();
+    process.stderr.write(`\n[${dialect}] generating ${items.toLocaleString('en')} items\n`);
+    const workspace = generateWorkspace(items);
+    const bar = new SingleBar({ format: `[${dialect}] loading {bar} {percentage}% | {value}/{total} items | {duration}s`, stream: process.stderr }, Presets.shades_classic);
+    bar.start(items, 0);
+    const loaded = await loadWorkspace(database.target, workspace, (done) => bar.update(done));
+    bar.stop();
+    const loadSeconds = Math.round((performance.now() - started) / 100) / 10;
+
+    // Latency is measured with the listing cache off: it is the cost of the query itself at this size.
+    const uncached = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], { SVC_LOG_LEVEL: 'warn', SVC_LISTING_CACHE_MB: '0' });
+    const base = (server: { url: string }) => `${server.url}/api/v1/deployments/${loaded.deploymentId}/workspace`;
+    const admin = { authorization: `Bearer ${loaded.adminKey}` };
+    const member = { authorization: `Bearer ${loaded.memberKey}` };
+    const targets: Record<QueryName, { path: string; headers: Record<string, string> }> = {
+      root: { path: '', headers: admin },
+      deepFolder: { path: `?folderId=${loaded.deepFolderId}`, headers: admin },
+      search: { path: `?search=${RARE_TOKEN}`, headers: admin },
+      memberRoot: { path: '', headers: member },
+    };
+    const latencyMs = {} as Record<QueryName, LatencySummary>;
+    const result: SizeResult = { dialect, items, loadSeconds, latencyMs };
+    try {
+      for (const name of QUERIES) {
+        latencyMs[name] = await measureLatency(base(uncached) + targets[name].path, targets[name].headers, options.requests);
+        process.stderr.write(`[${dialect} ${items}] ${name}: p50 ${latencyMs[name].p50} ms, p99 ${latencyMs[name].p99} ms\n`);
+      }
+      if (options.throughput) result.throughput = await compareThroughput(base(uncached), admin, database.url, options);
+    } finally {
+      await uncached.stop();
+    }
+    process.stderr.write(`[${dialect} ${items}] throughput: ${JSON.stringify(result.throughput ?? 'skipped')}\n`);
+    return result;
+  } finally {
+    await database.drop();
+  }
+}
+
+/**
+ * `npm run bench -- workspace [--sizes 10000,1000000] [--dialects sqlite,postgres] [--requests 300] [--seconds 10]`
+ * Latency (p50/p99) of the root listing, a deep folder, a ~0.1% search and a member's listing at each size, the
+ * large/small p50 ratio, and the root listing's throughput against a bare node:http server sending the same bytes.
+ */
+export async function main(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      sizes: { type: 'string', default: '10000,1000000' },
+      dialects: { type: 'string', default: 'sqlite,postgres' },
+      requests: { type: 'string', default: '300' },
+      seconds: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '10' },
+    },
+  });
+  const sizes = values.sizes.split(',').map(Number);
+  const adminUrl = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const dialects: Dialect[] = [];
+  for (const d of values.dialects.split(',') as Dialect[]) {
+    if (d === 'postgres' && !(await postgresAvailable(adminUrl))) {
+      process.stderr.write(`PostgreSQL does not answer at ${adminUrl}: its half of the benchmark is SKIPPED\n`);
+      continue;
+    }
+    dialects.push(d);
+  }
+  const largest = Math.max(...sizes);
+  const runs: SizeResult[] = [];
+  for (const dialect of dialects) {
+    for (const items of sizes) {
+      runs.push(await runSize(dialect, items, adminUrl, {
+        requests: Number(values.requests), throughput: items === largest, seconds: Number(values.seconds), connections: Number(values.connections),
+      }));
+    }
+  }
+  const smallest = Math.min(...sizes);
+  const ratios = dialects.map((dialect) => {
+    const small = runs.find((r) => r.dialect === dialect && r.items === smallest)!;
+    const large = runs.find((r) => r.dialect === dialect && r.items === largest)!;
+    return {
+      dialect,
+      [`p50 ${largest}/${smallest}`]: Object.fromEntries(QUERIES.map((q) => [q, Math.round((large.latencyMs[q].p50 / small.latencyMs[q].p50) * 100) / 100])),
+    };
+  });
+  const report = { benchmark: 'workspace', date: new Date().toISOString(), machine: machine(), runs, ratios };
+  mkdirSync(new URL('../results/', import.meta.url).pathname, { recursive: true });
+  writeFileSync(RESULTS, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ ratios, throughput: runs.filter((r) => r.throughput).map((r) => ({ dialect: r.dialect, ...r.throughput })) }, null, 2)}\n`);
+  process.stdout.write(`results written to ${RESULTS}\n`);
+}
