@@ -8,13 +8,16 @@ const jsonObject = { type: 'object' } as const;
 const optionalText = { type: ['string', 'null'], maxLength: 10000 } as const;
 export const TENANT_NAME_PATTERN = '^[a-z][a-z0-9-]{0,34}[a-z0-9]$';
 
+/** Integers that land in 32-bit columns. */
+const int32 = { type: 'integer', minimum: 1, maximum: 2147483647 } as const;
+
 const reportSnapshot = {
   type: 'object',
   additionalProperties: false,
+  required: ['report'],
   properties: {
     report: ref,
-    reportId: { type: 'integer', minimum: 1 },
-    versionNumber: { type: 'integer', minimum: 1 },
+    versionNumber: int32,
     name: optionalText,
     title: optionalText,
     description: optionalText,
@@ -40,7 +43,7 @@ const reportSnapshot = {
           offset: {
             type: 'object',
             required: ['amount', 'unit'],
-            properties: { amount: { type: 'integer' }, unit: { type: 'string' } },
+            properties: { amount: { type: 'integer', minimum: -2147483648, maximum: 2147483647 }, unit: { type: 'string' } },
           },
           outputs: { type: ['array', 'null'], items: { type: 'string' } },
         },
@@ -62,7 +65,7 @@ const dashboard = {
     description: optionalText,
     config: jsonObject,
     draftConfig: jsonObject,
-    versionNumber: { type: 'integer', minimum: 1 },
+    versionNumber: int32,
     fromSharedWorkspace: { type: ['boolean', 'null'] },
     restrictDataDownload: { type: ['boolean', 'null'] },
     useBoardDashboards: { type: ['boolean', 'null'] },
@@ -207,8 +210,8 @@ export const importFileSchema = {
 } as const;
 
 export interface ImportReportSnapshot {
-  report?: string;
-  reportId?: number;
+  /** The ref of a REPORT of the same deployment (a numeric id could not name an item of a new account). */
+  report: string;
   versionNumber?: number;
   name?: string | null;
   title?: string | null;

@@ -37,9 +37,26 @@ function shapeError(error: ErrorObject): ImportError {
   return new ImportError(jsonPath(error.instancePath), `${error.message ?? 'is invalid'}${allowed}`);
 }
 
-function normalizeTimestamp(value: string, path: string): string {
-  const time = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(time)) throw new ImportError(path, 'is not an ISO 8601 date or date-time');
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+
+/**
+ * An ISO 8601 date or date-time, normalised to the stored form. Impossible dates (2026-02-30, 24:00) are refused
+ * rather than rolled over; a date-time without an offset, and a bare date, are read as UTC, so that a file means
+ * the same on every machine.
+ */
+export function normalizeTimestamp(value: string, path: string): string {
+  const match = TIMESTAMP.exec(value);
+  const fail = () => new ImportError(path, `is not a valid ISO 8601 date or date-time ("${value}")`);
+  if (!match) throw fail();
+  const [, y, mo, d, h = '00', mi = '00', sec = '00', zone] = match;
+  const parts = [y, mo, d, h, mi, sec].map(Number) as [number, number, number, number, number, number];
+  const utc = new Date(Date.UTC(parts[0], parts[1] - 1, parts[2], parts[3], parts[4], parts[5]));
+  const exists = utc.getUTCFullYear() === parts[0] && utc.getUTCMonth() === parts[1] - 1 && utc.getUTCDate() === parts[2]
+    && utc.getUTCHours() === parts[3] && utc.getUTCMinutes() === parts[4] && utc.getUTCSeconds() === parts[5];
+  if (!exists) throw fail();
+  const withZone = match[4] === undefined ? `${y}-${mo}-${d}T00:00:00Z` : zone === undefined ? `${value.replace(' ', 'T')}Z` : value.replace(' ', 'T');
+  const time = Date.parse(withZone);
+  if (Number.isNaN(time)) throw fail();
   return new Date(time).toISOString();
 }
 
@@ -137,8 +154,7 @@ function checkFile(file: ImportFile, now: string): Map<ImportItem, PlannedItem> 
       for (const { dashboard, path } of dashboards) {
         (dashboard.reportSnapshots ?? []).forEach((snapshot, s) => {
           const sp = `${path}.reportSnapshots[${s}]`;
-          if (snapshot.report === undefined && snapshot.reportId === undefined) throw new ImportError(`${sp}.report`, 'is required (a REPORT ref of this deployment)');
-          if (snapshot.report !== undefined && itemTypes.get(snapshot.report) !== 'REPORT') {
+          if (itemTypes.get(snapshot.report) !== 'REPORT') {
             throw new ImportError(`${sp}.report`, `names no REPORT of this deployment ("${snapshot.report}")`);
           }
         });
@@ -305,7 +321,7 @@ async function writeAccount(trx: Transaction<Database>, account: ImportAccount, 
       for (const [position, s] of (dashboard.reportSnapshots ?? []).entries()) {
         await trx.insertInto('report_snapshots')
           .values({
-            account_id: accountId, dashboard_id: id, report_id: s.report !== undefined ? itemIds.get(s.report)! : s.reportId!,
+            account_id: accountId, dashboard_id: id, report_id: itemIds.get(s.report)!,
             position, version_number: s.versionNumber ?? 1, name: s.name ?? null, title: s.title ?? null, description: s.description ?? null,
             kind: s.kind ?? null, is_source_report: bool(s.isSourceReport), meta: json(s.meta),
             spec: json(s.spec), sql_query: s.sqlQuery ?? null, python_code: s.pythonCode ?? null,
@@ -317,8 +333,8 @@ async function writeAccount(trx: Transaction<Database>, account: ImportAccount, 
 
     for (const view of deployment.views ?? []) {
       await trx.insertInto('item_views')
-        .values({ account_id: accountId, user_id: userIds.get(view.user)!, item_id: itemIds.get(view.item)!, viewed_at: new Date(view.at).toISOString() })
-        .onConflict((oc) => oc.columns(['user_id', 'item_id']).doUpdateSet({ viewed_at: new Date(view.at).toISOString() }))
+        .values({ account_id: accountId, user_id: userIds.get(view.user)!, item_id: itemIds.get(view.item)!, viewed_at: normalizeTimestamp(view.at, '') })
+        .onConflict((oc) => oc.columns(['user_id', 'item_id']).doUpdateSet({ viewed_at: normalizeTimestamp(view.at, '') }))
         .execute();
     }
     for (const favorite of deployment.favorites ?? []) {
@@ -346,6 +362,11 @@ async function writeAccount(trx: Transaction<Database>, account: ImportAccount, 
   }
 }
 
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || (typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed'));
+}
+
 /**
  * Loads an import file (DESIGN.md "The import file") in one transaction and returns the id of every ref.
  * Any error names the JSON path of the first bad entry and writes nothing.
@@ -360,9 +381,18 @@ export async function importFile(db: Kysely<Database>, input: unknown, now: Date
   const stamp = now.toISOString();
   const planned = checkFile(file, stamp);
   const refs: Record<string, number> = {};
-  await db.transaction().execute(async (trx) => {
-    await checkAgainstDatabase(trx, file);
-    for (const account of file.accounts) await writeAccount(trx, account, planned, refs, stamp);
-  });
+  try {
+    await db.transaction().execute(async (trx) => {
+      await checkAgainstDatabase(trx, file);
+      for (const account of file.accounts) await writeAccount(trx, account, planned, refs, stamp);
+    });
+  } catch (error) {
+    // Two imports racing for one tenantName, publicId or API key both pass the check; the loser's unique
+    // violation is reported like the check would have, at the path of the entry that now exists.
+    if (!(error instanceof ImportError) && isUniqueViolation(error)) {
+      await db.transaction().execute((trx) => checkAgainstDatabase(trx, file));
+    }
+    throw error;
+  }
   return { refs };
 }

@@ -1,0 +1,58 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../app.js';
+import { openDatabase } from '../db/db.database.js';
+import type { Db } from '../db/db.database.js';
+import { migrateToLatest } from '../db/db.migrations.js';
+import { bearer, seedAccount } from '../../test/factory.js';
+
+describe('request logging', () => {
+  const lines: string[] = [];
+  let db: Db;
+  let app: FastifyInstance;
+  let key: string;
+  let deploymentId: number;
+
+  beforeAll(async () => {
+    db = openDatabase('sqlite::memory:');
+    await migrateToLatest(db);
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...chunk.toString().split('\n').filter(Boolean));
+        done();
+      },
+    });
+    app = await buildApp({ db, logger: { level: 'info', stream } });
+    const seeded = await seedAccount(db.kysely, { users: [{ ref: 'alice', role: 'admin' }], deployments: [{ ref: 'prod', name: 'P' }] });
+    key = seeded.keys.alice!;
+    deploymentId = seeded.refs.prod!;
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await db.close();
+  });
+
+  it('logs every request with its request id and answers with the same id in x-request-id', async () => {
+    const res = await app.inject({ url: `/api/v1/deployments/${deploymentId}/workspace`, headers: { ...bearer(key), 'x-request-id': 'trace-abc-123' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-request-id']).toBe('trace-abc-123');
+    const logged = lines.map((line) => JSON.parse(line) as { reqId?: string; msg?: string });
+    expect(logged.filter((entry) => entry.reqId === 'trace-abc-123').map((entry) => entry.msg)).toEqual(['incoming request', 'request completed']);
+  });
+
+  it('makes up a request id when the caller sends none or an unusable one', async () => {
+    const res = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('never writes an API key or an Authorization header into the log', async () => {
+    await app.inject({ url: `/api/v1/deployments/${deploymentId}/workspace`, headers: bearer(key) });
+    await app.inject({ url: `/api/v1/deployments/${deploymentId}/workspace`, headers: bearer(`${key}x`) });
+    const all = lines.join('\n');
+    expect(lines.length).toBeGreaterThan(4);
+    expect(all).not.toContain(key);
+    expect(all.toLowerCase()).not.toContain('authorization');
+  });
+});
