@@ -118,7 +118,7 @@ async function runSize(dialect: Dialect, items: number, adminUrl: string, option
     const started = performance.now();
     process.stderr.write(`\n[${dialect}] generating ${items.toLocaleString('en')} items\n`);
     const workspace = generateWorkspace(items);
-    const bar = new SingleBar({ format: `[${dialect}] loading {bar} {percentage}% | {value}/{total} items | {duration}s`, stream: process.stderr }, Presets.shades_classic);
+    const bar = new SingleBar({ format: `[${dialect}] loading {bar} {percentage}% | {value}/{total} items | {duration}s`, stream: process.stderr, noTTYOutput: true, notTTYSchedule: 10_000 }, Presets.shades_classic);
     bar.start(items, 0);
     const loaded = await loadWorkspace(database.target, workspace, (done) => bar.update(done));
     bar.stop();

@@ -20,6 +20,7 @@ import {
   insertFavorite,
   isGrantedByInheritance,
   selectAncestorChain,
+  selectGrantedItemIds,
   selectFolderPaths,
   selectPhaseRows,
   upsertView,
@@ -89,6 +90,8 @@ export async function listWorkspace(
 
   // SPEC A rule 1: without folderId, the root.
   const folderId = query.folderId ?? null;
+  const grantedItemIds = isAdmin(principal) ? [] : await selectGrantedItemIds(ctx.db, accountId, userId);
+  const granted = new Set(grantedItemIds);
   let folderGranted = false;
   // The folder and the folders above it, root first: the folderPath of everything listed in it.
   let folderPath: Array<{ id: number; name: string }> = [];
@@ -98,8 +101,8 @@ export async function listWorkspace(
     if (folder === undefined || folder.type !== 'FOLDER' || folder.deployment_id !== deploymentId) {
       throw new AppError('not_found', `folder ${folderId} not found in deployment ${deploymentId}`, 'folderId');
     }
+    folderGranted = chain.some((f) => granted.has(f.id));
     folderPath = chain.reverse().map((f) => ({ id: f.id, name: f.name }));
-    folderGranted = !isAdmin(principal) && (await isGrantedByInheritance(ctx.db, accountId, folderId, userId));
   }
 
   const search = query.search === undefined || query.search === '' ? null : query.search.toLowerCase();
@@ -116,6 +119,7 @@ export async function listWorkspace(
   const scope: ListingScope = {
     accountId, deploymentId, userId, folderId, search,
     seesEverything: isAdmin(principal) || folderGranted,
+    grantedItemIds,
   };
 
   const page: Array<{ row: ItemRow; phaseIndex: number }> = [];
