@@ -42,7 +42,7 @@ export function startServer(command: string, args: string[], env: NodeJS.Process
   });
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+const agent = new Agent({ keepAlive: true, maxSockets: 4 });
 
 /** One GET over a kept-alive connection; resolves to status, body and elapsed milliseconds. */
 export function timedGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: Buffer; ms: number }> {
@@ -65,21 +65,26 @@ export interface LatencySummary {
   mean: number;
 }
 
+/** p50, p99 and mean of latency samples in milliseconds. */
+export function summarize(samples: readonly number[]): LatencySummary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  return { requests: sorted.length, p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), mean: round(sorted.reduce((a, b) => a + b, 0) / sorted.length) };
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** Sequential latency of one request: warm-up first, then `count` timed requests. Fails on any non-200. */
-export async function measureLatency(url: string, headers: Record<string, string>, count: number, warmup = 30): Promise<LatencySummary> {
-  const times: number[] = [];
+/** Sequential latency of one request: `warmup` untimed requests, then `count` timed ones. Fails on any non-200. */
+export async function measureLatency(url: string, headers: Record<string, string>, count: number, warmup = 30): Promise<LatencySummary & { samples: number[] }> {
+  const samples: number[] = [];
   for (let i = 0; i < warmup + count; i++) {
     const res = await timedGet(url, headers);
     if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${res.body.toString().slice(0, 300)}`);
-    if (i >= warmup) times.push(res.ms);
+    if (i >= warmup) samples.push(res.ms);
   }
-  times.sort((a, b) => a - b);
-  const round = (n: number) => Math.round(n * 1000) / 1000;
-  return { requests: count, p50: round(percentile(times, 50)), p99: round(percentile(times, 99)), mean: round(times.reduce((a, b) => a + b, 0) / count) };
+  return { ...summarize(samples), samples };
 }
 
 /** Throughput with autocannon (requests/s averaged over the run); fails if any answer was not 2xx. */

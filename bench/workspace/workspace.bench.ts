@@ -7,8 +7,8 @@ import { SingleBar, Presets } from 'cli-progress';
 import pg from 'pg';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { machine, measureLatency, measureThroughput, startServer, timedGet } from '../harness.js';
-import type { LatencySummary } from '../harness.js';
+import { machine, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
+import type { LatencySummary, RunningServer } from '../harness.js';
 import { RARE_TOKEN, generateWorkspace } from './workspace.generate.js';
 import { loadWorkspace } from './workspace.load.js';
 
@@ -108,53 +108,91 @@ async function prepareDatabase(dialect: Dialect, adminUrl: string): Promise<{ ur
   };
 }
 
-async function runSize(dialect: Dialect, items: number, adminUrl: string, options: { requests: number; throughput: boolean; seconds: number; connections: number }): Promise<SizeResult> {
+interface PreparedSize {
+  items: number;
+  loadSeconds: number;
+  databaseUrl: string;
+  server: RunningServer;
+  targets: Record<QueryName, { url: string; headers: Record<string, string> }>;
+  drop(): Promise<void>;
+}
+
+/** Creates, migrates and loads one database, and starts svc on it with the listing cache off. */
+async function prepareSize(dialect: Dialect, items: number, adminUrl: string): Promise<PreparedSize> {
   const database = await prepareDatabase(dialect, adminUrl);
+  const db = openDatabase(database.url);
+  await migrateToLatest(db);
+  await db.close();
+
+  const started = performance.now();
+  process.stderr.write(`\n[${dialect}] generating ${items.toLocaleString('en')} items\n`);
+  const workspace = generateWorkspace(items);
+  const bar = new SingleBar({ format: `[${dialect}] loading {bar} {percentage}% | {value}/{total} items | {duration}s`, stream: process.stderr, noTTYOutput: true, notTTYSchedule: 10_000 }, Presets.shades_classic);
+  bar.start(items, 0);
+  const loaded = await loadWorkspace(database.target, workspace, (done) => bar.update(done));
+  bar.stop();
+  const loadSeconds = Math.round((performance.now() - started) / 100) / 10;
+
+  // Latency is measured with the listing cache off: it is the cost of the listing itself at this size.
+  const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], { SVC_LOG_LEVEL: 'warn', SVC_LISTING_CACHE_MB: '0' });
+  const base = `${server.url}/api/v1/deployments/${loaded.deploymentId}/workspace`;
+  const admin = { authorization: `Bearer ${loaded.adminKey}` };
+  const member = { authorization: `Bearer ${loaded.memberKey}` };
+  return {
+    items, loadSeconds, databaseUrl: database.url, server,
+    targets: {
+      root: { url: base, headers: admin },
+      deepFolder: { url: `${base}?folderId=${loaded.deepFolderId}`, headers: admin },
+      search: { url: `${base}?search=${RARE_TOKEN}`, headers: admin },
+      memberRoot: { url: base, headers: member },
+    },
+    drop: async () => {
+      await server.stop();
+      await database.drop();
+    },
+  };
+}
+
+/**
+ * Every size of one dialect is loaded and served at once, and the latency batches alternate between sizes
+ * (round after round), so that the machine's drift during the run hits every size alike and the large/small
+ * ratios compare like with like.
+ */
+async function runDialect(dialect: Dialect, sizes: number[], adminUrl: string, options: { requests: number; rounds: number; seconds: number; connections: number }): Promise<SizeResult[]> {
+  const prepared: PreparedSize[] = [];
   try {
-    const db = openDatabase(database.url);
-    await migrateToLatest(db);
-    await db.close();
-
-    const started = performance.now();
-    process.stderr.write(`\n[${dialect}] generating ${items.toLocaleString('en')} items\n`);
-    const workspace = generateWorkspace(items);
-    const bar = new SingleBar({ format: `[${dialect}] loading {bar} {percentage}% | {value}/{total} items | {duration}s`, stream: process.stderr, noTTYOutput: true, notTTYSchedule: 10_000 }, Presets.shades_classic);
-    bar.start(items, 0);
-    const loaded = await loadWorkspace(database.target, workspace, (done) => bar.update(done));
-    bar.stop();
-    const loadSeconds = Math.round((performance.now() - started) / 100) / 10;
-
-    // Latency is measured with the listing cache off: it is the cost of the query itself at this size.
-    const uncached = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], { SVC_LOG_LEVEL: 'warn', SVC_LISTING_CACHE_MB: '0' });
-    const base = (server: { url: string }) => `${server.url}/api/v1/deployments/${loaded.deploymentId}/workspace`;
-    const admin = { authorization: `Bearer ${loaded.adminKey}` };
-    const member = { authorization: `Bearer ${loaded.memberKey}` };
-    const targets: Record<QueryName, { path: string; headers: Record<string, string> }> = {
-      root: { path: '', headers: admin },
-      deepFolder: { path: `?folderId=${loaded.deepFolderId}`, headers: admin },
-      search: { path: `?search=${RARE_TOKEN}`, headers: admin },
-      memberRoot: { path: '', headers: member },
-    };
-    const latencyMs = {} as Record<QueryName, LatencySummary>;
-    const result: SizeResult = { dialect, items, loadSeconds, latencyMs };
-    try {
-      for (const name of QUERIES) {
-        latencyMs[name] = await measureLatency(base(uncached) + targets[name].path, targets[name].headers, options.requests);
-        process.stderr.write(`[${dialect} ${items}] ${name}: p50 ${latencyMs[name].p50} ms, p99 ${latencyMs[name].p99} ms\n`);
+    for (const items of sizes) prepared.push(await prepareSize(dialect, items, adminUrl));
+    const samples = new Map<string, number[]>();
+    const perBatch = Math.max(1, Math.ceil(options.requests / options.rounds));
+    for (const p of prepared) for (const q of QUERIES) await measureLatency(p.targets[q].url, p.targets[q].headers, 1, 30);
+    for (let round = 0; round < options.rounds; round++) {
+      for (const q of QUERIES) {
+        for (const p of round % 2 === 0 ? prepared : [...prepared].reverse()) {
+          const batch = await measureLatency(p.targets[q].url, p.targets[q].headers, perBatch, 0);
+          const key = `${p.items}:${q}`;
+          samples.set(key, [...(samples.get(key) ?? []), ...batch.samples]);
+        }
       }
-      if (options.throughput) result.throughput = await compareThroughput(base(uncached), admin, database.url, options);
-    } finally {
-      await uncached.stop();
     }
-    process.stderr.write(`[${dialect} ${items}] throughput: ${JSON.stringify(result.throughput ?? 'skipped')}\n`);
-    return result;
+    const results: SizeResult[] = [];
+    for (const p of prepared) {
+      const latencyMs = Object.fromEntries(QUERIES.map((q) => [q, summarize(samples.get(`${p.items}:${q}`)!)])) as Record<QueryName, LatencySummary>;
+      for (const q of QUERIES) process.stderr.write(`[${dialect} ${p.items}] ${q}: p50 ${latencyMs[q].p50} ms, p99 ${latencyMs[q].p99} ms\n`);
+      const result: SizeResult = { dialect, items: p.items, loadSeconds: p.loadSeconds, latencyMs };
+      if (p.items === Math.max(...sizes)) {
+        result.throughput = await compareThroughput(p.targets.root.url, p.targets.root.headers, p.databaseUrl, options);
+        process.stderr.write(`[${dialect} ${p.items}] throughput: ${JSON.stringify(result.throughput)}\n`);
+      }
+      results.push(result);
+    }
+    return results;
   } finally {
-    await database.drop();
+    for (const p of prepared) await p.drop();
   }
 }
 
 /**
- * `npm run bench -- workspace [--sizes 10000,1000000] [--dialects sqlite,postgres] [--requests 300] [--seconds 10]`
+ * `npm run bench -- workspace [--sizes 10000,1000000] [--dialects sqlite,postgres] [--requests 400] [--rounds 10] [--seconds 10]`
  * Latency (p50/p99) of the root listing, a deep folder, a ~0.1% search and a member's listing at each size, the
  * large/small p50 ratio, and the root listing's throughput against a bare node:http server sending the same bytes.
  */
@@ -164,7 +202,8 @@ export async function main(args: string[]): Promise<void> {
     options: {
       sizes: { type: 'string', default: '10000,1000000' },
       dialects: { type: 'string', default: 'sqlite,postgres' },
-      requests: { type: 'string', default: '300' },
+      requests: { type: 'string', default: '400' },
+      rounds: { type: 'string', default: '10' },
       seconds: { type: 'string', default: '10' },
       connections: { type: 'string', default: '10' },
     },
@@ -182,11 +221,9 @@ export async function main(args: string[]): Promise<void> {
   const largest = Math.max(...sizes);
   const runs: SizeResult[] = [];
   for (const dialect of dialects) {
-    for (const items of sizes) {
-      runs.push(await runSize(dialect, items, adminUrl, {
-        requests: Number(values.requests), throughput: items === largest, seconds: Number(values.seconds), connections: Number(values.connections),
-      }));
-    }
+    runs.push(...(await runDialect(dialect, sizes, adminUrl, {
+      requests: Number(values.requests), rounds: Number(values.rounds), seconds: Number(values.seconds), connections: Number(values.connections),
+    })));
   }
   const smallest = Math.min(...sizes);
   const ratios = dialects.map((dialect) => {
