@@ -42,19 +42,10 @@ type DashboardColumn = (typeof DASHBOARD_COLUMNS)[number];
 /** The workbook's dashboard, joined into the listing row; every column null when there is none. */
 type PrefixedDashboard = { [K in DashboardColumn as `dashboard_${K}`]: Selectable<Database['dashboards']>[K] | null };
 
-export interface ItemRow extends PrefixedDashboard {
-  id: number;
-  deployment_id: number;
-  type: WorkspaceItemType;
-  name: string;
-  name_key: string;
-  folder_id: number | null;
-  created_by: number | null;
-  created_at: string;
-  updated_at: string;
-  meta: string;
-  calculated_fields: string;
-  slug: string | null;
+type ItemColumns = Omit<Selectable<Database['workspace_items']>, 'account_id' | 'is_folder' | 'depth'>;
+
+/** One row of a listing page: the item, the caller's last view, owner, favorite mark and dashboard. */
+export interface ItemRow extends ItemColumns, PrefixedDashboard {
   viewed_at: string | null;
   owner_email: string | null;
   owner_first_name: string | null;
