@@ -11,6 +11,8 @@ import { migrateToLatest } from '../src/db/db.migrations.js';
 /** What a database suite gets: the app over a real database of one dialect. */
 export interface DialectContext {
   dialect: Dialect;
+  /** The database URL, to open a second connection (or a second app) on the same database. */
+  url: string;
   db: Db;
   app: FastifyInstance;
 }
@@ -33,16 +35,17 @@ export function describeEachDialect(name: string, suite: (context: () => Dialect
       let context: DialectContext | undefined;
       let dir: string | undefined;
       beforeAll(async () => {
-        let db: Db;
+        let url: string;
         if (dialect === 'sqlite') {
           dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
-          db = openDatabase(`sqlite:${join(dir, 'svc.db')}`);
-          await migrateToLatest(db);
+          url = `sqlite:${join(dir, 'svc.db')}`;
         } else {
-          db = openDatabase(postgresUrl!);
+          url = postgresUrl!;
         }
+        const db = openDatabase(url);
+        if (dialect === 'sqlite') await migrateToLatest(db);
         const app = await buildApp({ db });
-        context = { dialect, db, app };
+        context = { dialect, url, db, app };
       });
       afterAll(async () => {
         await context?.app.close();
