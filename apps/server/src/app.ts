@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from './db/db.database.js';
 import { registerAuthentication } from './http/http.auth.js';
 import type { ServiceContext } from './http/http.context.js';
-import { registerErrorHandling } from './http/http.errors.js';
+import { answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { healthRoutes } from './http/http.health.js';
 import { registerOpenApi } from './http/http.openapi.js';
 import { ListingCache } from './workspace/workspace.cache.js';
@@ -51,6 +51,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     },
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors: answerFrameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: ServiceContext = { db: config.db.kysely, dialect: config.db.dialect, now: config.now ?? (() => new Date()) };

@@ -673,6 +673,14 @@ describeEachDialect('import file', (t) => {
   describe('values the database cannot hold, or must not hold', () => {
     // Impossible dates are refused, not rolled over; an offset-less time is UTC on every machine; a snapshot names
     // its report by ref only; integers beyond the 32-bit columns are refused at their path on both databases.
+    it('refuses a NUL character (PostgreSQL text cannot hold it) at its path, on both databases', async () => {
+      const s = uniqueSuffix();
+      const file = designExample(s);
+      const path = '$.accounts[0].deployments[0].items[0].children[0].name';
+      put(file, path, 'Q1\u0000review');
+      await expectRejectedAt(db(), file, path);
+    });
+
     it('refuses an impossible calendar date (2026-02-30) instead of rolling it over to March', async () => {
       const s = uniqueSuffix();
       const file = designExample(s);

@@ -362,6 +362,20 @@ async function writeAccount(trx: Transaction<Database>, account: ImportAccount, 
   }
 }
 
+/** PostgreSQL text cannot hold U+0000; refuse it at its path on both databases alike. */
+function rejectNulCharacters(value: unknown, path: string): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw new ImportError(path, 'contains a NUL character, which cannot be stored');
+  } else if (Array.isArray(value)) {
+    value.forEach((entry, i) => rejectNulCharacters(entry, `${path}[${i}]`));
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [key, entry] of Object.entries(value)) {
+      if (key.includes('\u0000')) throw new ImportError(path, 'has a key with a NUL character');
+      rejectNulCharacters(entry, `${path}.${key}`);
+    }
+  }
+}
+
 function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown };
   return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || (typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed'));
@@ -376,6 +390,7 @@ function isUniqueViolation(error: unknown): boolean {
  * refs.prod; // the deployment's id
  */
 export async function importFile(db: Kysely<Database>, input: unknown, now: Date = new Date()): Promise<{ refs: Record<string, number> }> {
+  rejectNulCharacters(input, '$');
   if (!validateShape(input)) throw shapeError(validateShape.errors![0]!);
   const file = input as unknown as ImportFile;
   const stamp = now.toISOString();

@@ -9,6 +9,7 @@ export type AppErrorCode =
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'
+  | 'uri_too_long'
   | 'unsupported_media_type'
   | 'internal_error'
   | 'service_unavailable';
@@ -21,6 +22,7 @@ export const statusByCode: Record<AppErrorCode, number> = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   internal_error: 500,
   service_unavailable: 503,
@@ -104,6 +106,17 @@ function toAppError(error: FastifyError | AppError | Error): AppError {
   if (status === 404) return new AppError('not_found', 'not found');
   if (status > 400 && status < 500) return new AppError('invalid_parameter', error.message);
   return new AppError('internal_error', 'internal error');
+}
+
+/**
+ * Errors Fastify raises before routing (a URL it cannot decode, a path parameter over the router's limit), in
+ * the same error body as everything else. Passed to Fastify's `frameworkErrors` option.
+ */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const appError = error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? new AppError('uri_too_long', 'a path parameter is too long')
+    : new AppError('invalid_parameter', 'the URL is not valid (bad percent-encoding?)');
+  void reply.status(appError.status).send(errorBody(appError));
 }
 
 /** Installs the single error handler and the 404 handler that produce the error body everywhere. */

@@ -105,6 +105,7 @@ export async function listWorkspace(
     folderPath = chain.reverse().map((f) => ({ id: f.id, name: f.name }));
   }
 
+  if (query.search?.includes('\u0000')) throw new AppError('invalid_parameter', 'query parameter search must not contain NUL characters', 'search');
   const search = query.search === undefined || query.search === '' ? null : query.search.toLowerCase();
   const phases = listingPhases(query);
   const fingerprint = fingerprintQuery([

@@ -342,6 +342,21 @@ describeEachDialect('workspace listing', (t) => {
       expect(res.json()).toMatchObject({ error: { field: 'deploymentId' } });
     });
 
+    it('answers 400 naming search for a NUL character, which no name can hold', async () => {
+      const res = await list('alice', 'search=%00abc');
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ error: { code: 'invalid_parameter', field: 'search' } });
+    });
+
+    it('answers with the error body for a path parameter over the router limit (414) and a URL that does not decode (400)', async () => {
+      const long = await t().app.inject({ url: `/api/v1/deployments/${'9'.repeat(300)}/workspace`, headers: bearer(s.keys.alice!) });
+      expect(long.statusCode).toBe(414);
+      expect(long.json()).toMatchObject({ error: { status: 414, code: 'uri_too_long' } });
+      const bad = await t().app.inject({ url: '/api/v1/deployments/%E0%A4%A/workspace', headers: bearer(s.keys.alice!) });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json()).toMatchObject({ error: { status: 400, code: 'invalid_parameter' } });
+    });
+
     it('accepts a search of exactly 255 characters', async () => {
       expect((await list('alice', `search=${'x'.repeat(255)}`)).statusCode).toBe(200);
     });
