@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { requirePlatformUser } from '../http/http.auth.js';
 import type { ServiceContext } from '../http/http.context.js';
 import type { ListingCache } from './workspace.cache.js';
@@ -39,46 +40,47 @@ export function workspaceRoutes(ctx: ServiceContext, cache: ListingCache): Fasti
       return reply.type('application/json; charset=utf-8').send(body as never);
     });
 
-    app.post('/api/v1/deployments/:deploymentId/workspace/:itemId/view', {
-      schema: {
-        operationId: 'recordWorkspaceItemView',
-        tags: ['Workspace'],
-        summary: "Record that the caller viewed an item (feeds orderByField=viewer_last_viewed_at)",
-        security,
-        params: WorkspaceItemParams,
-        response: { 204: NoContent, ...workspaceErrorResponses },
+    // The caller's own writes on one item: each answers 204, or 404/403 for an item they cannot reach.
+    const itemWrites: Array<{
+      method: 'POST' | 'PUT' | 'DELETE';
+      path: string;
+      operationId: string;
+      summary: string;
+      run: (principal: PlatformUserPrincipal, deploymentId: number, itemId: number) => Promise<void>;
+    }> = [
+      {
+        method: 'POST', path: 'view', operationId: 'recordWorkspaceItemView',
+        summary: 'Record that the caller viewed an item (feeds orderByField=viewer_last_viewed_at)',
+        run: (principal, deploymentId, itemId) => recordView(ctx, principal, deploymentId, itemId),
       },
-    }, async (request, reply) => {
-      await recordView(ctx, requirePlatformUser(request), request.params.deploymentId, request.params.itemId);
-      return reply.status(204).send(null);
-    });
-
-    app.put('/api/v1/deployments/:deploymentId/workspace/:itemId/favorite', {
-      schema: {
-        operationId: 'favoriteWorkspaceItem',
-        tags: ['Workspace'],
+      {
+        method: 'PUT', path: 'favorite', operationId: 'favoriteWorkspaceItem',
         summary: "Mark an item as the caller's favorite (idempotent)",
-        security,
-        params: WorkspaceItemParams,
-        response: { 204: NoContent, ...workspaceErrorResponses },
+        run: (principal, deploymentId, itemId) => setFavorite(ctx, principal, deploymentId, itemId, true),
       },
-    }, async (request, reply) => {
-      await setFavorite(ctx, requirePlatformUser(request), request.params.deploymentId, request.params.itemId, true);
-      return reply.status(204).send(null);
-    });
-
-    app.delete('/api/v1/deployments/:deploymentId/workspace/:itemId/favorite', {
-      schema: {
-        operationId: 'unfavoriteWorkspaceItem',
-        tags: ['Workspace'],
+      {
+        method: 'DELETE', path: 'favorite', operationId: 'unfavoriteWorkspaceItem',
         summary: "Clear the caller's favorite mark on an item (idempotent)",
-        security,
-        params: WorkspaceItemParams,
-        response: { 204: NoContent, ...workspaceErrorResponses },
+        run: (principal, deploymentId, itemId) => setFavorite(ctx, principal, deploymentId, itemId, false),
       },
-    }, async (request, reply) => {
-      await setFavorite(ctx, requirePlatformUser(request), request.params.deploymentId, request.params.itemId, false);
-      return reply.status(204).send(null);
-    });
+    ];
+    for (const write of itemWrites) {
+      app.route({
+        method: write.method,
+        url: `/api/v1/deployments/:deploymentId/workspace/:itemId/${write.path}`,
+        schema: {
+          operationId: write.operationId,
+          tags: ['Workspace'],
+          summary: write.summary,
+          security,
+          params: WorkspaceItemParams,
+          response: { 204: NoContent, ...workspaceErrorResponses },
+        },
+        handler: async (request, reply) => {
+          await write.run(requirePlatformUser(request), request.params.deploymentId, request.params.itemId);
+          return reply.status(204).send(null);
+        },
+      });
+    }
   };
 }
