@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Dialect } from '../db/db.database.js';
+import { NAME_SEARCH_TABLES } from '../db/db.migrations.js';
 import type { Database, WorkspaceItemType } from '../db/db.schema.js';
 
 type ItemsEb = ExpressionBuilder<Database & { i: Database['workspace_items'] }, 'i'>;
@@ -59,18 +60,17 @@ export function escapeLike(term: string): string {
 }
 
 /**
- * Case-insensitive substring match on names: the one place where the dialects differ. SQLite asks its FTS5
- * trigram index (terms of three characters or more), PostgreSQL lets pg_trgm's GIN index serve the LIKE.
+ * Case-insensitive substring match on names: the one place where the dialects differ. SQLite asks the FTS5
+ * trigram index of the phase's kind (folders or the others; terms of three characters or more), PostgreSQL lets
+ * the kind's partial pg_trgm GIN index serve the LIKE (the kind is a literal in the query, so the planner can
+ * prove the partial index applies).
  */
-function nameContains(eb: ItemsEb, dialect: Dialect, term: string): Expression<SqlBool> {
+function nameContains(eb: ItemsEb, dialect: Dialect, term: string, folders: boolean): Expression<SqlBool> {
   const pattern = `%${escapeLike(term)}%`;
   if (dialect === 'sqlite' && [...term].length >= 3) {
     const phrase = `"${term.replace(/"/g, '""')}"`;
-    return eb(
-      'i.id',
-      'in',
-      sql<number>`(select rowid from workspace_items_fts where workspace_items_fts match ${phrase})`,
-    );
+    const fts = sql.table(folders ? NAME_SEARCH_TABLES.folders : NAME_SEARCH_TABLES.others);
+    return eb('i.id', 'in', sql<number>`(select rowid from ${fts} where ${fts} match ${phrase})`);
   }
   return sql<SqlBool>`${eb.ref('i.name_key')} like ${pattern} escape '\\'`;
 }
@@ -176,12 +176,13 @@ export async function selectPhaseRows(
     ])
     .where('i.account_id', '=', accountId)
     .where('i.deployment_id', '=', deploymentId)
-    .where('i.is_folder', '=', phase.folders ? 1 : 0);
+    // A literal, not a parameter: PostgreSQL's planner must see it to use the partial search index of the kind.
+    .where('i.is_folder', '=', sql.lit(phase.folders ? 1 : 0));
 
   if (search === null) {
     page = folderId === null ? page.where('i.folder_id', 'is', null) : page.where('i.folder_id', '=', folderId);
   } else {
-    page = page.where((eb) => nameContains(eb as ItemsEb, dialect, search));
+    page = page.where((eb) => nameContains(eb as ItemsEb, dialect, search, phase.folders));
     if (folderId !== null) {
       page = page.where((eb) =>
         eb.exists(
