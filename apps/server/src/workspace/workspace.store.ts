@@ -160,10 +160,9 @@ export async function selectPhaseRows(
   limit: number,
 ): Promise<ItemRow[]> {
   const { accountId, deploymentId, userId, folderId, search } = scope;
-  // The page is cut on workspace_items alone (joined to the caller's views only when they order or filter it);
-  // owner, favorite mark and dashboard are joined afterwards to the rows of the page only, so a search with
-  // thousands of matches does not pay those joins for every match.
-  // item_views is joined only for the phases it orders or filters (a join on a false condition still scans it).
+  // The page is cut on workspace_items alone, joined to the caller's views only in the phases they order or filter
+  // (a join on a false condition would still scan item_views). Owner, favorite mark and dashboard are joined
+  // afterwards to the rows of the page only, so a search with thousands of matches does not pay for them.
   const viewedAt = phase.viewed === undefined ? sql<string | null>`null` : sql<string | null>`v.viewed_at`;
   let page = db
     .selectFrom('workspace_items as i')
