@@ -86,17 +86,21 @@ export async function listWorkspace(
   query: WorkspaceQuery,
 ): Promise<WorkspaceConnectionResponse> {
   const { accountId, userId } = principal;
-  await requireDeployment(ctx, principal, deploymentId);
-
   // SPEC A rule 1: without folderId, the root.
   const folderId = query.folderId ?? null;
-  const grantedItemIds = isAdmin(principal) ? [] : await selectGrantedItemIds(ctx.db, accountId, userId);
+  // Three independent reads, all scoped by the account, run together (on PostgreSQL each is a round trip); their
+  // answers are checked in order, so a missing deployment is reported before anything about the folder.
+  const [deployment, grantedItemIds, chain] = await Promise.all([
+    findDeploymentInAccount(ctx.db, accountId, deploymentId),
+    isAdmin(principal) ? Promise.resolve([]) : selectGrantedItemIds(ctx.db, accountId, userId),
+    folderId === null ? Promise.resolve([]) : selectAncestorChain(ctx.db, accountId, folderId),
+  ]);
+  if (deployment === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
   const granted = new Set(grantedItemIds);
   let folderGranted = false;
   // The folder and the folders above it, root first: the folderPath of everything listed in it.
   let folderPath: Array<{ id: number; name: string }> = [];
   if (folderId !== null) {
-    const chain = await selectAncestorChain(ctx.db, accountId, folderId);
     const folder = chain[0];
     if (folder === undefined || folder.type !== 'FOLDER' || folder.deployment_id !== deploymentId) {
       throw new AppError('not_found', `folder ${folderId} not found in deployment ${deploymentId}`, 'folderId');
@@ -123,16 +127,16 @@ export async function listWorkspace(
     grantedItemIds,
   };
 
+  // Every phase from the cursor's on is read at once, each for up to a page and one row (the extra row tells
+  // whether the listing goes on); on PostgreSQL the reads overlap. The page takes rows phase after phase.
+  const firstPhase = start?.phase ?? 0;
+  const phaseRows = await Promise.all(phases.slice(firstPhase).map((phase, k) =>
+    selectPhaseRows(ctx.db, ctx.dialect, scope, phase, k === 0 && start !== null ? { key: start.key, id: start.id } : null, pageSize + 1)));
   const page: Array<{ row: ItemRow; phaseIndex: number }> = [];
   let hasNextPage = false;
-  for (let phaseIndex = start?.phase ?? 0; phaseIndex < phases.length; phaseIndex++) {
-    const phase = phases[phaseIndex]!;
+  for (const [k, rows] of phaseRows.entries()) {
     const remaining = pageSize - page.length;
-    const after = start !== null && phaseIndex === start.phase ? { key: start.key, id: start.id } : null;
-    // One row more than needed tells whether the listing goes on; once the page is full, the later phases are
-    // only probed for a single row.
-    const rows = await selectPhaseRows(ctx.db, ctx.dialect, scope, phase, after, remaining + 1);
-    for (const row of rows.slice(0, remaining)) page.push({ row, phaseIndex });
+    for (const row of rows.slice(0, remaining)) page.push({ row, phaseIndex: firstPhase + k });
     if (rows.length > remaining) {
       hasNextPage = true;
       break;
