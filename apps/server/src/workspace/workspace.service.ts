@@ -16,16 +16,14 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, WORKSPACE_ITEM_TYPES } from './worksp
 import type { WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery } from './workspace.schema.js';
 import {
   deleteFavorite,
-  findItem,
   insertFavorite,
-  isGrantedByInheritance,
   selectAncestorChain,
   selectGrantedItemIds,
   selectFolderPaths,
   selectPhaseRows,
   upsertView,
 } from './workspace.store.js';
-import type { ItemRef, ItemRow, ListingPhase, ListingScope, SortColumn } from './workspace.store.js';
+import type { FolderChainRow, ItemRow, ListingPhase, ListingScope, SortColumn } from './workspace.store.js';
 
 const SORT_COLUMN_BY_FIELD: Record<NonNullable<WorkspaceQuery['orderByField']>, SortColumn> = {
   updated_at: 'updated_at',
@@ -62,14 +60,25 @@ function sortKeyOf(row: ItemRow, phase: ListingPhase): string | null {
   return phase.sortColumn === null ? null : phase.sortColumn === 'viewed_at' ? row.viewed_at : row[phase.sortColumn];
 }
 
-async function requireDeployment(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number): Promise<void> {
-  const found = await findDeploymentInAccount(ctx.db, principal.accountId, deploymentId);
-  if (found === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
-}
-
-async function canAccessItem(ctx: ServiceContext, principal: PlatformUserPrincipal, item: ItemRef): Promise<boolean> {
-  if (isAdmin(principal) || item.created_by === principal.userId) return true;
-  return isGrantedByInheritance(ctx.db, principal.accountId, item.id, principal.userId);
+/**
+ * The reads every workspace request starts with, run together (on PostgreSQL each is a round trip) and checked
+ * in order, so a missing deployment is reported before anything about the item: the deployment, the items
+ * granted to the caller or their groups, and the named item's ancestor chain (itself first).
+ */
+async function readAccessContext(
+  ctx: ServiceContext,
+  principal: PlatformUserPrincipal,
+  deploymentId: number,
+  itemId: number | null,
+): Promise<{ granted: Set<number>; grantedItemIds: number[]; chain: FolderChainRow[] }> {
+  const { accountId, userId } = principal;
+  const [deployment, grantedItemIds, chain] = await Promise.all([
+    findDeploymentInAccount(ctx.db, accountId, deploymentId),
+    isAdmin(principal) ? Promise.resolve([]) : selectGrantedItemIds(ctx.db, accountId, userId),
+    itemId === null ? Promise.resolve([]) : selectAncestorChain(ctx.db, accountId, itemId),
+  ]);
+  if (deployment === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
+  return { granted: new Set(grantedItemIds), grantedItemIds, chain };
 }
 
 /**
@@ -88,15 +97,7 @@ export async function listWorkspace(
   const { accountId, userId } = principal;
   // SPEC A rule 1: without folderId, the root.
   const folderId = query.folderId ?? null;
-  // Three independent reads, all scoped by the account, run together (on PostgreSQL each is a round trip); their
-  // answers are checked in order, so a missing deployment is reported before anything about the folder.
-  const [deployment, grantedItemIds, chain] = await Promise.all([
-    findDeploymentInAccount(ctx.db, accountId, deploymentId),
-    isAdmin(principal) ? Promise.resolve([]) : selectGrantedItemIds(ctx.db, accountId, userId),
-    folderId === null ? Promise.resolve([]) : selectAncestorChain(ctx.db, accountId, folderId),
-  ]);
-  if (deployment === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
-  const granted = new Set(grantedItemIds);
+  const { granted, grantedItemIds, chain } = await readAccessContext(ctx, principal, deploymentId, folderId);
   let folderGranted = false;
   // The folder and the folders above it, root first: the folderPath of everything listed in it.
   let folderPath: Array<{ id: number; name: string }> = [];
@@ -227,12 +228,15 @@ async function presentItems(
   });
 }
 
-async function requireAccessibleItem(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number, itemId: number): Promise<ItemRef> {
-  await requireDeployment(ctx, principal, deploymentId);
-  const item = await findItem(ctx.db, principal.accountId, deploymentId, itemId);
-  if (item === undefined) throw new AppError('not_found', `item ${itemId} not found in deployment ${deploymentId}`, 'itemId');
-  if (!(await canAccessItem(ctx, principal, item))) throw new AppError('forbidden', `item ${itemId} is not accessible to this user`, 'itemId');
-  return item;
+/** 404 for an item not in the deployment, 403 for one the caller can reach by neither creation nor grant. */
+async function requireAccessibleItem(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number, itemId: number): Promise<void> {
+  const { granted, chain } = await readAccessContext(ctx, principal, deploymentId, itemId);
+  const item = chain[0];
+  if (item === undefined || item.deployment_id !== deploymentId) {
+    throw new AppError('not_found', `item ${itemId} not found in deployment ${deploymentId}`, 'itemId');
+  }
+  const accessible = isAdmin(principal) || item.created_by === principal.userId || chain.some((f) => granted.has(f.id));
+  if (!accessible) throw new AppError('forbidden', `item ${itemId} is not accessible to this user`, 'itemId');
 }
 
 /** Records that the caller viewed an item now; feeds `orderByField=viewer_last_viewed_at`. */

@@ -128,25 +128,6 @@ export async function selectGrantedItemIds(db: Kysely<Database>, accountId: numb
   return rows.map((r) => r.item_id);
 }
 
-/** Whether a grant covers the item, and so every item below it (grants are inherited downwards). */
-export async function isGrantedByInheritance(db: Kysely<Database>, accountId: number, itemId: number, userId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('item_ancestors as a')
-    .innerJoin('item_grants as g', 'g.item_id', 'a.ancestor_id')
-    .select('g.id')
-    .where('a.account_id', '=', accountId)
-    .where('a.item_id', '=', itemId)
-    .where((eb) =>
-      eb.or([
-        eb('g.user_id', '=', userId),
-        eb('g.group_id', 'in', eb.selectFrom('group_members as gm').select('gm.group_id').where('gm.user_id', '=', userId)),
-      ]),
-    )
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /**
  * One page (at most `limit` rows) of one phase, after `after` in that phase's order. Every condition is in SQL,
  * before the limit: access, folder or subtree, search, types, viewed state and the keyset.
@@ -226,40 +207,24 @@ export async function selectPhaseRows(
   return (await query.orderBy('p.id', phase.direction).execute()) as unknown as ItemRow[];
 }
 
-export interface ItemRef {
-  id: number;
-  type: WorkspaceItemType;
-  created_by: number | null;
-}
-
-/** An item of the deployment (any type), or undefined. */
-export async function findItem(db: Kysely<Database>, accountId: number, deploymentId: number, itemId: number): Promise<ItemRef | undefined> {
-  return db
-    .selectFrom('workspace_items')
-    .select(['id', 'type', 'created_by'])
-    .where('account_id', '=', accountId)
-    .where('deployment_id', '=', deploymentId)
-    .where('id', '=', itemId)
-    .executeTakeFirst();
-}
-
 export interface FolderChainRow {
   id: number;
   name: string;
   type: WorkspaceItemType;
   deployment_id: number;
+  created_by: number | null;
   distance: number;
 }
 
 /**
- * The item and every folder above it, nearest first (`distance` 0 is the item): one query that both finds a
- * folder and gives the folderPath of everything listed in it.
+ * The item and every folder above it, nearest first (`distance` 0 is the item): one query that finds the item,
+ * tells whether a grant reaches it (against the caller's granted ids) and gives the folderPath below a folder.
  */
 export async function selectAncestorChain(db: Kysely<Database>, accountId: number, itemId: number): Promise<FolderChainRow[]> {
   return db
     .selectFrom('item_ancestors as a')
     .innerJoin('workspace_items as f', 'f.id', 'a.ancestor_id')
-    .select(['f.id', 'f.name', 'f.type', 'f.deployment_id', 'a.distance'])
+    .select(['f.id', 'f.name', 'f.type', 'f.deployment_id', 'f.created_by', 'a.distance'])
     .where('a.account_id', '=', accountId)
     .where('a.item_id', '=', itemId)
     .orderBy('a.distance')
