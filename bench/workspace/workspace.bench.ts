@@ -17,7 +17,9 @@ const BARE_SERVER = new URL('./bare-server.js', import.meta.url).pathname;
 const RESULTS = new URL('../results/workspace.json', import.meta.url).pathname;
 
 type Dialect = 'sqlite' | 'postgres';
-const QUERIES = ['root', 'deepFolder', 'search', 'memberRoot'] as const;
+// searchItems (not in the issue's goal): the same search over workbooks and reports only, so no folder phase
+// fills the page first and every non-folder match is looked up and sorted.
+const QUERIES = ['root', 'deepFolder', 'search', 'searchItems', 'memberRoot'] as const;
 type QueryName = (typeof QUERIES)[number];
 
 interface SizeResult {
@@ -144,6 +146,7 @@ async function prepareSize(dialect: Dialect, items: number, adminUrl: string): P
       root: { url: base, headers: admin },
       deepFolder: { url: `${base}?folderId=${loaded.deepFolderId}`, headers: admin },
       search: { url: `${base}?search=${RARE_TOKEN}`, headers: admin },
+      searchItems: { url: `${base}?search=${RARE_TOKEN}&types=WORKBOOK&types=REPORT`, headers: admin },
       memberRoot: { url: base, headers: member },
     },
     drop: async () => {

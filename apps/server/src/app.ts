@@ -20,6 +20,8 @@ export interface AppConfig {
   now?: () => Date;
   /** Bytes of serialized workspace listings kept in memory (default 32 MiB; 0 turns the cache off). */
   listingCacheBytes?: number;
+  /** API keys whose principals are kept in memory, validated by the database's change feed (default 10,000; 0: off). */
+  credentialCacheEntries?: number;
 }
 
 /** The listing cache size from `SVC_LISTING_CACHE_MB` (0 turns it off), else 32 MiB. */
@@ -56,11 +58,12 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
 
   const ctx: ServiceContext = { db: config.db.kysely, dialect: config.db.dialect, now: config.now ?? (() => new Date()) };
 
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   registerErrorHandling(app);
-  registerAuthentication(app, ctx);
+  registerAuthentication(app, ctx, config.db.changes, config.credentialCacheEntries ?? 10_000);
   await registerOpenApi(app);
   await app.register(healthRoutes(config.db));
   await app.register(workspaceRoutes(ctx, new ListingCache(config.listingCacheBytes ?? listingCacheBytesFromEnv())));

@@ -7,12 +7,34 @@ import type { Database } from './db.schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
-/** An open database: the Kysely instance, which dialect it speaks, and how to close it. */
+/** An open database: the Kysely instance, which dialect it speaks, its change feed, and how to close it. */
 export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
+  changes: ChangeFeed;
   close(): Promise<void>;
 }
+
+/**
+ * Tells an in-memory cache whether the credentials it holds may have changed (docs/decisions.md, "Credential
+ * cache"). Take a `mark()` before reading; what was read stays good while `unchangedSince(mark, accountId)`.
+ *
+ * - SQLite: the mark is the connection's own row changes (`total_changes()`) and the commits of every other
+ *   connection or process (`PRAGMA data_version`), read on every call: exact, about 4 µs.
+ * - PostgreSQL: triggers on accounts, users and api_keys notify `svc_credentials` with the account id on commit;
+ *   a dedicated connection listens. The mark is a notification sequence number plus an epoch that moves with
+ *   every statement this process writes and every (re)connection. `mark()` is undefined while the listening
+ *   connection is down (it reconnects on a later call, at most once a second): then nothing may be cached.
+ */
+export interface ChangeFeed {
+  mark(): ChangeMark | undefined;
+  unchangedSince(mark: ChangeMark, accountId: number): boolean;
+}
+
+export type ChangeMark = string | { epoch: number; sequence: number };
+
+/** The notification channel the PostgreSQL credential triggers send on (migration 0002). */
+export const CREDENTIAL_CHANNEL = 'svc_credentials';
 
 /** The default database: an embedded SQLite file under ./data. */
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/svc.db';
@@ -58,9 +80,17 @@ function openSqlite(path: string): Db {
   sqlite.pragma('cache_size = -65536');
   sqlite.pragma('mmap_size = 1073741824');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  // `PRAGMA data_version` opens a read transaction (~3 µs); `total_changes()` is a counter read (~0.1 µs).
+  const othersCommits = sqlite.prepare('pragma data_version').pluck(true);
+  const ownChanges = sqlite.prepare('select total_changes()').pluck(true);
+  const mark = () => (sqlite.open ? `${ownChanges.get() as number}.${othersCommits.get() as number}` : undefined);
   return {
     kysely,
     dialect: 'sqlite',
+    changes: {
+      mark,
+      unchangedSince: (previous) => mark() === previous,
+    },
     close: () => kysely.destroy(),
   };
 }
@@ -98,12 +128,126 @@ function openPostgres(url: string): Db {
   // int8 (count(*), sums) as JS numbers: our counts stay far below 2^53.
   pg.types.setTypeParser(20, (value: string) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: 10 });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const listener = new CredentialListener(url);
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withLocalWriteNotes(pool, listener) }) });
   return {
     kysely,
     dialect: 'postgres',
-    close: () => kysely.destroy(),
+    changes: listener,
+    close: async () => {
+      await listener.close();
+      await kysely.destroy();
+    },
   };
+}
+
+/**
+ * This process's own writes move the change feed as soon as each statement (and so each COMMIT) completes,
+ * before the notification comes back: a process always reads its own writes. Only what Kysely's driver uses of
+ * the pool is wrapped: `connect()`, and on the client `query(text, values)` and `release()`.
+ */
+function withLocalWriteNotes(pool: pg.Pool, listener: CredentialListener): pg.Pool {
+  const connect = async () => {
+    const client = await pool.connect();
+    return {
+      query: async (text: string, values?: unknown[]) => {
+        try {
+          const result = await client.query(text, values);
+          if (result.command !== 'SELECT') listener.noteLocalWrite();
+          return result;
+        } catch (error) {
+          listener.noteLocalWrite();
+          throw error;
+        }
+      },
+      release: (error?: Error | boolean) => client.release(error),
+    };
+  };
+  return new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property === 'connect') return connect;
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * A dedicated connection listening on CREDENTIAL_CHANNEL, opened on the first `mark()`. A notification names the
+ * account whose credentials changed; the epoch moves for everything else (this process's own writes, whose
+ * account is not known here, and every loss or gain of the connection).
+ */
+class CredentialListener implements ChangeFeed {
+  #url: string;
+  #client: pg.Client | undefined;
+  #listening = false;
+  #closed = false;
+  #epoch = 0;
+  #sequence = 0;
+  #lastChange = new Map<number, number>();
+  #lastAttempt = 0;
+
+  constructor(url: string) {
+    this.#url = url;
+  }
+
+  mark(): ChangeMark | undefined {
+    if (this.#listening) return { epoch: this.#epoch, sequence: this.#sequence };
+    if (!this.#closed && this.#client === undefined && Date.now() - this.#lastAttempt >= 1000) void this.#connect();
+    return undefined;
+  }
+
+  unchangedSince(mark: ChangeMark, accountId: number): boolean {
+    if (!this.#listening || typeof mark === 'string' || mark.epoch !== this.#epoch) return false;
+    return (this.#lastChange.get(accountId) ?? -1) <= mark.sequence;
+  }
+
+  /** A statement of this process's own completed (or failed) that may have written. */
+  noteLocalWrite(): void {
+    this.#epoch++;
+  }
+
+  #noteNotification(payload: string | undefined): void {
+    this.#sequence++;
+    const accountId = Number(payload);
+    if (payload === undefined || payload === '' || !Number.isInteger(accountId)) this.#epoch++;
+    else this.#lastChange.set(accountId, this.#sequence);
+  }
+
+  async #connect(): Promise<void> {
+    this.#lastAttempt = Date.now();
+    const client = new pg.Client({ connectionString: this.#url, application_name: 'svc-credential-listener' });
+    this.#client = client;
+    const lost = () => {
+      if (this.#client !== client) return;
+      this.#listening = false;
+      this.#client = undefined;
+      this.#epoch++;
+      void client.end().catch(() => undefined);
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', (message) => this.#noteNotification(message.payload));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CREDENTIAL_CHANNEL}`);
+      if (this.#client !== client || this.#closed) return;
+      // What changed while nobody listened is unknown: nothing held from before may be trusted.
+      this.#epoch++;
+      this.#lastChange.clear();
+      this.#listening = true;
+    } catch {
+      lost();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#listening = false;
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
 }
 
 /** True when the database answers a trivial query. */

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { CredentialCache } from '../accounts/accounts.credential-cache.js';
 import { API_KEY_PREFIX, digestSecret } from '../accounts/accounts.keys.js';
 import type { PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
 import { findPlatformUserByKeyDigest } from '../accounts/accounts.store.js';
+import type { ChangeFeed } from '../db/db.database.js';
 import type { ServiceContext } from './http.context.js';
 import { AppError } from './http.errors.js';
 
@@ -24,11 +26,16 @@ export function parseAuthorization(header: string | undefined): { scheme: string
 }
 
 /** Resolves the request's credential into a principal; an unknown credential is anonymous. */
-export async function resolvePrincipal(ctx: ServiceContext, header: string | undefined): Promise<Principal> {
+export async function resolvePrincipal(
+  ctx: ServiceContext,
+  apiKeys: CredentialCache<PlatformUserPrincipal>,
+  header: string | undefined,
+): Promise<Principal> {
   const parsed = parseAuthorization(header);
   if (parsed === undefined) return ANONYMOUS;
   if ((parsed.scheme === 'Bearer' || parsed.scheme === 'Api-Key') && parsed.credential.startsWith(API_KEY_PREFIX)) {
-    return (await findPlatformUserByKeyDigest(ctx.db, digestSecret(parsed.credential))) ?? ANONYMOUS;
+    const digest = digestSecret(parsed.credential);
+    return (await apiKeys.resolve(digest, () => findPlatformUserByKeyDigest(ctx.db, digest))) ?? ANONYMOUS;
   }
   return ANONYMOUS;
 }
@@ -43,10 +50,14 @@ export function requirePlatformUser(request: FastifyRequest): PlatformUserPrinci
   throw new AppError('unauthorized', message, 'Authorization');
 }
 
-/** Resolves the principal once per request, for every API route. */
-export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext): void {
+/**
+ * Resolves the principal once per request, for every API route. API keys resolved before are served from memory
+ * while the database's change feed says nothing they depend on changed (`credentialCacheEntries` 0: never).
+ */
+export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext, feed: ChangeFeed, credentialCacheEntries: number): void {
+  const apiKeys = new CredentialCache<PlatformUserPrincipal>(feed, credentialCacheEntries);
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {
-    request.principal = request.url.startsWith('/api/') ? await resolvePrincipal(ctx, request.headers.authorization) : ANONYMOUS;
+    request.principal = request.url.startsWith('/api/') ? await resolvePrincipal(ctx, apiKeys, request.headers.authorization) : ANONYMOUS;
   });
 }

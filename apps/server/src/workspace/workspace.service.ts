@@ -128,15 +128,22 @@ export async function listWorkspace(
     grantedItemIds,
   };
 
-  // Every phase from the cursor's on is read at once, each for up to a page and one row (the extra row tells
-  // whether the listing goes on); on PostgreSQL the reads overlap. The page takes rows phase after phase.
+  // Phases from the cursor's on, each read for up to what the page still needs and one row (the extra row tells
+  // whether the listing goes on). A later phase is read only when the earlier ones left room: a search phase
+  // must find, check and sort every match before its first row is known, so a folder phase that fills the page
+  // spares the costlier non-folder phase. On PostgreSQL without a search, the phases are cheap keyset walks and
+  // each read is a round trip, so they are read together instead.
   const firstPhase = start?.phase ?? 0;
-  const phaseRows = await Promise.all(phases.slice(firstPhase).map((phase, k) =>
-    selectPhaseRows(ctx.db, ctx.dialect, scope, phase, k === 0 && start !== null ? { key: start.key, id: start.id } : null, pageSize + 1)));
+  const readPhase = (k: number, limit: number) =>
+    selectPhaseRows(ctx.db, ctx.dialect, scope, phases[firstPhase + k]!, k === 0 && start !== null ? { key: start.key, id: start.id } : null, limit);
+  const phaseCount = phases.length - firstPhase;
+  const together = ctx.dialect === 'postgres' && search === null;
+  const prefetched = together ? await Promise.all(Array.from({ length: phaseCount }, (_, k) => readPhase(k, pageSize + 1))) : [];
   const page: Array<{ row: ItemRow; phaseIndex: number }> = [];
   let hasNextPage = false;
-  for (const [k, rows] of phaseRows.entries()) {
+  for (let k = 0; k < phaseCount; k++) {
     const remaining = pageSize - page.length;
+    const rows = together ? prefetched[k]! : await readPhase(k, remaining + 1);
     for (const row of rows.slice(0, remaining)) page.push({ row, phaseIndex: firstPhase + k });
     if (rows.length > remaining) {
       hasNextPage = true;

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { describeEachDialect } from '../../test/dialects.js';
+import { eventually } from '../../test/eventually.js';
+import { bearer, seedAccount } from '../../test/factory.js';
+import { openDatabase } from '../db/db.database.js';
+import type { Db } from '../db/db.database.js';
+import { CredentialCache } from './accounts.credential-cache.js';
+import { digestSecret } from './accounts.keys.js';
+import type { PlatformUserPrincipal } from './accounts.principal.js';
+import { findPlatformUserByKeyDigest } from './accounts.store.js';
+
+/**
+ * docs/decisions.md "Credential cache": API keys resolve from memory while the database's change feed vouches
+ * that nothing changed; a change made by this process is seen on its next request, one made by another process
+ * (here, a second connection with its own feed) as soon as the database tells (SQLite: next request; PostgreSQL:
+ * when the notification arrives), and nothing is trusted while PostgreSQL's listening connection is down.
+ */
+describeEachDialect('credential cache', (t) => {
+  let other: Db;
+
+  beforeAll(async () => {
+    other = openDatabase(t().url);
+    // The listening connection opens on the first stamp; wait until it vouches.
+    await eventually(() => t().db.changes.mark() !== undefined);
+  });
+
+  afterAll(async () => {
+    await other.close();
+  });
+
+  const seed = () => seedAccount(t().db.kysely, {
+    users: [{ ref: 'alice', role: 'admin' }],
+    deployments: [{ ref: 'prod', name: 'P' }],
+  });
+
+  it('serves a known key from memory while nothing changed, and reads again after a write of this process', async () => {
+    const s = await seed();
+    const digest = digestSecret(s.keys.alice!);
+    const cache = new CredentialCache<PlatformUserPrincipal>(t().db.changes, 100);
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return findPlatformUserByKeyDigest(t().db.kysely, digest);
+    };
+    expect(await cache.resolve(digest, load)).toMatchObject({ kind: 'platform-user', userId: s.refs.alice });
+    // On PostgreSQL the seeding's own notifications may still be on their way; once they are in, reads hit.
+    expect(await eventually(async () => {
+      const before = loads;
+      return (await cache.resolve(digest, load))?.userId === s.refs.alice && loads === before;
+    })).toBe(true);
+    const settled = loads;
+    expect(await cache.resolve(digest, load)).toMatchObject({ userId: s.refs.alice });
+    expect(loads).toBe(settled);
+
+    await t().db.kysely.updateTable('users').set({ first_name: 'Alicia' }).where('id', '=', s.refs.alice!).execute();
+    await cache.resolve(digest, load);
+    expect(loads).toBe(settled + 1);
+  });
+
+  it("keeps a key of one account through changes to another account's credentials", async () => {
+    const s = await seed();
+    const unrelated = await seed();
+    const digest = digestSecret(s.keys.alice!);
+    const cache = new CredentialCache<PlatformUserPrincipal>(other.changes, 100);
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return findPlatformUserByKeyDigest(other.kysely, digest);
+    };
+    expect(await eventually(async () => {
+      const before = loads;
+      await cache.resolve(digest, load);
+      return loads === before;
+    })).toBe(true);
+    const settled = loads;
+    await t().db.kysely.updateTable('users').set({ first_name: 'Zed' }).where('id', '=', unrelated.refs.alice!).execute();
+    // Let the notification arrive, then read: on PostgreSQL it names the other account; SQLite cannot tell
+    // accounts apart and reads again.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await cache.resolve(digest, load);
+    expect(loads).toBe(t().dialect === 'postgres' ? settled : settled + 1);
+  });
+
+  it('never keeps an unknown key', async () => {
+    const cache = new CredentialCache<PlatformUserPrincipal>(t().db.changes, 100);
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return undefined;
+    };
+    expect(await cache.resolve('nope', load)).toBeUndefined();
+    expect(await cache.resolve('nope', load)).toBeUndefined();
+    expect(loads).toBe(2);
+  });
+
+  it('keeps at most its bound, least recently used out first', async () => {
+    const cache = new CredentialCache<{ accountId: number; key: string }>(t().db.changes, 2);
+    const loaded: string[] = [];
+    // An account id no row has: nothing in the database changes it.
+    const load = (key: string) => async () => {
+      loaded.push(key);
+      return { accountId: -1, key };
+    };
+    for (const key of ['a', 'b', 'a', 'c', 'a', 'b']) await cache.resolve(key, load(key));
+    // a and b loaded; a hit; c evicts b (least recent); a hit; b loaded again.
+    expect(loaded).toEqual(['a', 'b', 'c', 'b']);
+  });
+
+  it('refuses a key revoked through this process on its next request', async () => {
+    const s = await seed();
+    const url = `/api/v1/deployments/${s.refs.prod}/workspace`;
+    expect((await t().app.inject({ url, headers: bearer(s.keys.alice!) })).statusCode).toBe(200);
+    await t().db.kysely.deleteFrom('api_keys').where('digest', '=', digestSecret(s.keys.alice!)).execute();
+    expect((await t().app.inject({ url, headers: bearer(s.keys.alice!) })).statusCode).toBe(401);
+  });
+
+  it('refuses a key revoked through another process (SQLite: next request; PostgreSQL: on notification)', async () => {
+    const s = await seed();
+    const url = `/api/v1/deployments/${s.refs.prod}/workspace`;
+    expect((await t().app.inject({ url, headers: bearer(s.keys.alice!) })).statusCode).toBe(200);
+    expect((await t().app.inject({ url, headers: bearer(s.keys.alice!) })).statusCode).toBe(200);
+    await other.kysely.deleteFrom('api_keys').where('digest', '=', digestSecret(s.keys.alice!)).execute();
+    if (t().dialect === 'sqlite') {
+      expect((await t().app.inject({ url, headers: bearer(s.keys.alice!) })).statusCode).toBe(401);
+    } else {
+      const started = Date.now();
+      expect(await eventually(async () => (await t().app.inject({ url, headers: bearer(s.keys.alice!) })).statusCode === 401, 1000)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+  });
+
+  it('sees a role changed through another process (the principal is re-read, not only its existence)', async () => {
+    const s = await seed();
+    const digest = digestSecret(s.keys.alice!);
+    const cache = new CredentialCache<PlatformUserPrincipal>(t().db.changes, 100);
+    const load = () => findPlatformUserByKeyDigest(t().db.kysely, digest);
+    expect((await cache.resolve(digest, load))?.role).toBe('admin');
+    await other.kysely.updateTable('users').set({ role: 'member' }).where('id', '=', s.refs.alice!).execute();
+    expect(await eventually(async () => (await cache.resolve(digest, load))?.role === 'member', 1000)).toBe(true);
+  });
+
+  it('trusts nothing while the PostgreSQL listening connection is down, and caches again once it is back', async () => {
+    if (t().dialect !== 'postgres') {
+      // SQLite reads its feed from the database file on every call: there is no connection to lose.
+      expect(t().db.changes.mark()).toMatch(/^\d+\.\d+$/);
+      return;
+    }
+    const s = await seed();
+    const digest = digestSecret(s.keys.alice!);
+    const cache = new CredentialCache<PlatformUserPrincipal>(t().db.changes, 100);
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return findPlatformUserByKeyDigest(t().db.kysely, digest);
+    };
+    expect(await eventually(async () => {
+      const before = loads;
+      await cache.resolve(digest, load);
+      return loads === before;
+    })).toBe(true);
+    await other.kysely.executeQuery(sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'svc-credential-listener'`.compile(other.kysely));
+    expect(await eventually(() => t().db.changes.mark() === undefined)).toBe(true);
+    const before = loads;
+    await cache.resolve(digest, load);
+    await cache.resolve(digest, load);
+    expect(loads).toBe(before + 2);
+    // The next stamp after a second reconnects; from then on, hits again.
+    expect(await eventually(() => t().db.changes.mark() !== undefined, 5000)).toBe(true);
+    await cache.resolve(digest, load);
+    const reconnected = loads;
+    await cache.resolve(digest, load);
+    expect(loads).toBe(reconnected);
+  });
+});
