@@ -8,6 +8,12 @@ import type { ServiceContext } from './http/http.context.js';
 import { answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { healthRoutes } from './http/http.health.js';
 import { registerOpenApi } from './http/http.openapi.js';
+import { dashboardRoutes } from './dashboards/dashboards.routes.js';
+import { embedLifetimesFromEnv } from './sessions/sessions.config.js';
+import type { EmbedLifetimes } from './sessions/sessions.config.js';
+import { sessionRoutes } from './sessions/sessions.routes.js';
+import type { SessionContext } from './sessions/sessions.service.js';
+import { loadTokenSigner } from './sessions/sessions.tokens.js';
 import { ListingCache } from './workspace/workspace.cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
 
@@ -22,6 +28,10 @@ export interface AppConfig {
   listingCacheBytes?: number;
   /** API keys whose principals are kept in memory, validated by the database's change feed (default 10,000; 0: off). */
   credentialCacheEntries?: number;
+  /** Session id and token lifetimes (default from SVC_EMBED_SESSION_TTL_MS / SVC_EMBED_TOKEN_TTL_MS). */
+  embedLifetimes?: EmbedLifetimes;
+  /** HS256 secret for embed tokens (default SVC_JWT_SECRET); without one, EdDSA with the key kept in the database. */
+  jwtSecret?: string;
 }
 
 /** The listing cache size from `SVC_LISTING_CACHE_MB` (0 turns it off), else 32 MiB. */
@@ -54,6 +64,9 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: answerFrameworkError,
+    // A body field the schema does not know is refused (400 naming it), not silently dropped: a misspelt
+    // embedTenantName must not mint a session in the default tenant. Query strings keep ignoring unknown names.
+    ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: ServiceContext = { db: config.db.kysely, dialect: config.db.dialect, now: config.now ?? (() => new Date()) };
@@ -63,9 +76,13 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     done();
   });
   registerErrorHandling(app);
-  registerAuthentication(app, ctx, config.db.changes, config.credentialCacheEntries ?? 10_000);
+  const signer = await loadTokenSigner(ctx.db, config.jwtSecret ?? process.env.SVC_JWT_SECRET, ctx.now);
+  const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes ?? embedLifetimesFromEnv() };
+  registerAuthentication(app, ctx, signer, config.db.changes, config.credentialCacheEntries ?? 10_000);
   await registerOpenApi(app);
   await app.register(healthRoutes(config.db));
+  await app.register(sessionRoutes(sessions));
+  await app.register(dashboardRoutes(ctx));
   await app.register(workspaceRoutes(ctx, new ListingCache(config.listingCacheBytes ?? listingCacheBytesFromEnv())));
   await app.ready();
   return app;

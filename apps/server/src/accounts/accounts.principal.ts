@@ -14,13 +14,29 @@ export interface PlatformUserPrincipal {
   dataVersion: string;
 }
 
+/**
+ * The holder of an embed token (SPEC "Authentication"): an embed user of an embed tenant (`externalId` session),
+ * or a platform user (`internalId` session: no embed tenant). Scoped to the session's deployment.
+ */
+export interface EmbedPrincipal {
+  kind: 'embed';
+  accountId: number;
+  deploymentId: number;
+  /** The embed session's row id (never the secret session id). */
+  sessionId: number;
+  embedTenantId: number | null;
+  embedTenantName: string | null;
+  embedUserId: number | null;
+  userId: number | null;
+}
+
 /** No credential, or none that resolved. */
 export interface AnonymousPrincipal {
   kind: 'anonymous';
 }
 
 /** Who is calling, resolved once per request by http/auth and handed to services as a value. */
-export type Principal = PlatformUserPrincipal | AnonymousPrincipal;
+export type Principal = PlatformUserPrincipal | EmbedPrincipal | AnonymousPrincipal;
 
 export function isAdmin(principal: PlatformUserPrincipal): boolean {
   return principal.role === 'admin';

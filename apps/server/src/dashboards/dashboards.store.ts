@@ -16,3 +16,8 @@ export async function selectReportSnapshots(db: Kysely<Database>, accountId: num
     .orderBy('position')
     .execute();
 }
+
+/** The dashboard with this public id in the account, or undefined (another account's never resolves). */
+export async function findDashboardByPublicId(db: Kysely<Database>, accountId: number, publicId: string): Promise<DashboardRow | undefined> {
+  return db.selectFrom('dashboards').selectAll().where('account_id', '=', accountId).where('public_id', '=', publicId).executeTakeFirst();
+}

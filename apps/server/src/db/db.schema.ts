@@ -170,8 +170,56 @@ export interface EmbedUsersTable {
   username: string;
   email: string | null;
   first_name: string | null;
+  /** JSON array of group names, as the last Generate Session gave them. */
+  groups: Generated<string>;
+  /** JSON object of user attributes, as the last Generate Session gave them. */
+  user_attributes: Generated<string>;
   created_at: string;
   updated_at: string;
+}
+
+/**
+ * A signed embed session (SPEC "Embed session"): minted by Generate Session, its id stored as a digest, redeemed
+ * once for an embed token. `embed_user_id` is set for an `externalId` session, `user_id` for an `internalId` one.
+ */
+export interface EmbedSessionsTable {
+  id: Generated<number>;
+  account_id: number;
+  deployment_id: number;
+  embed_tenant_id: number | null;
+  embed_user_id: number | null;
+  user_id: number | null;
+  digest: string;
+  theme: string;
+  settings: string;
+  created_at: string;
+  /** The session id cannot be redeemed from this instant on. */
+  expires_at: string;
+  redeemed_at: string | null;
+  /** Nominal expiry of the token it was redeemed for. */
+  token_expires_at: string | null;
+  revoked_at: string | null;
+}
+
+/** The server's token signing key (DESIGN "Credentials"): server-wide, not account data, so no account_id. */
+export interface ServerKeysTable {
+  id: Generated<number>;
+  name: string;
+  algorithm: string;
+  private_jwk: string;
+  public_jwk: string;
+  created_at: string;
+}
+
+/** A platform user signed in to the console: the cookie carries the id, the table its digest. */
+export interface ConsoleSessionsTable {
+  id: Generated<number>;
+  account_id: number;
+  user_id: number;
+  digest: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
 }
 
 export interface Database {
@@ -190,4 +238,7 @@ export interface Database {
   report_snapshots: ReportSnapshotsTable;
   embed_tenants: EmbedTenantsTable;
   embed_users: EmbedUsersTable;
+  embed_sessions: EmbedSessionsTable;
+  server_keys: ServerKeysTable;
+  console_sessions: ConsoleSessionsTable;
 }

@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CredentialCache } from '../accounts/accounts.credential-cache.js';
 import { API_KEY_PREFIX, digestSecret } from '../accounts/accounts.keys.js';
-import type { PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
 import { findPlatformUserByKeyDigest } from '../accounts/accounts.store.js';
 import type { ChangeFeed } from '../db/db.database.js';
+import { loadEmbedPrincipal } from '../sessions/sessions.service.js';
+import type { TokenSigner } from '../sessions/sessions.tokens.js';
 import type { ServiceContext } from './http.context.js';
 import { AppError } from './http.errors.js';
 
@@ -25,28 +27,54 @@ export function parseAuthorization(header: string | undefined): { scheme: string
   return match ? { scheme: match[1]!, credential: match[2]! } : undefined;
 }
 
-/** Resolves the request's credential into a principal; an unknown credential is anonymous. */
-export async function resolvePrincipal(
-  ctx: ServiceContext,
-  apiKeys: CredentialCache<PlatformUserPrincipal>,
-  header: string | undefined,
-): Promise<Principal> {
-  const parsed = parseAuthorization(header);
-  if (parsed === undefined) return ANONYMOUS;
-  if ((parsed.scheme === 'Bearer' || parsed.scheme === 'Api-Key') && parsed.credential.startsWith(API_KEY_PREFIX)) {
-    const digest = digestSecret(parsed.credential);
-    return (await apiKeys.resolve(digest, () => findPlatformUserByKeyDigest(ctx.db, digest))) ?? ANONYMOUS;
-  }
-  return ANONYMOUS;
+/** What resolving credentials needs: the database, the token signer and the in-memory credential caches. */
+export interface Authenticator {
+  ctx: ServiceContext;
+  signer: TokenSigner;
+  apiKeys: CredentialCache<PlatformUserPrincipal>;
+  embedSessions: CredentialCache<EmbedPrincipal>;
 }
 
-/** The platform user calling, or a 401 that says what to send. */
+/**
+ * Resolves the request's credential into a principal; an unknown or invalid credential is anonymous.
+ * `Bearer` carries an API key (`svc_...`) or an embed token; `Api-Key` only an API key; `Embed-Token` only an
+ * embed token. An embed token must verify (pinned algorithm, issuer, audience, expiry) and its session must be
+ * neither revoked nor gone.
+ */
+export async function resolvePrincipal(auth: Authenticator, header: string | undefined): Promise<Principal> {
+  const parsed = parseAuthorization(header);
+  if (parsed === undefined) return ANONYMOUS;
+  const { scheme, credential } = parsed;
+  if (credential.startsWith(API_KEY_PREFIX)) {
+    if (scheme === 'Embed-Token') return ANONYMOUS;
+    const digest = digestSecret(credential);
+    return (await auth.apiKeys.resolve(digest, () => findPlatformUserByKeyDigest(auth.ctx.db, digest))) ?? ANONYMOUS;
+  }
+  if (scheme === 'Api-Key') return ANONYMOUS;
+  const claims = await auth.signer.verify(credential, auth.ctx.now().getTime());
+  if (claims === undefined) return ANONYMOUS;
+  const principal = await auth.embedSessions.resolve(`${claims.acc}:${claims.sid}`, () => loadEmbedPrincipal(auth.ctx, claims));
+  return principal ?? ANONYMOUS;
+}
+
+/** The platform user calling with an API key, or a 401 that says what to send (403 for an embed token). */
 export function requirePlatformUser(request: FastifyRequest): PlatformUserPrincipal {
   const principal = request.principal;
   if (principal.kind === 'platform-user') return principal;
+  if (principal.kind === 'embed') throw new AppError('forbidden', 'an embed token cannot call the platform API: send an API key', 'Authorization');
   const message = request.headers.authorization === undefined
     ? 'missing Authorization header: send Authorization: Bearer <API key>'
     : 'invalid or unknown credential in the Authorization header';
+  throw new AppError('unauthorized', message, 'Authorization');
+}
+
+/** The holder of an embed token, or a platform user (API key, console session), else a 401. */
+export function requireAuthenticated(request: FastifyRequest): PlatformUserPrincipal | EmbedPrincipal {
+  const principal = request.principal;
+  if (principal.kind !== 'anonymous') return principal;
+  const message = request.headers.authorization === undefined
+    ? 'missing Authorization header: send Authorization: Embed-Token <embed token>'
+    : 'invalid, expired or revoked credential in the Authorization header';
   throw new AppError('unauthorized', message, 'Authorization');
 }
 
@@ -54,10 +82,15 @@ export function requirePlatformUser(request: FastifyRequest): PlatformUserPrinci
  * Resolves the principal once per request, for every API route. API keys resolved before are served from memory
  * while the database's change feed says nothing they depend on changed (`credentialCacheEntries` 0: never).
  */
-export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext, feed: ChangeFeed, credentialCacheEntries: number): void {
-  const apiKeys = new CredentialCache<PlatformUserPrincipal>(feed, credentialCacheEntries);
+export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext, signer: TokenSigner, feed: ChangeFeed, credentialCacheEntries: number): void {
+  const auth: Authenticator = {
+    ctx,
+    signer,
+    apiKeys: new CredentialCache<PlatformUserPrincipal>(feed, credentialCacheEntries),
+    embedSessions: new CredentialCache<EmbedPrincipal>(feed, credentialCacheEntries),
+  };
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {
-    request.principal = request.url.startsWith('/api/') ? await resolvePrincipal(ctx, apiKeys, request.headers.authorization) : ANONYMOUS;
+    request.principal = request.url.startsWith('/api/') ? await resolvePrincipal(auth, request.headers.authorization) : ANONYMOUS;
   });
 }

@@ -17,10 +17,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: Authorization: Bearer svc_...' },
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (Authorization: Bearer svc_... or Api-Key svc_...), or an embed token on embed endpoints' },
+          embedToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Authorization: Embed-Token <embed token>, from POST /api/v1/embed/session/token' },
         },
       },
-      tags: [{ name: 'Workspace' }, { name: 'Operations' }],
+      tags: [{ name: 'Workspace' }, { name: 'Embed sessions' }, { name: 'Embed users' }, { name: 'Embed' }, { name: 'Operations' }],
     },
   });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

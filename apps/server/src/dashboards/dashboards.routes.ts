@@ -1,0 +1,21 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireAuthenticated } from '../http/http.auth.js';
+import type { ServiceContext } from '../http/http.context.js';
+import { ErrorResponse } from '../http/http.schema.js';
+import { Dashboard } from './dashboards.schema.js';
+import { readDashboard } from './dashboards.service.js';
+
+/** DESIGN: `GET /api/v1/embed/dashboard/{publicId}`, the dashboard an embed shows. */
+export function dashboardRoutes(ctx: ServiceContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get('/api/v1/embed/dashboard/:publicId', {
+      schema: {
+        operationId: 'getEmbedDashboard', tags: ['Embed'], security: [{ embedToken: [] }, { bearerAuth: [] }],
+        summary: 'Read a published, embeddable dashboard with its config and report snapshots',
+        params: Type.Object({ publicId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: { 200: Dashboard, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
+      },
+    }, async (request) => readDashboard(ctx, requireAuthenticated(request), request.params.publicId));
+  };
+}

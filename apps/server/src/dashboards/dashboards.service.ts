@@ -1,0 +1,28 @@
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import { AppError } from '../http/http.errors.js';
+import type { ServiceContext } from '../http/http.context.js';
+import { presentDashboard } from './dashboards.presenter.js';
+import type { Dashboard } from './dashboards.schema.js';
+import { findDashboardByPublicId, selectReportSnapshots } from './dashboards.store.js';
+import type { DashboardRow } from './dashboards.store.js';
+
+/**
+ * DESIGN: the dashboard `publicId` resolves only within the caller's account (404 otherwise, before any access
+ * check); it is readable when published and embeddable, and, for an embed session, in the session's deployment
+ * (403 otherwise). Comments (SPEC B rule 10) use the same check.
+ */
+export async function requireReadableDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string): Promise<DashboardRow> {
+  const dashboard = await findDashboardByPublicId(ctx.db, principal.accountId, publicId);
+  if (dashboard === undefined) throw new AppError('not_found', `dashboard ${publicId} not found`, 'publicId');
+  if (dashboard.status !== 'published') throw new AppError('forbidden', `dashboard ${publicId} is ${dashboard.status}, not published`, 'publicId');
+  if (dashboard.allow_embed === 0) throw new AppError('forbidden', `dashboard ${publicId} does not allow embedding`, 'publicId');
+  if (principal.kind === 'embed' && dashboard.deployment_id !== principal.deploymentId) {
+    throw new AppError('forbidden', `dashboard ${publicId} belongs to another deployment than this session's`, 'publicId');
+  }
+  return dashboard;
+}
+
+export async function readDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string): Promise<Dashboard> {
+  const dashboard = await requireReadableDashboard(ctx, principal, publicId);
+  return presentDashboard(dashboard, await selectReportSnapshots(ctx.db, principal.accountId, [dashboard.id]));
+}

@@ -1,0 +1,67 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requirePlatformUser } from '../http/http.auth.js';
+import { exchangeSession, generateSession, listEmbedUsers, removeEmbedUser, revokeSessions } from './sessions.service.js';
+import type { SessionContext } from './sessions.service.js';
+import {
+  EmbedUsersQuery, EmbedUsersResponse, ExchangeBody, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody, sessionErrorResponses,
+} from './sessions.schema.js';
+
+const adminSecurity = [{ bearerAuth: [] }];
+const NoContent = Type.Null({ description: 'No Content' });
+
+/** DESIGN "What SPEC.md leaves not shown": Generate Session, exchange, revoke, and the embed-user admin. */
+export function sessionRoutes(ctx: SessionContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post('/api/v1/embed/generate-session', {
+      schema: {
+        operationId: 'generateEmbedSession', tags: ['Embed sessions'], security: adminSecurity,
+        summary: "Mint a single-use session id for one viewer (call it from your backend with an admin's API key)",
+        body: GenerateSessionBody,
+        response: { 200: GenerateSessionResponse, ...sessionErrorResponses },
+      },
+    }, async (request) => generateSession(ctx, requirePlatformUser(request), request.body));
+
+    app.post('/api/v1/embed/session/token', {
+      schema: {
+        operationId: 'exchangeEmbedSession', tags: ['Embed sessions'], security: [],
+        summary: 'Exchange a session id for an embed token, once (no Authorization: the session id is the credential)',
+        body: ExchangeBody,
+        response: { 200: ExchangeResponse, ...sessionErrorResponses },
+      },
+    }, async (request) => exchangeSession(ctx, request.body.sessionId));
+
+    app.post('/api/v1/embed/session/revoke', {
+      schema: {
+        operationId: 'revokeEmbedSession', tags: ['Embed sessions'], security: adminSecurity,
+        summary: 'Revoke one session (sessionId), or every session of a viewer (externalId, embedTenantName) on logout',
+        body: RevokeBody,
+        response: { 204: NoContent, ...sessionErrorResponses },
+      },
+    }, async (request, reply) => {
+      await revokeSessions(ctx, requirePlatformUser(request), request.body);
+      return reply.status(204).send(null);
+    });
+
+    app.get('/api/v1/embed/users', {
+      schema: {
+        operationId: 'listEmbedUsers', tags: ['Embed users'], security: adminSecurity,
+        summary: 'List the embed users of the account, or of one embed tenant',
+        querystring: EmbedUsersQuery,
+        response: { 200: EmbedUsersResponse, ...sessionErrorResponses },
+      },
+    }, async (request) => ({ users: await listEmbedUsers(ctx, requirePlatformUser(request), request.query.embedTenantName) }));
+
+    app.delete('/api/v1/embed/users/:id', {
+      schema: {
+        operationId: 'deleteEmbedUser', tags: ['Embed users'], security: adminSecurity,
+        summary: 'Delete an embed user: their sessions are revoked, their comments stay without an author',
+        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) }),
+        response: { 204: NoContent, ...sessionErrorResponses },
+      },
+    }, async (request, reply) => {
+      await removeEmbedUser(ctx, requirePlatformUser(request), request.params.id);
+      return reply.status(204).send(null);
+    });
+  };
+}

@@ -1,0 +1,87 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import { ErrorResponse } from '../http/http.schema.js';
+
+/** DESIGN "Generate Session": embed tenant names. */
+export const EMBED_TENANT_NAME_PATTERN = '^[a-z][a-z0-9-]{0,34}[a-z0-9]$';
+
+const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
+const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
+const Open = (properties: Parameters<typeof Type.Object>[0], description: string) =>
+  Type.Object(properties, { additionalProperties: true, description });
+
+export const EmbedTheme = Open({
+  primaryColor: Type.Optional(Text(64)),
+  borderRadius: Type.Optional(Type.Union([Text(32), Type.Number({ minimum: 0 })])),
+  font: Type.Optional(Text(255)),
+}, 'Brand theme: primaryColor, borderRadius, font, plus any further keys kept as given (the same shape svc:action:set-theme takes)');
+export type EmbedTheme = Static<typeof EmbedTheme>;
+
+export const EmbedSettings = Open({
+  locale: Type.Optional(Text(35)),
+  timezone: Type.Optional(Text(64)),
+  allowAi: Type.Optional(Type.Boolean()),
+}, 'Viewer settings: locale, timezone, allowAi, plus any further keys kept as given');
+
+/** DESIGN "Generate Session": unknown top-level fields are refused, so a misspelt embedTenantName is not ignored. */
+export const GenerateSessionBody = Type.Object({
+  deploymentId: Id,
+  externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'The viewer in your product; lowercased and trimmed' })),
+  internalId: Type.Optional(Type.String({ minLength: 3, maxLength: 320, description: 'Email of a platform user of the account (no embed tenant)' })),
+  embedTenantName: Type.Optional(Type.String({ pattern: EMBED_TENANT_NAME_PATTERN, description: "The viewer's customer; default: the account's tenantName" })),
+  embedTheme: Type.Optional(EmbedTheme),
+  email: Type.Optional(Type.String({ maxLength: 320 })),
+  username: Type.Optional(Text(255)),
+  firstName: Type.Optional(Type.String({ maxLength: 255 })),
+  groups: Type.Optional(Type.Array(Text(255), { maxItems: 100 })),
+  userAttributes: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  settings: Type.Optional(EmbedSettings),
+}, { additionalProperties: false });
+export type GenerateSessionBody = Static<typeof GenerateSessionBody>;
+
+export const GenerateSessionResponse = Type.Object({
+  sessionId: Type.String({ description: 'Single-use; redeem it within expiresAt at POST /api/v1/embed/session/token' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+});
+export type GenerateSessionResponse = Static<typeof GenerateSessionResponse>;
+
+export const ExchangeBody = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export type ExchangeBody = Static<typeof ExchangeBody>;
+
+export const ExchangeResponse = Type.Object({
+  token: Type.String({ description: 'Embed token (JWT): send it as Authorization: Embed-Token <token>' }),
+  expiresAt: Type.String({ format: 'date-time', description: 'Nominal expiry of the token' }),
+  effectiveEnd: Type.String({ format: 'date-time', description: 'When the embed treats the session as over (earlier than expiresAt)' }),
+  expiringAt: Type.String({ format: 'date-time', description: 'When svc:event:session-expiring fires' }),
+});
+export type ExchangeResponse = Static<typeof ExchangeResponse>;
+
+/** Either one session (`sessionId`) or every session of one viewer (`externalId`, + `embedTenantName`): logout. */
+export const RevokeBody = Type.Object({
+  sessionId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  embedTenantName: Type.Optional(Type.String({ pattern: EMBED_TENANT_NAME_PATTERN })),
+}, { additionalProperties: false });
+export type RevokeBody = Static<typeof RevokeBody>;
+
+export const EmbedUser = Type.Object({
+  id: Type.Integer(),
+  externalId: Type.String(),
+  embedTenantName: Type.String(),
+  username: Type.String(),
+  email: Type.Union([Type.String(), Type.Null()]),
+  firstName: Type.Union([Type.String(), Type.Null()]),
+  groups: Type.Array(Type.String()),
+  userAttributes: Type.Object({}, { additionalProperties: true }),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+}, { title: 'EmbedUser' });
+export type EmbedUser = Static<typeof EmbedUser>;
+
+export const EmbedUsersQuery = Type.Object({
+  embedTenantName: Type.Optional(Type.String({ pattern: EMBED_TENANT_NAME_PATTERN })),
+});
+
+export const EmbedUsersResponse = Type.Object({ users: Type.Array(EmbedUser) });
+
+export const sessionErrorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };

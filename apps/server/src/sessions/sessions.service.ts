@@ -1,0 +1,188 @@
+import { randomBytes } from 'node:crypto';
+import { digestSecret, toBase62 } from '../accounts/accounts.keys.js';
+import { isAdmin } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import { findDeploymentInAccount } from '../accounts/accounts.store.js';
+import { AppError } from '../http/http.errors.js';
+import { isoTimestamp } from '../http/http.context.js';
+import type { ServiceContext } from '../http/http.context.js';
+import { tokenTimeline } from './sessions.config.js';
+import type { EmbedLifetimes } from './sessions.config.js';
+import type { EmbedUser, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
+import {
+  deleteEmbedUser,
+  findEmbedTenantName,
+  findEmbedUserId,
+  findLiveSession,
+  findUserIdByEmail,
+  insertEmbedSession,
+  redeemEmbedSession,
+  revokeSessionByDigest,
+  revokeSessionsOfEmbedUser,
+  selectEmbedUsers,
+  upsertEmbedTenant,
+  upsertEmbedUser,
+} from './sessions.store.js';
+import type { TokenSigner } from './sessions.tokens.js';
+
+/** What the session services need beyond the database: lifetimes and the token signer. */
+export interface SessionContext extends ServiceContext {
+  lifetimes: EmbedLifetimes;
+  signer: TokenSigner;
+}
+
+export const SESSION_ID_PREFIX = 'ses_';
+
+/** Generate Session, Revoke and the embed-user admin are for admins of the account (DESIGN "Credentials"). */
+export function requireAdmin(principal: PlatformUserPrincipal): void {
+  if (!isAdmin(principal)) throw new AppError('forbidden', 'this needs the API key of an admin; this key belongs to a member', 'Authorization');
+}
+
+async function tenantNameOf(ctx: ServiceContext, accountId: number, given: string | undefined): Promise<string> {
+  if (given !== undefined) return given;
+  const account = await ctx.db.selectFrom('accounts').select('tenant_name').where('id', '=', accountId).executeTakeFirstOrThrow();
+  return account.tenant_name;
+}
+
+/**
+ * DESIGN "Generate Session": mints a single-use session id for one viewer of one deployment, creating or updating
+ * the embed tenant and the embed user (`externalId`), or naming a platform user (`internalId`, no embed tenant).
+ * Only the id's digest is stored; the id is returned once.
+ */
+export async function generateSession(ctx: SessionContext, principal: PlatformUserPrincipal, body: GenerateSessionBody): Promise<GenerateSessionResponse> {
+  requireAdmin(principal);
+  const { accountId } = principal;
+  if ((body.externalId === undefined) === (body.internalId === undefined)) {
+    const field = body.externalId === undefined ? 'externalId' : 'internalId';
+    throw new AppError('invalid_body', 'send exactly one of externalId (a viewer of your product) or internalId (a platform user\'s email)', field);
+  }
+  const externalId = body.externalId?.trim().toLowerCase();
+  if (externalId === '') throw new AppError('invalid_body', 'body externalId must not be blank', 'externalId');
+  if (body.internalId !== undefined && body.embedTenantName !== undefined) {
+    throw new AppError('invalid_body', 'an internalId session has no embed tenant: leave embedTenantName out', 'embedTenantName');
+  }
+  if ((await findDeploymentInAccount(ctx.db, accountId, body.deploymentId)) === undefined) {
+    throw new AppError('not_found', `deployment ${body.deploymentId} not found`, 'deploymentId');
+  }
+  const now = ctx.now();
+  const nowIso = isoTimestamp(now);
+  const expiresAt = isoTimestamp(new Date(now.getTime() + ctx.lifetimes.sessionTtlMs));
+  const sessionId = SESSION_ID_PREFIX + toBase62(randomBytes(32));
+
+  await ctx.db.transaction().execute(async (trx) => {
+    let embedTenantId: number | null = null;
+    let embedUserId: number | null = null;
+    let userId: number | null = null;
+    if (externalId !== undefined) {
+      embedTenantId = await upsertEmbedTenant(trx, accountId, await tenantNameOf({ ...ctx, db: trx }, accountId, body.embedTenantName), nowIso);
+      embedUserId = await upsertEmbedUser(trx, accountId, embedTenantId, externalId, {
+        username: body.username, email: body.email, firstName: body.firstName, groups: body.groups, userAttributes: body.userAttributes as Record<string, unknown> | undefined,
+      }, nowIso);
+    } else {
+      const email = body.internalId!.trim().toLowerCase();
+      userId = (await findUserIdByEmail(trx, accountId, email)) ?? null;
+      if (userId === null) throw new AppError('not_found', `no platform user with email ${email} in this account`, 'internalId');
+    }
+    await insertEmbedSession(trx, {
+      account_id: accountId, deployment_id: body.deploymentId, embed_tenant_id: embedTenantId, embed_user_id: embedUserId, user_id: userId,
+      digest: digestSecret(sessionId), theme: JSON.stringify(body.embedTheme ?? {}), settings: JSON.stringify(body.settings ?? {}),
+      created_at: nowIso, expires_at: expiresAt,
+    });
+  });
+  return { sessionId, expiresAt };
+}
+
+const REFUSED_EXCHANGE = 'session id is unknown, already redeemed, revoked or expired';
+
+/**
+ * SPEC C: exchanges a session id for an embed token, once. The id itself is the credential; every refusal is the
+ * same 401 so that the answer tells nothing about which ids exist.
+ */
+export async function exchangeSession(ctx: SessionContext, sessionId: string): Promise<ExchangeResponse> {
+  const now = ctx.now();
+  const timeline = tokenTimeline(ctx.lifetimes, now.getTime());
+  const row = sessionId.startsWith(SESSION_ID_PREFIX)
+    ? await redeemEmbedSession(ctx.db, digestSecret(sessionId), isoTimestamp(now), isoTimestamp(new Date(timeline.expiresAt)))
+    : undefined;
+  if (row === undefined) throw new AppError('unauthorized', REFUSED_EXCHANGE, 'sessionId');
+  const tenantName = row.embed_tenant_id === null ? null : await findEmbedTenantName(ctx.db, row.account_id, row.embed_tenant_id);
+  const token = await ctx.signer.sign({
+    sid: row.id, acc: row.account_id, dep: row.deployment_id, ten: tenantName, eu: row.embed_user_id, pu: row.user_id,
+    eff: timeline.effectiveEnd, wrn: timeline.warnAt,
+  }, now.getTime(), timeline.expiresAt);
+  return {
+    token,
+    expiresAt: isoTimestamp(new Date(timeline.expiresAt)),
+    effectiveEnd: isoTimestamp(new Date(timeline.effectiveEnd)),
+    expiringAt: isoTimestamp(new Date(timeline.warnAt)),
+  };
+}
+
+/**
+ * The principal of a verified embed token's claims, or undefined when its session was revoked or is gone (its
+ * embed user deleted). Scoped by the token's account.
+ */
+export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: number; acc: number }): Promise<EmbedPrincipal | undefined> {
+  const row = await findLiveSession(ctx.db, claims.acc, claims.sid);
+  if (row === undefined || row.redeemed_at === null) return undefined;
+  return {
+    kind: 'embed',
+    accountId: row.account_id,
+    deploymentId: row.deployment_id,
+    sessionId: row.id,
+    embedTenantId: row.embed_tenant_id,
+    embedTenantName: row.embed_tenant_id === null ? null : await findEmbedTenantName(ctx.db, row.account_id, row.embed_tenant_id),
+    embedUserId: row.embed_user_id,
+    userId: row.user_id,
+  };
+}
+
+/**
+ * DESIGN "Revoke": one session by id (idempotent: unknown and already revoked ids are fine), or every session of
+ * one viewer by `externalId` (+ `embedTenantName`, default the account's tenant) for logout.
+ */
+export async function revokeSessions(ctx: ServiceContext, principal: PlatformUserPrincipal, body: RevokeBody): Promise<void> {
+  requireAdmin(principal);
+  const { accountId } = principal;
+  const now = isoTimestamp(ctx.now());
+  if ((body.sessionId === undefined) === (body.externalId === undefined)) {
+    throw new AppError('invalid_body', 'send either sessionId (one session) or externalId (every session of that viewer)', body.sessionId === undefined ? 'sessionId' : 'externalId');
+  }
+  if (body.sessionId !== undefined) {
+    if (body.embedTenantName !== undefined) throw new AppError('invalid_body', 'embedTenantName goes with externalId, not with sessionId', 'embedTenantName');
+    await revokeSessionByDigest(ctx.db, accountId, digestSecret(body.sessionId), now);
+    return;
+  }
+  const tenantName = await tenantNameOf(ctx, accountId, body.embedTenantName);
+  const embedUserId = await findEmbedUserId(ctx.db, accountId, tenantName, body.externalId!.trim().toLowerCase());
+  if (embedUserId !== undefined) await revokeSessionsOfEmbedUser(ctx.db, accountId, embedUserId, now);
+}
+
+/** DESIGN "Embed users": the account's embed users, optionally of one tenant. */
+export async function listEmbedUsers(ctx: ServiceContext, principal: PlatformUserPrincipal, tenantName: string | undefined): Promise<EmbedUser[]> {
+  requireAdmin(principal);
+  const rows = await selectEmbedUsers(ctx.db, principal.accountId, tenantName);
+  return rows.map((row) => ({
+    id: row.id,
+    externalId: row.external_id,
+    embedTenantName: row.embed_tenant_name,
+    username: row.username,
+    email: row.email,
+    firstName: row.first_name,
+    groups: JSON.parse(row.groups) as string[],
+    userAttributes: JSON.parse(row.user_attributes) as Record<string, unknown>,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }));
+}
+
+/** Deletes an embed user of the account; their sessions go with them, so their tokens stop working. */
+export async function removeEmbedUser(ctx: ServiceContext, principal: PlatformUserPrincipal, embedUserId: number): Promise<void> {
+  requireAdmin(principal);
+  await ctx.db.transaction().execute(async (trx) => {
+    await revokeSessionsOfEmbedUser(trx, principal.accountId, embedUserId, isoTimestamp(ctx.now()));
+    if (!(await deleteEmbedUser(trx, principal.accountId, embedUserId))) {
+      throw new AppError('not_found', `embed user ${embedUserId} not found`, 'id');
+    }
+  });
+}

@@ -1,0 +1,128 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../db/db.schema.js';
+
+export type EmbedSessionRow = Selectable<Database['embed_sessions']>;
+export type EmbedUserRow = Selectable<Database['embed_users']> & { embed_tenant_name: string };
+
+/** The embed tenant of this name in the account, created if new; its id. */
+export async function upsertEmbedTenant(db: Kysely<Database>, accountId: number, name: string, now: string): Promise<number> {
+  await db.insertInto('embed_tenants').values({ account_id: accountId, name, created_at: now })
+    .onConflict((oc) => oc.columns(['account_id', 'name']).doNothing()).execute();
+  const row = await db.selectFrom('embed_tenants').select('id').where('account_id', '=', accountId).where('name', '=', name).executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export interface EmbedUserFields {
+  username?: string | undefined;
+  email?: string | undefined;
+  firstName?: string | undefined;
+  groups?: string[] | undefined;
+  userAttributes?: Record<string, unknown> | undefined;
+}
+
+/**
+ * The embed user `externalId` of the tenant, created if new; fields given replace the stored ones, fields left
+ * out keep them (a new user's username defaults to the externalId). Its id.
+ */
+export async function upsertEmbedUser(
+  db: Kysely<Database>,
+  accountId: number,
+  embedTenantId: number,
+  externalId: string,
+  fields: EmbedUserFields,
+  now: string,
+): Promise<number> {
+  const changes = {
+    ...(fields.username !== undefined && { username: fields.username }),
+    ...(fields.email !== undefined && { email: fields.email }),
+    ...(fields.firstName !== undefined && { first_name: fields.firstName }),
+    ...(fields.groups !== undefined && { groups: JSON.stringify(fields.groups) }),
+    ...(fields.userAttributes !== undefined && { user_attributes: JSON.stringify(fields.userAttributes) }),
+  };
+  await db.insertInto('embed_users').values({
+    account_id: accountId, embed_tenant_id: embedTenantId, external_id: externalId,
+    username: fields.username ?? externalId, email: fields.email ?? null, first_name: fields.firstName ?? null,
+    groups: JSON.stringify(fields.groups ?? []), user_attributes: JSON.stringify(fields.userAttributes ?? {}),
+    created_at: now, updated_at: now,
+  }).onConflict((oc) => oc.columns(['embed_tenant_id', 'external_id']).doUpdateSet({ ...changes, updated_at: now })).execute();
+  const row = await db.selectFrom('embed_users').select('id')
+    .where('account_id', '=', accountId).where('embed_tenant_id', '=', embedTenantId).where('external_id', '=', externalId)
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** The platform user of the account with this email (lowercased), or undefined. */
+export async function findUserIdByEmail(db: Kysely<Database>, accountId: number, email: string): Promise<number | undefined> {
+  const row = await db.selectFrom('users').select('id').where('account_id', '=', accountId).where('email', '=', email).executeTakeFirst();
+  return row?.id;
+}
+
+export async function insertEmbedSession(db: Kysely<Database>, row: Omit<EmbedSessionRow, 'id' | 'redeemed_at' | 'token_expires_at' | 'revoked_at'>): Promise<void> {
+  await db.insertInto('embed_sessions').values(row).execute();
+}
+
+/**
+ * Redeems a session id: one statement that marks it redeemed only if it is unredeemed, unrevoked and unexpired,
+ * so of two concurrent exchanges exactly one gets the row.
+ */
+export async function redeemEmbedSession(db: Kysely<Database>, digest: string, now: string, tokenExpiresAt: string): Promise<EmbedSessionRow | undefined> {
+  return db.updateTable('embed_sessions')
+    .set({ redeemed_at: now, token_expires_at: tokenExpiresAt })
+    .where('digest', '=', digest)
+    .where('redeemed_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function findEmbedTenantName(db: Kysely<Database>, accountId: number, embedTenantId: number): Promise<string> {
+  const row = await db.selectFrom('embed_tenants').select('name').where('account_id', '=', accountId).where('id', '=', embedTenantId).executeTakeFirstOrThrow();
+  return row.name;
+}
+
+/** A session that is neither revoked nor gone, scoped by account. */
+export async function findLiveSession(db: Kysely<Database>, accountId: number, sessionId: number): Promise<EmbedSessionRow | undefined> {
+  return db.selectFrom('embed_sessions').selectAll()
+    .where('account_id', '=', accountId).where('id', '=', sessionId).where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function revokeSessionByDigest(db: Kysely<Database>, accountId: number, digest: string, now: string): Promise<number> {
+  const result = await db.updateTable('embed_sessions').set({ revoked_at: now })
+    .where('account_id', '=', accountId).where('digest', '=', digest).where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function revokeSessionsOfEmbedUser(db: Kysely<Database>, accountId: number, embedUserId: number, now: string): Promise<number> {
+  const result = await db.updateTable('embed_sessions').set({ revoked_at: now })
+    .where('account_id', '=', accountId).where('embed_user_id', '=', embedUserId).where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function findEmbedUserId(db: Kysely<Database>, accountId: number, tenantName: string, externalId: string): Promise<number | undefined> {
+  const row = await db.selectFrom('embed_users as u')
+    .innerJoin('embed_tenants as t', (j) => j.onRef('t.id', '=', 'u.embed_tenant_id').onRef('t.account_id', '=', 'u.account_id'))
+    .select('u.id')
+    .where('u.account_id', '=', accountId).where('t.name', '=', tenantName).where('u.external_id', '=', externalId)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** Embed users of the account, optionally of one tenant, by tenant name then username. */
+export async function selectEmbedUsers(db: Kysely<Database>, accountId: number, tenantName: string | undefined): Promise<EmbedUserRow[]> {
+  let query = db.selectFrom('embed_users as u')
+    .innerJoin('embed_tenants as t', (j) => j.onRef('t.id', '=', 'u.embed_tenant_id').onRef('t.account_id', '=', 'u.account_id'))
+    .selectAll('u')
+    .select('t.name as embed_tenant_name')
+    .where('u.account_id', '=', accountId);
+  if (tenantName !== undefined) query = query.where('t.name', '=', tenantName);
+  return query.orderBy('t.name').orderBy('u.username').orderBy('u.id').execute();
+}
+
+export async function deleteEmbedUser(db: Kysely<Database>, accountId: number, embedUserId: number): Promise<boolean> {
+  const result = await db.deleteFrom('embed_users').where('account_id', '=', accountId).where('id', '=', embedUserId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
