@@ -8,6 +8,10 @@ import type { ServiceContext } from './http/http.context.js';
 import { answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { healthRoutes } from './http/http.health.js';
 import { registerOpenApi } from './http/http.openapi.js';
+import cookie from '@fastify/cookie';
+import { accountRoutes } from './accounts/accounts.routes.js';
+import { rateLimitsFromEnv, registerRateLimiting } from './http/http.rate-limit.js';
+import type { RateLimits } from './http/http.rate-limit.js';
 import { dashboardRoutes } from './dashboards/dashboards.routes.js';
 import { embedLifetimesFromEnv } from './sessions/sessions.config.js';
 import type { EmbedLifetimes } from './sessions/sessions.config.js';
@@ -30,6 +34,8 @@ export interface AppConfig {
   credentialCacheEntries?: number;
   /** Session id and token lifetimes (default from SVC_EMBED_SESSION_TTL_MS / SVC_EMBED_TOKEN_TTL_MS). */
   embedLifetimes?: EmbedLifetimes;
+  /** Per-minute limits of generate-session, exchange and login (default from SVC_RATE_LIMIT_*). */
+  rateLimits?: RateLimits;
   /** HS256 secret for embed tokens (default SVC_JWT_SECRET); without one, EdDSA with the key kept in the database. */
   jwtSecret?: string;
 }
@@ -76,12 +82,16 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     done();
   });
   registerErrorHandling(app);
+  await app.register(cookie);
+  await registerRateLimiting(app);
+  const rateLimits = config.rateLimits ?? rateLimitsFromEnv();
   const signer = await loadTokenSigner(ctx.db, config.jwtSecret ?? process.env.SVC_JWT_SECRET, ctx.now);
-  const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes ?? embedLifetimesFromEnv() };
+  const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes ?? embedLifetimesFromEnv(), changes: config.db.changes };
   registerAuthentication(app, ctx, signer, config.db.changes, config.credentialCacheEntries ?? 10_000);
   await registerOpenApi(app);
   await app.register(healthRoutes(config.db));
-  await app.register(sessionRoutes(sessions));
+  await app.register(accountRoutes(ctx, { max: rateLimits.login, windowMs: rateLimits.windowMs }));
+  await app.register(sessionRoutes(sessions, rateLimits));
   await app.register(dashboardRoutes(ctx));
   await app.register(workspaceRoutes(ctx, new ListingCache(config.listingCacheBytes ?? listingCacheBytesFromEnv())));
   await app.ready();

@@ -12,6 +12,8 @@ export interface PlatformUserPrincipal {
    * valid only for the versions they were computed at.
    */
   dataVersion: string;
+  /** The credential: an API key, or a console session cookie (DESIGN "Credentials and principals"). */
+  via: 'api-key' | 'console';
 }
 
 /**

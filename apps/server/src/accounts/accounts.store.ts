@@ -28,7 +28,7 @@ export async function findPlatformUserByKeyDigest(db: Kysely<Database>, digest: 
   const row = rows[0];
   if (!row) return undefined;
   const { personal_version, data_version, ...user } = row;
-  return { kind: 'platform-user', ...user, dataVersion: `${data_version}.${personal_version}` };
+  return { kind: 'platform-user', ...user, dataVersion: `${data_version}.${personal_version}`, via: 'api-key' };
 }
 
 /**
@@ -80,4 +80,46 @@ export async function bumpPersonalVersion(db: Kysely<Database>, accountId: numbe
     .where('id', '=', userId)
     .where('account_id', '=', accountId)
     .execute();
+}
+
+/** Users with this email (lowercased), with what login needs; several when the email is in several accounts. */
+export async function findLoginCandidates(db: Kysely<Database>, email: string, tenantName: string | undefined) {
+  let query = db.selectFrom('users as u')
+    .innerJoin('accounts as a', 'a.id', 'u.account_id')
+    .select(['u.id as userId', 'u.account_id as accountId', 'u.role', 'u.email', 'u.first_name as firstName', 'u.password_digest as passwordDigest', 'a.tenant_name as tenantName'])
+    .where('u.email', '=', email);
+  if (tenantName !== undefined) query = query.where('a.tenant_name', '=', tenantName);
+  return query.limit(2).execute();
+}
+
+export async function insertConsoleSession(db: Kysely<Database>, row: { account_id: number; user_id: number; digest: string; created_at: string; expires_at: string }): Promise<void> {
+  await db.insertInto('console_sessions').values(row).execute();
+}
+
+/** A console session that is not revoked, with its platform user and its expiry (checked by the caller). */
+export interface ConsoleSession {
+  accountId: number;
+  expiresAt: string;
+  principal: PlatformUserPrincipal;
+}
+
+export async function findConsoleSession(db: Kysely<Database>, digest: string): Promise<ConsoleSession | undefined> {
+  const row = await db.selectFrom('console_sessions as s')
+    .innerJoin('users as u', (join) => join.onRef('u.id', '=', 's.user_id').onRef('u.account_id', '=', 's.account_id'))
+    .innerJoin('accounts as a', 'a.id', 'u.account_id')
+    .select(['u.id as userId', 'u.account_id as accountId', 'u.role', 'u.email', 'u.personal_version', 'a.data_version', 's.expires_at'])
+    .where('s.digest', '=', digest)
+    .where('s.revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { personal_version, data_version, expires_at, ...user } = row;
+  return {
+    accountId: row.accountId,
+    expiresAt: expires_at,
+    principal: { kind: 'platform-user', ...user, dataVersion: `${data_version}.${personal_version}`, via: 'console' },
+  };
+}
+
+export async function revokeConsoleSession(db: Kysely<Database>, digest: string, now: string): Promise<void> {
+  await db.updateTable('console_sessions').set({ revoked_at: now }).where('digest', '=', digest).where('revoked_at', 'is', null).execute();
 }

@@ -29,6 +29,12 @@ export interface Db {
 export interface ChangeFeed {
   mark(): ChangeMark | undefined;
   unchangedSince(mark: ChangeMark, accountId: number): boolean;
+  /**
+   * Resolves once the feed has seen a change of the account after `since` (a mark taken before the write), or
+   * after `timeoutMs`; true when it was seen. SQLite sees every commit at once; on PostgreSQL this waits for the
+   * write's own notification, which the server sends to every listening process at the same moment.
+   */
+  awaitAccountChange(accountId: number, since: ChangeMark | undefined, timeoutMs: number): Promise<boolean>;
 }
 
 export type ChangeMark = string | { epoch: number; sequence: number };
@@ -90,6 +96,7 @@ function openSqlite(path: string): Db {
     changes: {
       mark,
       unchangedSince: (previous) => mark() === previous,
+      awaitAccountChange: async () => true,
     },
     close: () => kysely.destroy(),
   };
@@ -186,6 +193,7 @@ class CredentialListener implements ChangeFeed {
   #sequence = 0;
   #lastChange = new Map<number, number>();
   #lastAttempt = 0;
+  #waiters = new Set<{ accountId: number; resolve: (seen: boolean) => void }>();
 
   constructor(url: string) {
     this.#url = url;
@@ -202,6 +210,20 @@ class CredentialListener implements ChangeFeed {
     return (this.#lastChange.get(accountId) ?? -1) <= mark.sequence;
   }
 
+  awaitAccountChange(accountId: number, since: ChangeMark | undefined, timeoutMs: number): Promise<boolean> {
+    if (!this.#listening || since === undefined || typeof since === 'string') return Promise.resolve(false);
+    if ((this.#lastChange.get(accountId) ?? -1) > since.sequence) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = { accountId, resolve: (seen: boolean) => {
+        clearTimeout(timer);
+        this.#waiters.delete(waiter);
+        resolve(seen);
+      } };
+      const timer = setTimeout(() => waiter.resolve(false), timeoutMs);
+      this.#waiters.add(waiter);
+    });
+  }
+
   /** A statement of this process's own completed (or failed) that may have written. */
   noteLocalWrite(): void {
     this.#epoch++;
@@ -210,8 +232,10 @@ class CredentialListener implements ChangeFeed {
   #noteNotification(payload: string | undefined): void {
     this.#sequence++;
     const accountId = Number(payload);
-    if (payload === undefined || payload === '' || !Number.isInteger(accountId)) this.#epoch++;
+    const everyAccount = payload === undefined || payload === '' || !Number.isInteger(accountId);
+    if (everyAccount) this.#epoch++;
     else this.#lastChange.set(accountId, this.#sequence);
+    for (const waiter of this.#waiters) if (everyAccount || waiter.accountId === accountId) waiter.resolve(true);
   }
 
   async #connect(): Promise<void> {
@@ -244,6 +268,7 @@ class CredentialListener implements ChangeFeed {
   async close(): Promise<void> {
     this.#closed = true;
     this.#listening = false;
+    for (const waiter of this.#waiters) waiter.resolve(false);
     const client = this.#client;
     this.#client = undefined;
     await client?.end().catch(() => undefined);

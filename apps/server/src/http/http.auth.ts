@@ -2,7 +2,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CredentialCache } from '../accounts/accounts.credential-cache.js';
 import { API_KEY_PREFIX, digestSecret } from '../accounts/accounts.keys.js';
 import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
-import { findPlatformUserByKeyDigest } from '../accounts/accounts.store.js';
+import { CONSOLE_COOKIE, CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
+import { findConsoleSession, findPlatformUserByKeyDigest } from '../accounts/accounts.store.js';
+import type { ConsoleSession } from '../accounts/accounts.store.js';
+import { isoTimestamp } from './http.context.js';
 import type { ChangeFeed } from '../db/db.database.js';
 import { loadEmbedPrincipal } from '../sessions/sessions.service.js';
 import type { TokenSigner } from '../sessions/sessions.tokens.js';
@@ -16,6 +19,8 @@ declare module 'fastify' {
 }
 
 const ANONYMOUS: Principal = { kind: 'anonymous' };
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+export const CSRF_HEADER_VALUE = 'svc';
 
 /**
  * Splits an Authorization header into its scheme and credential. The scheme is matched case-sensitively
@@ -33,6 +38,7 @@ export interface Authenticator {
   signer: TokenSigner;
   apiKeys: CredentialCache<PlatformUserPrincipal>;
   embedSessions: CredentialCache<EmbedPrincipal>;
+  consoleSessions: CredentialCache<ConsoleSession>;
 }
 
 /**
@@ -41,7 +47,13 @@ export interface Authenticator {
  * embed token. An embed token must verify (pinned algorithm, issuer, audience, expiry) and its session must be
  * neither revoked nor gone.
  */
-export async function resolvePrincipal(auth: Authenticator, header: string | undefined): Promise<Principal> {
+export async function resolvePrincipal(auth: Authenticator, header: string | undefined, consoleCookie?: string): Promise<Principal> {
+  if (header === undefined && consoleCookie !== undefined && consoleCookie.startsWith(CONSOLE_SESSION_PREFIX)) {
+    const digest = digestSecret(consoleCookie);
+    const session = await auth.consoleSessions.resolve(digest, () => findConsoleSession(auth.ctx.db, digest));
+    // Checked on every request, so that a session held in memory still ends at its expiry.
+    return session !== undefined && session.expiresAt > isoTimestamp(auth.ctx.now()) ? session.principal : ANONYMOUS;
+  }
   const parsed = parseAuthorization(header);
   if (parsed === undefined) return ANONYMOUS;
   const { scheme, credential } = parsed;
@@ -88,9 +100,21 @@ export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext
     signer,
     apiKeys: new CredentialCache<PlatformUserPrincipal>(feed, credentialCacheEntries),
     embedSessions: new CredentialCache<EmbedPrincipal>(feed, credentialCacheEntries),
+    consoleSessions: new CredentialCache<ConsoleSession>(feed, credentialCacheEntries),
   };
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {
-    request.principal = request.url.startsWith('/api/') ? await resolvePrincipal(auth, request.headers.authorization) : ANONYMOUS;
+    if (!request.url.startsWith('/api/')) {
+      request.principal = ANONYMOUS;
+      return;
+    }
+    request.principal = await resolvePrincipal(auth, request.headers.authorization, request.cookies[CONSOLE_COOKIE]);
+    // A cookie rides along on cross-site requests (SameSite=None, for private embeds): a write authenticated by it
+    // must prove it comes from svc's own pages with a header no cross-site form or image can send.
+    if (request.principal.kind === 'platform-user' && request.principal.via === 'console'
+      && !SAFE_METHODS.has(request.method) && request.headers['x-requested-with'] !== CSRF_HEADER_VALUE
+      && !request.url.startsWith('/api/v1/auth/')) {
+      throw new AppError('forbidden', `a write with the console cookie needs the header X-Requested-With: ${CSRF_HEADER_VALUE}`, 'X-Requested-With');
+    }
   });
 }

@@ -11,6 +11,7 @@ export type AppErrorCode =
   | 'payload_too_large'
   | 'uri_too_long'
   | 'unsupported_media_type'
+  | 'too_many_requests'
   | 'internal_error'
   | 'service_unavailable';
 
@@ -24,6 +25,7 @@ export const statusByCode: Record<AppErrorCode, number> = {
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
+  too_many_requests: 429,
   internal_error: 500,
   service_unavailable: 503,
 };

@@ -21,7 +21,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           embedToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Authorization: Embed-Token <embed token>, from POST /api/v1/embed/session/token' },
         },
       },
-      tags: [{ name: 'Workspace' }, { name: 'Embed sessions' }, { name: 'Embed users' }, { name: 'Embed' }, { name: 'Operations' }],
+      tags: [{ name: 'Workspace' }, { name: 'Console' }, { name: 'Embed sessions' }, { name: 'Embed users' }, { name: 'Embed' }, { name: 'Operations' }],
     },
   });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

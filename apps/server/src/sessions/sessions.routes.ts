@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePlatformUser } from '../http/http.auth.js';
+import { rateLimitFor } from '../http/http.rate-limit.js';
+import type { RateLimits } from '../http/http.rate-limit.js';
 import { exchangeSession, generateSession, listEmbedUsers, removeEmbedUser, revokeSessions } from './sessions.service.js';
 import type { SessionContext } from './sessions.service.js';
 import {
@@ -11,7 +13,7 @@ const adminSecurity = [{ bearerAuth: [] }];
 const NoContent = Type.Null({ description: 'No Content' });
 
 /** DESIGN "What SPEC.md leaves not shown": Generate Session, exchange, revoke, and the embed-user admin. */
-export function sessionRoutes(ctx: SessionContext): FastifyPluginAsyncTypebox {
+export function sessionRoutes(ctx: SessionContext, limits: RateLimits): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post('/api/v1/embed/generate-session', {
       schema: {
@@ -20,6 +22,7 @@ export function sessionRoutes(ctx: SessionContext): FastifyPluginAsyncTypebox {
         body: GenerateSessionBody,
         response: { 200: GenerateSessionResponse, ...sessionErrorResponses },
       },
+      config: rateLimitFor(limits.generateSession, limits.windowMs, (request) => `generate:${request.headers.authorization ?? request.ip}`),
     }, async (request) => generateSession(ctx, requirePlatformUser(request), request.body));
 
     app.post('/api/v1/embed/session/token', {
@@ -29,6 +32,7 @@ export function sessionRoutes(ctx: SessionContext): FastifyPluginAsyncTypebox {
         body: ExchangeBody,
         response: { 200: ExchangeResponse, ...sessionErrorResponses },
       },
+      config: rateLimitFor(limits.exchange, limits.windowMs, (request) => `exchange:${request.ip}`),
     }, async (request) => exchangeSession(ctx, request.body.sessionId));
 
     app.post('/api/v1/embed/session/revoke', {

@@ -6,6 +6,7 @@ import { findDeploymentInAccount } from '../accounts/accounts.store.js';
 import { AppError } from '../http/http.errors.js';
 import { isoTimestamp } from '../http/http.context.js';
 import type { ServiceContext } from '../http/http.context.js';
+import type { ChangeFeed } from '../db/db.database.js';
 import { tokenTimeline } from './sessions.config.js';
 import type { EmbedLifetimes } from './sessions.config.js';
 import type { EmbedUser, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
@@ -29,6 +30,21 @@ import type { TokenSigner } from './sessions.tokens.js';
 export interface SessionContext extends ServiceContext {
   lifetimes: EmbedLifetimes;
   signer: TokenSigner;
+  changes: ChangeFeed;
+}
+
+/** How long a revocation waits for the database to tell every process (PostgreSQL NOTIFY) before answering. */
+const REVOCATION_PROPAGATION_WAIT_MS = 1000;
+
+/**
+ * Runs a revocation, then waits (bounded) until this process's change feed has seen it: on PostgreSQL the
+ * notification reaches every listening process at the same moment, so when the 204 leaves, the other processes
+ * have (all but surely) dropped the session too and refuse its token on their next request.
+ */
+async function revokeAndPropagate(ctx: SessionContext, accountId: number, revoke: () => Promise<number>): Promise<void> {
+  const since = ctx.changes.mark();
+  const revoked = await revoke();
+  if (revoked > 0) await ctx.changes.awaitAccountChange(accountId, since, REVOCATION_PROPAGATION_WAIT_MS);
 }
 
 export const SESSION_ID_PREFIX = 'ses_';
@@ -141,7 +157,7 @@ export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: num
  * DESIGN "Revoke": one session by id (idempotent: unknown and already revoked ids are fine), or every session of
  * one viewer by `externalId` (+ `embedTenantName`, default the account's tenant) for logout.
  */
-export async function revokeSessions(ctx: ServiceContext, principal: PlatformUserPrincipal, body: RevokeBody): Promise<void> {
+export async function revokeSessions(ctx: SessionContext, principal: PlatformUserPrincipal, body: RevokeBody): Promise<void> {
   requireAdmin(principal);
   const { accountId } = principal;
   const now = isoTimestamp(ctx.now());
@@ -150,12 +166,12 @@ export async function revokeSessions(ctx: ServiceContext, principal: PlatformUse
   }
   if (body.sessionId !== undefined) {
     if (body.embedTenantName !== undefined) throw new AppError('invalid_body', 'embedTenantName goes with externalId, not with sessionId', 'embedTenantName');
-    await revokeSessionByDigest(ctx.db, accountId, digestSecret(body.sessionId), now);
+    await revokeAndPropagate(ctx, accountId, () => revokeSessionByDigest(ctx.db, accountId, digestSecret(body.sessionId!), now));
     return;
   }
   const tenantName = await tenantNameOf(ctx, accountId, body.embedTenantName);
   const embedUserId = await findEmbedUserId(ctx.db, accountId, tenantName, body.externalId!.trim().toLowerCase());
-  if (embedUserId !== undefined) await revokeSessionsOfEmbedUser(ctx.db, accountId, embedUserId, now);
+  if (embedUserId !== undefined) await revokeAndPropagate(ctx, accountId, () => revokeSessionsOfEmbedUser(ctx.db, accountId, embedUserId, now));
 }
 
 /** DESIGN "Embed users": the account's embed users, optionally of one tenant. */
@@ -177,12 +193,13 @@ export async function listEmbedUsers(ctx: ServiceContext, principal: PlatformUse
 }
 
 /** Deletes an embed user of the account; their sessions go with them, so their tokens stop working. */
-export async function removeEmbedUser(ctx: ServiceContext, principal: PlatformUserPrincipal, embedUserId: number): Promise<void> {
+export async function removeEmbedUser(ctx: SessionContext, principal: PlatformUserPrincipal, embedUserId: number): Promise<void> {
   requireAdmin(principal);
-  await ctx.db.transaction().execute(async (trx) => {
-    await revokeSessionsOfEmbedUser(trx, principal.accountId, embedUserId, isoTimestamp(ctx.now()));
-    if (!(await deleteEmbedUser(trx, principal.accountId, embedUserId))) {
+  // Their sessions go with them (ON DELETE CASCADE), which notifies like a revocation.
+  await revokeAndPropagate(ctx, principal.accountId, async () => {
+    if (!(await deleteEmbedUser(ctx.db, principal.accountId, embedUserId))) {
       throw new AppError('not_found', `embed user ${embedUserId} not found`, 'id');
     }
+    return 1;
   });
 }

@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../http/http.errors.js';
+import { isoTimestamp } from '../http/http.context.js';
+import type { ServiceContext } from '../http/http.context.js';
+import { digestSecret, toBase62 } from './accounts.keys.js';
+import { hashPassword, verifyPassword } from './accounts.passwords.js';
+import { findLoginCandidates, insertConsoleSession, revokeConsoleSession } from './accounts.store.js';
+
+export const CONSOLE_COOKIE = 'svc_console';
+export const CONSOLE_SESSION_PREFIX = 'cs_';
+/** How long a console sign-in lasts (12 hours; then sign in again). */
+export const CONSOLE_SESSION_TTL_MS = 12 * 3_600_000;
+
+let decoyDigest: Promise<string> | undefined;
+
+export interface LoginResult {
+  sessionId: string;
+  expiresAt: string;
+  user: { id: number; email: string; firstName: string | null; role: string; tenantName: string };
+}
+
+/**
+ * Signs a platform user in with email and password. Every refusal is the same 401, and an unknown email costs
+ * the same scrypt work as a wrong password, so neither the answer nor its timing tells which emails exist. An
+ * email in several accounts needs `tenantName` (400 naming it).
+ */
+export async function login(ctx: ServiceContext, input: { email: string; password: string; tenantName?: string | undefined }): Promise<LoginResult> {
+  const email = input.email.trim().toLowerCase();
+  const candidates = await findLoginCandidates(ctx.db, email, input.tenantName);
+  if (candidates.length > 1) {
+    throw new AppError('invalid_body', 'this email belongs to users of several accounts: send tenantName too', 'tenantName');
+  }
+  const user = candidates[0];
+  decoyDigest ??= hashPassword(randomBytes(16).toString('hex'));
+  const digest = user?.passwordDigest ?? (await decoyDigest);
+  const matches = await verifyPassword(input.password, digest);
+  if (!user || user.passwordDigest === null || !matches) {
+    throw new AppError('unauthorized', 'email or password is wrong', 'password');
+  }
+  const now = ctx.now();
+  const sessionId = CONSOLE_SESSION_PREFIX + toBase62(randomBytes(32));
+  const expiresAt = isoTimestamp(new Date(now.getTime() + CONSOLE_SESSION_TTL_MS));
+  await insertConsoleSession(ctx.db, { account_id: user.accountId, user_id: user.userId, digest: digestSecret(sessionId), created_at: isoTimestamp(now), expires_at: expiresAt });
+  return { sessionId, expiresAt, user: { id: user.userId, email: user.email, firstName: user.firstName, role: user.role, tenantName: user.tenantName } };
+}
+
+/** Ends a console session (idempotent: an unknown or ended one is fine). */
+export async function logout(ctx: ServiceContext, sessionId: string | undefined): Promise<void> {
+  if (sessionId === undefined || !sessionId.startsWith(CONSOLE_SESSION_PREFIX)) return;
+  await revokeConsoleSession(ctx.db, digestSecret(sessionId), isoTimestamp(ctx.now()));
+}

@@ -1,0 +1,67 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { ServiceContext } from '../http/http.context.js';
+import { rateLimitFor } from '../http/http.rate-limit.js';
+import { ErrorResponse } from '../http/http.schema.js';
+import { CONSOLE_COOKIE, login, logout } from './accounts.console.js';
+
+const LoginBody = Type.Object({
+  email: Type.String({ minLength: 3, maxLength: 320 }),
+  password: Type.String({ minLength: 1, maxLength: 1024 }),
+  tenantName: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The account, when the email is in several' })),
+}, { additionalProperties: false });
+
+const LoginResponse = Type.Object({
+  expiresAt: Type.String({ format: 'date-time' }),
+  user: Type.Object({ id: Type.Integer(), email: Type.String(), firstName: Type.Union([Type.String(), Type.Null()]), role: Type.String(), tenantName: Type.String() }),
+});
+
+/**
+ * The cookie's attributes: `SameSite=None; Secure` so that a private embed (a cross-site iframe) sends it, except
+ * on plain-http localhost, where browsers drop Secure cookies and Lax is what works.
+ */
+export function consoleCookieOptions(request: FastifyRequest, expires: Date) {
+  const localPlainHttp = request.protocol === 'http' && ['localhost', '127.0.0.1', '[::1]'].includes(request.hostname.replace(/:\d+$/, ''));
+  return {
+    httpOnly: true,
+    path: '/',
+    expires,
+    sameSite: localPlainHttp ? ('lax' as const) : ('none' as const),
+    secure: !localPlainHttp,
+  };
+}
+
+/** Console sign-in for platform users (DESIGN "Credentials": console session, an httpOnly cookie). */
+export function accountRoutes(ctx: ServiceContext, loginLimit: { max: number; windowMs: number }): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post('/api/v1/auth/login', {
+      schema: {
+        operationId: 'login', tags: ['Console'], security: [],
+        summary: 'Sign a platform user in with email and password; sets the httpOnly console cookie',
+        body: LoginBody,
+        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse },
+      },
+      config: rateLimitFor(loginLimit.max, loginLimit.windowMs, (request) => {
+        const body = request.body as { email?: unknown } | undefined;
+        return `login:${request.ip}:${typeof body?.email === 'string' ? body.email.trim().toLowerCase() : ''}`;
+      }, 'preHandler'),
+    }, async (request, reply) => {
+      const result = await login(ctx, request.body);
+      void reply.setCookie(CONSOLE_COOKIE, result.sessionId, consoleCookieOptions(request, new Date(result.expiresAt)));
+      return { expiresAt: result.expiresAt, user: result.user };
+    });
+
+    app.post('/api/v1/auth/logout', {
+      schema: {
+        operationId: 'logout', tags: ['Console'], security: [],
+        summary: 'End the console session of the cookie and clear the cookie (idempotent)',
+        response: { 204: Type.Null({ description: 'No Content' }) },
+      },
+    }, async (request, reply) => {
+      await logout(ctx, request.cookies[CONSOLE_COOKIE]);
+      void reply.clearCookie(CONSOLE_COOKIE, consoleCookieOptions(request, new Date(0)));
+      return reply.status(204).send(null);
+    });
+  };
+}

@@ -1,0 +1,50 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const RUNNER = 'apps/server/test/cli-runner.ts';
+
+/** A `svc serve` child process started from the TypeScript source, and where it listens. */
+export interface SvcProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `svc serve --db URL --port 0` as a process of its own (a second server sharing one database, as an
+ * operator runs them) and resolves once it prints where it listens.
+ */
+export function startSvcServe(dbUrl: string, env: NodeJS.ProcessEnv = {}): Promise<SvcProcess> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, SVC_LOG_LEVEL: 'warn', ...env };
+  delete childEnv.SVC_DATABASE_URL;
+  delete childEnv.SVC_PORT;
+  const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, 'serve', '--db', dbUrl, '--port', '0'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`svc serve did not start within 30 s: ${output}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({
+          url: match[1]!,
+          child,
+          stop: () => new Promise((done) => {
+            if (child.exitCode !== null || child.signalCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+        });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`svc serve exited with ${code}: ${output}`));
+    });
+  });
+}
