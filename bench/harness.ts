@@ -2,7 +2,12 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 /** A server child process and the address it printed. */
 export interface RunningServer {
@@ -97,4 +102,32 @@ export async function measureThroughput(url: string, headers: Record<string, str
 /** What the figures were measured on. */
 export function machine(): { cpus: number; cpuModel: string; memoryGiB: number; node: string } {
   return { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+}
+
+/**
+ * A fresh, empty database for one benchmark run: an SQLite file in a temporary directory, or a new PostgreSQL
+ * database on the server of `adminUrl`. `drop()` removes it.
+ */
+export async function freshDatabase(dialect: 'sqlite' | 'postgres', adminUrl: string): Promise<{ url: string; path?: string; drop(): Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+    const path = join(dir, 'svc.db');
+    return { url: `sqlite:${path}`, path, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `svc_bench_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
 }

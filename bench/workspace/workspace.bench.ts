@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import pg from 'pg';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { machine, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
+import { freshDatabase, machine, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
 import type { LatencySummary, RunningServer } from '../harness.js';
 import { RARE_TOKEN, generateWorkspace } from './workspace.generate.js';
 import { loadWorkspace } from './workspace.load.js';
@@ -86,28 +85,9 @@ async function postgresAvailable(adminUrl: string): Promise<boolean> {
 }
 
 async function prepareDatabase(dialect: Dialect, adminUrl: string): Promise<{ url: string; target: Parameters<typeof loadWorkspace>[0]; drop(): Promise<void> }> {
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-    const path = join(dir, 'svc.db');
-    return { url: `sqlite:${path}`, target: { dialect, path }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `svc_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    target: { dialect, url: url.toString() },
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
+  const database = await freshDatabase(dialect, adminUrl);
+  const target = dialect === 'sqlite' ? { dialect, path: database.path! } : { dialect, url: database.url };
+  return { url: database.url, target, drop: () => database.drop() };
 }
 
 interface PreparedSize {

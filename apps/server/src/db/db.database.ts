@@ -19,8 +19,10 @@ export interface Db {
  * Tells an in-memory cache whether the credentials it holds may have changed (docs/decisions.md, "Credential
  * cache"). Take a `mark()` before reading; what was read stays good while `unchangedSince(mark, accountId)`.
  *
- * - SQLite: the mark is the connection's own row changes (`total_changes()`) and the commits of every other
- *   connection or process (`PRAGMA data_version`), read on every call: exact, about 4 µs.
+ * - SQLite: the mark is the connection's own row changes (`total_changes()`, read on every call, 0.1 µs: exact)
+ *   and the commits of every other connection or process (`PRAGMA data_version`, which opens a read transaction:
+ *   3 µs idle, 10-15 µs under load; re-read when SQLITE_FOREIGN_COMMITS_MS has passed since the last read). So
+ *   this process's writes are seen on its next request, another process's within that bound.
  * - PostgreSQL: triggers on accounts, users and api_keys notify `svc_credentials` with the account id on commit;
  *   a dedicated connection listens. The mark is a notification sequence number plus an epoch that moves with
  *   every statement this process writes and every (re)connection. `mark()` is undefined while the listening
@@ -38,6 +40,13 @@ export interface ChangeFeed {
 }
 
 export type ChangeMark = string | { epoch: number; sequence: number };
+
+/**
+ * How stale, at most, an SQLite process's view of other processes' commits may be (see ChangeFeed). A write that
+ * must be seen by every process on its next request waits this long (twice, for margin) before it answers:
+ * `awaitAccountChange` on SQLite.
+ */
+export const SQLITE_FOREIGN_COMMITS_MS = 1;
 
 /** The notification channel the PostgreSQL credential triggers send on (migration 0002). */
 export const CREDENTIAL_CHANNEL = 'svc_credentials';
@@ -89,14 +98,24 @@ function openSqlite(path: string): Db {
   // `PRAGMA data_version` opens a read transaction (~3 µs); `total_changes()` is a counter read (~0.1 µs).
   const othersCommits = sqlite.prepare('pragma data_version').pluck(true);
   const ownChanges = sqlite.prepare('select total_changes()').pluck(true);
-  const mark = () => (sqlite.open ? `${ownChanges.get() as number}.${othersCommits.get() as number}` : undefined);
+  let others = 0;
+  let othersReadAt = Number.NEGATIVE_INFINITY;
+  const mark = () => {
+    if (!sqlite.open) return undefined;
+    const now = performance.now();
+    if (now - othersReadAt >= SQLITE_FOREIGN_COMMITS_MS) {
+      others = othersCommits.get() as number;
+      othersReadAt = now;
+    }
+    return `${ownChanges.get() as number}.${others}`;
+  };
   return {
     kysely,
     dialect: 'sqlite',
     changes: {
       mark,
       unchangedSince: (previous) => mark() === previous,
-      awaitAccountChange: async () => true,
+      awaitAccountChange: () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 2 * SQLITE_FOREIGN_COMMITS_MS)),
     },
     close: () => kysely.destroy(),
   };

@@ -8,7 +8,7 @@ import type { ConsoleSession } from '../accounts/accounts.store.js';
 import { isoTimestamp } from './http.context.js';
 import type { ChangeFeed } from '../db/db.database.js';
 import { loadEmbedPrincipal } from '../sessions/sessions.service.js';
-import type { TokenSigner } from '../sessions/sessions.tokens.js';
+import type { EmbedTokenClaims, TokenSigner } from '../sessions/sessions.tokens.js';
 import type { ServiceContext } from './http.context.js';
 import { AppError } from './http.errors.js';
 
@@ -39,6 +39,35 @@ export interface Authenticator {
   apiKeys: CredentialCache<PlatformUserPrincipal>;
   embedSessions: CredentialCache<EmbedPrincipal>;
   consoleSessions: CredentialCache<ConsoleSession>;
+  verifiedTokens: VerifiedTokens;
+}
+
+/**
+ * Embed tokens that verified, so that a token's signature is checked once per process rather than on
+ * every request (an Ed25519 verification costs about as much as the rest of a small request). Only the signature
+ * check is skipped: expiry is compared on every request, and revocation is the session cache's business.
+ */
+export class VerifiedTokens {
+  #signer: TokenSigner;
+  #maxEntries: number;
+  #entries = new Map<string, EmbedTokenClaims>();
+
+  constructor(signer: TokenSigner, maxEntries: number) {
+    this.#signer = signer;
+    this.#maxEntries = maxEntries;
+  }
+
+  async verify(token: string, nowMs: number): Promise<EmbedTokenClaims | undefined> {
+    // Keyed by the whole token (a forged token differs somewhere, so it never finds another's entry).
+    const held = this.#entries.get(token);
+    if (held !== undefined) return held.exp * 1000 > nowMs ? held : undefined;
+    const claims = await this.#signer.verify(token, nowMs);
+    if (claims !== undefined && this.#maxEntries > 0) {
+      if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+      this.#entries.set(token, claims);
+    }
+    return claims;
+  }
 }
 
 /**
@@ -63,7 +92,7 @@ export async function resolvePrincipal(auth: Authenticator, header: string | und
     return (await auth.apiKeys.resolve(digest, () => findPlatformUserByKeyDigest(auth.ctx.db, digest))) ?? ANONYMOUS;
   }
   if (scheme === 'Api-Key') return ANONYMOUS;
-  const claims = await auth.signer.verify(credential, auth.ctx.now().getTime());
+  const claims = await auth.verifiedTokens.verify(credential, auth.ctx.now().getTime());
   if (claims === undefined) return ANONYMOUS;
   const principal = await auth.embedSessions.resolve(`${claims.acc}:${claims.sid}`, () => loadEmbedPrincipal(auth.ctx, claims));
   return principal ?? ANONYMOUS;
@@ -101,6 +130,7 @@ export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext
     apiKeys: new CredentialCache<PlatformUserPrincipal>(feed, credentialCacheEntries),
     embedSessions: new CredentialCache<EmbedPrincipal>(feed, credentialCacheEntries),
     consoleSessions: new CredentialCache<ConsoleSession>(feed, credentialCacheEntries),
+    verifiedTokens: new VerifiedTokens(signer, credentialCacheEntries),
   };
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {

@@ -6,7 +6,7 @@ import type { RateLimits } from '../http/http.rate-limit.js';
 import { exchangeSession, generateSession, listEmbedUsers, removeEmbedUser, revokeSessions } from './sessions.service.js';
 import type { SessionContext } from './sessions.service.js';
 import {
-  EmbedUsersQuery, EmbedUsersResponse, ExchangeBody, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody, sessionErrorResponses,
+  CurrentSessionResponse, EmbedUsersQuery, EmbedUsersResponse, ExchangeBody, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody, sessionErrorResponses,
 } from './sessions.schema.js';
 
 const adminSecurity = [{ bearerAuth: [] }];
@@ -45,6 +45,28 @@ export function sessionRoutes(ctx: SessionContext, limits: RateLimits): FastifyP
     }, async (request, reply) => {
       await revokeSessions(ctx, requirePlatformUser(request), request.body);
       return reply.status(204).send(null);
+    });
+
+    // What the embed runtime needs for svc:event:ready; like NextAuth's /api/auth/session, `{ session: null }`
+    // (200) when the request carries no valid embed token, so the embed can tell "signed out" from a failure.
+    app.get('/api/v1/embed/session', {
+      schema: {
+        operationId: 'currentEmbedSession', tags: ['Embed sessions'], security: [{ embedToken: [] }, {}],
+        summary: 'The embed session of the token sent, or null',
+        response: { 200: CurrentSessionResponse },
+      },
+    }, async (request) => {
+      const principal = request.principal;
+      if (principal.kind !== 'embed') return { session: null };
+      return {
+        session: {
+          mode: 'signed' as const,
+          deploymentId: principal.deploymentId,
+          embedTenant: principal.embedTenantName,
+          embedUserId: principal.embedUserId,
+          userId: principal.userId,
+        },
+      };
     });
 
     app.get('/api/v1/embed/users', {

@@ -78,6 +78,19 @@ export const EmbedUser = Type.Object({
 }, { title: 'EmbedUser' });
 export type EmbedUser = Static<typeof EmbedUser>;
 
+export const CurrentSessionResponse = Type.Object({
+  session: Type.Union([
+    Type.Object({
+      mode: Type.Literal('signed'),
+      deploymentId: Type.Integer(),
+      embedTenant: Type.Union([Type.String(), Type.Null()], { description: 'null for an internalId session' }),
+      embedUserId: Type.Union([Type.Integer(), Type.Null()]),
+      userId: Type.Union([Type.Integer(), Type.Null()], { description: 'The platform user of an internalId session' }),
+    }),
+    Type.Null(),
+  ]),
+});
+
 export const EmbedUsersQuery = Type.Object({
   embedTenantName: Type.Optional(Type.String({ pattern: EMBED_TENANT_NAME_PATTERN })),
 });

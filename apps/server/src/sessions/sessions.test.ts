@@ -262,6 +262,18 @@ describeEachDialect('embed sessions', (t) => {
     });
   });
 
+  describe('GET /api/v1/embed/session', () => {
+    it("tells the embed who it is, and { session: null } without a valid token", async () => {
+      const { token, sessionId } = await viewerToken({ embedTenantName: 'customer-w' });
+      const res = await app.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${token}` } });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ session: { mode: 'signed', deploymentId: s.refs.prod, embedTenant: 'customer-w', embedUserId: expect.any(Number), userId: null } });
+      expect((await app.inject({ url: '/api/v1/embed/session' })).json()).toEqual({ session: null });
+      expect((await revoke({ sessionId })).statusCode).toBe(204);
+      expect((await app.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${token}` } })).json()).toEqual({ session: null });
+    });
+  });
+
   describe('GET /api/v1/embed/dashboard/{publicId}', () => {
     it('returns the Dashboard with its config and report snapshots', async () => {
       const { token } = await viewerToken();

@@ -1,0 +1,174 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
+import { openDatabase } from '../../apps/server/src/db/db.database.js';
+import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
+import { freshDatabase, machine, startServer, summarize } from '../harness.js';
+
+const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
+const RESULTS = new URL('../results/sessions.json', import.meta.url).pathname;
+const ADMIN_KEY = 'svc_bench_sessions_admin_0001';
+type Dialect = 'sqlite' | 'postgres';
+
+interface DialectResult {
+  dialect: Dialect;
+  pairs: { seconds: number; workers: number; pairsPerSecond: number; pairP50Ms: number; pairP99Ms: number; baselinePairsPerSecond: number; ratio: number };
+  auth: { seconds: number; connections: number; tokens: number; withTokenRps: number; withoutAuthRps: number; ratio: number; overheadPercent: number };
+  /** PostgreSQL only: index scans of embed_sessions during the authenticated runs, per token per second. */
+  sessionLookupsPerTokenSecond?: number;
+}
+
+async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** `workers` loops, each doing `pair()` back to back for `seconds`; pairs per second and per-pair latency. */
+async function loop(seconds: number, workers: number, pair: (worker: number, i: number) => Promise<void>): Promise<{ perSecond: number; p50: number; p99: number }> {
+  const samples: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  await Promise.all(Array.from({ length: workers }, async (_, worker) => {
+    for (let i = 0; performance.now() < deadline; i++) {
+      const started = performance.now();
+      await pair(worker, i);
+      samples.push(performance.now() - started);
+    }
+  }));
+  const s = summarize(samples);
+  return { perSecond: Math.round(samples.length / seconds), p50: s.p50, p99: s.p99 };
+}
+
+async function throughput(url: string, requests: Array<{ headers: Record<string, string> }>, seconds: number, connections: number): Promise<number> {
+  const result = await autocannon({ url, duration: seconds, connections, requests: requests.map((r) => ({ method: 'GET', headers: r.headers })) });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`autocannon on ${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return Math.round(result.requests.average);
+}
+
+async function sessionIndexScans(url: string): Promise<number> {
+  // A busy backend reports its statistics at most once a second, an idle one within 10 s (PGSTAT_IDLE_INTERVAL):
+  // wait that out so the reading holds every scan made before it.
+  await new Promise((resolve) => setTimeout(resolve, 11_000));
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows } = await client.query<{ n: string }>(`select coalesce(idx_scan, 0) + coalesce(seq_scan, 0) as n from pg_stat_user_tables where relname = 'embed_sessions'`);
+  await client.end();
+  return Number(rows[0]?.n ?? 0);
+}
+
+async function runDialect(dialect: Dialect, adminUrl: string, options: { seconds: number; workers: number; connections: number; tokens: number }): Promise<DialectResult> {
+  const database = await freshDatabase(dialect, adminUrl);
+  try {
+    const db = openDatabase(database.url);
+    await migrateToLatest(db);
+    const { refs } = await importFile(db.kysely, { accounts: [{
+      ref: 'acme', name: 'Acme', tenantName: 'acme',
+      users: [{ ref: 'admin', email: 'admin@acme.test', role: 'admin', apiKeys: [ADMIN_KEY] }],
+      deployments: [{ ref: 'prod', name: 'Prod', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'W', createdBy: 'admin', dashboard: { publicId: 'bench', status: 'published', allowEmbed: true } }] }],
+    }] });
+    await db.close();
+    const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], {
+      SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_GENERATE_SESSION: '100000000', SVC_RATE_LIMIT_EXCHANGE: '100000000',
+    });
+    try {
+      const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+      const mintAndExchange = async (worker: number, i: number) => {
+        const minted = await postJson(`${server.url}/api/v1/embed/generate-session`, { deploymentId: refs.prod, externalId: `viewer-${worker}-${i % 50}` }, admin);
+        if (minted.status !== 200) throw new Error(`generate-session answered ${minted.status}: ${JSON.stringify(minted.json)}`);
+        const exchanged = await postJson(`${server.url}/api/v1/embed/session/token`, { sessionId: minted.json.sessionId });
+        if (exchanged.status !== 200) throw new Error(`exchange answered ${exchanged.status}: ${JSON.stringify(exchanged.json)}`);
+      };
+      // The baseline: two requests per pair that touch neither the database nor a key.
+      const healthPair = async () => {
+        for (let k = 0; k < 2; k++) {
+          const res = await fetch(`${server.url}/healthz`);
+          await res.arrayBuffer();
+        }
+      };
+      await loop(2, options.workers, mintAndExchange);
+      const baseline = await loop(options.seconds, options.workers, healthPair);
+      const pairs = await loop(options.seconds, options.workers, mintAndExchange);
+
+      const tokens: string[] = [];
+      for (let i = 0; i < options.tokens; i++) {
+        const minted = await postJson(`${server.url}/api/v1/embed/generate-session`, { deploymentId: refs.prod, externalId: `reader-${i}` }, admin);
+        tokens.push((await postJson(`${server.url}/api/v1/embed/session/token`, { sessionId: minted.json.sessionId })).json.token as string);
+      }
+      const url = `${server.url}/api/v1/embed/session`;
+      const withToken = tokens.map((token) => ({ headers: { authorization: `Embed-Token ${token}` } }));
+      const withoutAuth = [{ headers: {} }];
+      const check = await fetch(url, { headers: withToken[0]!.headers });
+      if (((await check.json()) as { session: unknown }).session === null) throw new Error('the bench token did not authenticate');
+      await throughput(url, withToken, 2, options.connections);
+      const scansBefore = dialect === 'postgres' ? await sessionIndexScans(database.url) : 0;
+      const a1 = await throughput(url, withoutAuth, options.seconds, options.connections);
+      const b1 = await throughput(url, withToken, options.seconds, options.connections);
+      const a2 = await throughput(url, withoutAuth, options.seconds, options.connections);
+      const b2 = await throughput(url, withToken, options.seconds, options.connections);
+      const scansAfter = dialect === 'postgres' ? await sessionIndexScans(database.url) : 0;
+      const withoutAuthRps = Math.round((a1 + a2) / 2);
+      const withTokenRps = Math.round((b1 + b2) / 2);
+      const ratio = Math.round((withTokenRps / withoutAuthRps) * 1000) / 1000;
+      const result: DialectResult = {
+        dialect,
+        pairs: {
+          seconds: options.seconds, workers: options.workers, pairsPerSecond: pairs.perSecond, pairP50Ms: pairs.p50, pairP99Ms: pairs.p99,
+          baselinePairsPerSecond: baseline.perSecond, ratio: Math.round((pairs.perSecond / baseline.perSecond) * 1000) / 1000,
+        },
+        auth: {
+          seconds: options.seconds, connections: options.connections, tokens: options.tokens, withTokenRps, withoutAuthRps, ratio,
+          overheadPercent: Math.round((withoutAuthRps / withTokenRps - 1) * 1000) / 10,
+        },
+      };
+      if (dialect === 'postgres') {
+        // The authenticated runs last 2 x seconds; every token is read there at most once a second if the goal holds.
+        result.sessionLookupsPerTokenSecond = Math.round(((scansAfter - scansBefore) / (options.tokens * 2 * options.seconds)) * 1000) / 1000;
+      }
+      process.stderr.write(`[${dialect}] ${JSON.stringify(result)}\n`);
+      return result;
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+/**
+ * `npm run bench -- sessions [--dialects sqlite,postgres] [--seconds 10] [--workers 10] [--connections 10] [--tokens 20]`
+ * Generate + exchange pairs per second (against pairs of /healthz requests, same run), and the cost of embed-token
+ * authentication: GET /api/v1/embed/session with a valid token against the same endpoint without Authorization.
+ */
+export async function main(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      dialects: { type: 'string', default: 'sqlite,postgres' },
+      seconds: { type: 'string', default: '10' },
+      workers: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '10' },
+      tokens: { type: 'string', default: '20' },
+    },
+  });
+  const adminUrl = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const options = { seconds: Number(values.seconds), workers: Number(values.workers), connections: Number(values.connections), tokens: Number(values.tokens) };
+  const runs: DialectResult[] = [];
+  for (const dialect of values.dialects.split(',') as Dialect[]) {
+    if (dialect === 'postgres') {
+      const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
+      try {
+        await client.connect();
+        await client.end();
+      } catch {
+        process.stderr.write(`PostgreSQL does not answer at ${adminUrl}: its half of the benchmark is SKIPPED\n`);
+        continue;
+      }
+    }
+    runs.push(await runDialect(dialect, adminUrl, options));
+  }
+  const report = { benchmark: 'sessions', date: new Date().toISOString(), machine: machine(), runs };
+  mkdirSync(new URL('../results/', import.meta.url).pathname, { recursive: true });
+  writeFileSync(RESULTS, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(runs, null, 2)}\nresults written to ${RESULTS}\n`);
+}
