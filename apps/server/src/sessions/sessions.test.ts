@@ -262,6 +262,30 @@ describeEachDialect('embed sessions', (t) => {
     });
   });
 
+  describe('HS256 with SVC_JWT_SECRET', () => {
+    it('signs with HS256 when a secret is configured, and each server refuses the other algorithm', async () => {
+      const hs = await buildApp({ db: t().db, now: () => new Date(clock), jwtSecret: 'a-test-secret-that-is-at-least-32-bytes-long' });
+      try {
+        const minted = await generate({ deploymentId: s.refs.prod, externalId: 'hs-viewer' });
+        const exchanged = await hs.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: { sessionId: minted.json().sessionId } });
+        expect(exchanged.statusCode, exchanged.body).toBe(200);
+        const hsToken = exchanged.json().token as string;
+        expect(decodeProtectedHeader(hsToken).alg).toBe('HS256');
+        const read = (a: FastifyInstance, token: string) => a.inject({ url: `/api/v1/embed/dashboard/${publicIds.q1}`, headers: { authorization: `Embed-Token ${token}` } });
+        expect((await read(hs, hsToken)).statusCode).toBe(200);
+        expect((await read(app, hsToken)).statusCode).toBe(401);
+        const { token: edToken } = await viewerToken();
+        expect((await read(hs, edToken)).statusCode).toBe(401);
+      } finally {
+        await hs.close();
+      }
+    });
+
+    it('refuses to start with a secret shorter than 32 bytes', async () => {
+      await expect(buildApp({ db: t().db, jwtSecret: 'too-short' })).rejects.toThrow(/SVC_JWT_SECRET must be at least 32 bytes/);
+    });
+  });
+
   describe('GET /api/v1/embed/session', () => {
     it("tells the embed who it is, and { session: null } without a valid token", async () => {
       const { token, sessionId } = await viewerToken({ embedTenantName: 'customer-w' });

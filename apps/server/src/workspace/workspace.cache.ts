@@ -3,11 +3,12 @@
  *
  * The version travels with the credential (one query reads both), so a hit costs no further query, and a write
  * anywhere in the account (or, for views and favorites, by the same user) makes every older entry unreachable.
+ * Bodies are kept as UTF-8 bytes, so a hit is written to the socket without encoding 14 KB of text again.
  * Bounded by bytes, least recently used first out.
  */
 export class ListingCache {
   readonly #maxBytes: number;
-  readonly #entries = new Map<string, { version: string; body: string }>();
+  readonly #entries = new Map<string, { version: string; body: Buffer }>();
   #bytes = 0;
 
   constructor(maxBytes: number) {
@@ -19,7 +20,7 @@ export class ListingCache {
   }
 
   /** The body cached under `key` at exactly `version`, or undefined. */
-  get(key: string, version: string): string | undefined {
+  get(key: string, version: string): Buffer | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
     if (entry.version !== version) {
@@ -31,8 +32,8 @@ export class ListingCache {
     return entry.body;
   }
 
-  set(key: string, version: string, body: string): void {
-    const size = body.length * 2;
+  set(key: string, version: string, body: Buffer): void {
+    const size = body.length;
     if (!this.enabled || size > this.#maxBytes / 4) return;
     this.#remove(key);
     this.#entries.set(key, { version, body });
@@ -47,7 +48,7 @@ export class ListingCache {
   #remove(key: string): void {
     const entry = this.#entries.get(key);
     if (entry === undefined) return;
-    this.#bytes -= entry.body.length * 2;
+    this.#bytes -= entry.body.length;
     this.#entries.delete(key);
   }
 }

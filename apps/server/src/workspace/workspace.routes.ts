@@ -33,10 +33,10 @@ export function workspaceRoutes(ctx: ServiceContext, cache: ListingCache): Fasti
       ]);
       let body = cache.get(key, principal.dataVersion);
       if (body === undefined) {
-        body = reply.serialize(await listWorkspace(ctx, principal, deploymentId, q)) as string;
+        body = Buffer.from(reply.serialize(await listWorkspace(ctx, principal, deploymentId, q)) as string);
         cache.set(key, principal.dataVersion, body);
       }
-      // A string payload is sent as it is: the page was serialized by this route's own response schema.
+      // A Buffer payload is sent as it is: the page was serialized by this route's own response schema.
       return reply.type('application/json; charset=utf-8').send(body as never);
     });
 
