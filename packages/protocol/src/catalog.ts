@@ -1,0 +1,91 @@
+/** Where an embed runs (SPEC "Events": the `surface` field). */
+export type Surface = 'dashboard' | 'app' | 'chat';
+export const SURFACES: readonly Surface[] = ['dashboard', 'app', 'chat'];
+
+/** The brand theme of Generate Session and `svc:action:set-theme`: common fields, plus any further keys. */
+export interface EmbedTheme {
+  primaryColor?: string;
+  borderRadius?: string | number;
+  font?: string;
+  [key: string]: unknown;
+}
+
+/** SPEC "Event payloads", keyed by event type. */
+export interface EventPayloads {
+  'svc:event:ready': { embedTenant: string | null; deploymentId: number | null; mode: 'signed' | 'private'; surface: Surface; publicId?: string };
+  'svc:event:view': { surface: Surface; path: string; publicId?: string; title?: string };
+  'svc:event:navigate': { path: string; previousPath?: string };
+  'svc:event:dashboard-loaded': { publicId?: string; widgetCount?: number; loadDurationMs?: number };
+  'svc:event:download': { format: 'csv' | 'xlsx' | 'png' | 'pdf'; target: 'widget' | 'dashboard'; widgetId?: string; title?: string; rowCount?: number };
+  'svc:event:drilldown': { member: string; value?: unknown; widgetId?: string };
+  'svc:event:ai-query': { query: string; status: 'submitted' | 'completed' | 'error'; chatId?: string; agentId?: string };
+  'svc:event:session-expiring': { expiresAt: number; expiresInMs: number };
+  'svc:event:session-expired': { expiredAt: number };
+  'svc:event:error': { message: string; name?: string; context?: string; fatal?: boolean };
+  /**
+   * svc's extension (docs/sdk.md): the outcome of an action sent with a `requestId`, so a host can await it
+   * (`setSession()` resolves or rejects on it). Not in SPEC's catalogue; hosts that ignore it lose nothing.
+   */
+  'svc:event:action-result': { requestId: string; action: ActionType; ok: boolean; error?: { name: string; message: string } };
+}
+
+/** SPEC "Action catalog", keyed by action type. */
+export interface ActionPayloads {
+  'svc:action:set-color-scheme': { scheme: 'light' | 'dark' | 'auto' };
+  'svc:action:set-theme': EmbedTheme;
+  'svc:action:set-locale': { locale: string };
+  'svc:action:set-timezone': { timezone: string };
+  'svc:action:set-filter': { filterUrlParameter: string };
+  'svc:action:navigate': { path: string };
+  'svc:action:refresh': Record<string, never>;
+  'svc:action:set-session': { sessionId: string };
+}
+
+export type EventType = keyof EventPayloads;
+export type ActionType = keyof ActionPayloads;
+
+/** A field of a payload as the guards check it. */
+export interface FieldRule {
+  type: 'string' | 'number' | 'boolean' | 'object' | 'any';
+  optional?: boolean;
+  nullable?: boolean;
+  oneOf?: readonly string[];
+}
+
+type Rules<T> = { [K in keyof T]-?: Record<string, FieldRule> };
+
+const str: FieldRule = { type: 'string' };
+const optStr: FieldRule = { type: 'string', optional: true };
+const num: FieldRule = { type: 'number' };
+const optNum: FieldRule = { type: 'number', optional: true };
+const surface: FieldRule = { type: 'string', oneOf: SURFACES };
+
+/** What every event payload must carry; further fields are allowed (a newer embed may add some). */
+export const EVENT_RULES: Rules<EventPayloads> = {
+  'svc:event:ready': { embedTenant: { type: 'string', nullable: true }, deploymentId: { type: 'number', nullable: true }, mode: { type: 'string', oneOf: ['signed', 'private'] }, surface, publicId: optStr },
+  'svc:event:view': { surface, path: str, publicId: optStr, title: optStr },
+  'svc:event:navigate': { path: str, previousPath: optStr },
+  'svc:event:dashboard-loaded': { publicId: optStr, widgetCount: optNum, loadDurationMs: optNum },
+  'svc:event:download': { format: { type: 'string', oneOf: ['csv', 'xlsx', 'png', 'pdf'] }, target: { type: 'string', oneOf: ['widget', 'dashboard'] }, widgetId: optStr, title: optStr, rowCount: optNum },
+  'svc:event:drilldown': { member: str, value: { type: 'any', optional: true }, widgetId: optStr },
+  'svc:event:ai-query': { query: str, status: { type: 'string', oneOf: ['submitted', 'completed', 'error'] }, chatId: optStr, agentId: optStr },
+  'svc:event:session-expiring': { expiresAt: num, expiresInMs: num },
+  'svc:event:session-expired': { expiredAt: num },
+  'svc:event:error': { message: str, name: optStr, context: optStr, fatal: { type: 'boolean', optional: true } },
+  'svc:event:action-result': { requestId: str, action: str, ok: { type: 'boolean' }, error: { type: 'object', optional: true } },
+};
+
+/** What every action payload must carry. */
+export const ACTION_RULES: Rules<ActionPayloads> = {
+  'svc:action:set-color-scheme': { scheme: { type: 'string', oneOf: ['light', 'dark', 'auto'] } },
+  'svc:action:set-theme': { primaryColor: optStr, borderRadius: { type: 'any', optional: true }, font: optStr },
+  'svc:action:set-locale': { locale: str },
+  'svc:action:set-timezone': { timezone: str },
+  'svc:action:set-filter': { filterUrlParameter: str },
+  'svc:action:navigate': { path: str },
+  'svc:action:refresh': {},
+  'svc:action:set-session': { sessionId: str },
+};
+
+export const EVENT_TYPES = Object.keys(EVENT_RULES) as EventType[];
+export const ACTION_TYPES = Object.keys(ACTION_RULES) as ActionType[];

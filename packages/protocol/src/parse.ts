@@ -1,0 +1,68 @@
+import { ACTION_RULES, EVENT_RULES, SURFACES } from './catalog.js';
+import type { FieldRule } from './catalog.js';
+import { SOURCE } from './envelope.js';
+import type { ActionMessage, EventMessage, Message } from './envelope.js';
+
+/** A message that passed every check, or why it did not. */
+export type ParseResult<M extends Message = Message> = { ok: true; message: M } | { ok: false; reason: string };
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function checkField(name: string, rule: FieldRule, value: unknown): string | undefined {
+  if (value === undefined) return rule.optional ? undefined : `payload.${name} is missing`;
+  if (value === null) return rule.nullable ? undefined : `payload.${name} must not be null`;
+  if (rule.type === 'any') return undefined;
+  if (rule.type === 'object' ? !isRecord(value) : typeof value !== rule.type) return `payload.${name} must be ${rule.type === 'object' ? 'an object' : `a ${rule.type}`}`;
+  if (rule.type === 'number' && !Number.isFinite(value)) return `payload.${name} must be a finite number`;
+  if (rule.oneOf !== undefined && !rule.oneOf.includes(value as string)) return `payload.${name} must be one of ${rule.oneOf.join(', ')}`;
+  return undefined;
+}
+
+/**
+ * Checks that `data` (a `MessageEvent.data`) is an svc message of the SPEC envelope with a payload of its
+ * type's shape, and says why not. Payloads may carry fields beyond the catalogue's (a newer peer); the envelope
+ * may not lie about its direction, surface or type.
+ *
+ * @example
+ * const parsed = parseMessage(event.data);
+ * if (!parsed.ok) console.debug('dropped:', parsed.reason);
+ */
+export function parseMessage(data: unknown): ParseResult {
+  if (!isRecord(data)) return { ok: false, reason: 'not an object' };
+  if (data.source !== SOURCE) return { ok: false, reason: `source is not ${SOURCE}` };
+  if (data.direction !== 'event' && data.direction !== 'action') return { ok: false, reason: 'direction must be event or action' };
+  if (typeof data.type !== 'string') return { ok: false, reason: 'type must be a string' };
+  if (typeof data.timestamp !== 'number' || !Number.isFinite(data.timestamp)) return { ok: false, reason: 'timestamp must be epoch milliseconds' };
+  const rules = data.direction === 'event'
+    ? (EVENT_RULES as Record<string, Record<string, FieldRule>>)[data.type]
+    : (ACTION_RULES as Record<string, Record<string, FieldRule>>)[data.type];
+  if (rules === undefined || !Object.hasOwn(data.direction === 'event' ? EVENT_RULES : ACTION_RULES, data.type)) {
+    return { ok: false, reason: `unknown ${data.direction} type ${data.type}` };
+  }
+  if (data.direction === 'event') {
+    if (typeof data.surface !== 'string' || !SURFACES.includes(data.surface as never)) return { ok: false, reason: 'an event must carry surface dashboard, app or chat' };
+  } else {
+    if (data.surface !== undefined) return { ok: false, reason: 'an action never carries a surface' };
+    if (data.requestId !== undefined && typeof data.requestId !== 'string') return { ok: false, reason: 'requestId must be a string' };
+  }
+  if (!isRecord(data.payload)) return { ok: false, reason: 'payload must be an object' };
+  for (const [name, rule] of Object.entries(rules)) {
+    const problem = checkField(name, rule, data.payload[name]);
+    if (problem !== undefined) return { ok: false, reason: `${data.type}: ${problem}` };
+  }
+  return { ok: true, message: data as unknown as Message };
+}
+
+/** `parseMessage`, accepting events only (what a host listens for). */
+export function parseEvent(data: unknown): ParseResult<EventMessage> {
+  const parsed = parseMessage(data);
+  if (parsed.ok && parsed.message.direction !== 'event') return { ok: false, reason: 'not an event' };
+  return parsed as ParseResult<EventMessage>;
+}
+
+/** `parseMessage`, accepting actions only (what an embed listens for). */
+export function parseAction(data: unknown): ParseResult<ActionMessage> {
+  const parsed = parseMessage(data);
+  if (parsed.ok && parsed.message.direction !== 'action') return { ok: false, reason: 'not an action' };
+  return parsed as ParseResult<ActionMessage>;
+}

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { ACTION_TYPES, EVENT_TYPES, SOURCE, createAction, createEvent, parseAction, parseEvent, parseMessage } from './index.js';
+import type { ActionPayloads, EventPayloads } from './index.js';
+
+/** One valid payload per catalogue entry; the mapped types make a new catalogue entry without a sample a compile error. */
+const EVENT_SAMPLES: { [K in keyof EventPayloads]: EventPayloads[K] } = {
+  'svc:event:ready': { embedTenant: 'customer-a', deploymentId: 7, mode: 'signed', surface: 'dashboard', publicId: 'q1' },
+  'svc:event:view': { surface: 'dashboard', path: '/embed/d/7/app/workbook/3', publicId: 'q1', title: 'Q1' },
+  'svc:event:navigate': { path: '/b', previousPath: '/a' },
+  'svc:event:dashboard-loaded': { publicId: 'q1', widgetCount: 4, loadDurationMs: 812 },
+  'svc:event:download': { format: 'csv', target: 'widget', widgetId: 'w1', title: 'Pipeline', rowCount: 120 },
+  'svc:event:drilldown': { member: 'orders.count', value: 42, widgetId: 'w1' },
+  'svc:event:ai-query': { query: 'revenue by month', status: 'submitted', chatId: 'c1' },
+  'svc:event:session-expiring': { expiresAt: 1_800_000_000_000, expiresInMs: 1_800_000 },
+  'svc:event:session-expired': { expiredAt: 1_800_000_000_000 },
+  'svc:event:error': { message: 'session id refused', name: 'EmbedSessionExchangeError', context: 'session-renewal', fatal: false },
+  'svc:event:action-result': { requestId: 'r1', action: 'svc:action:set-session', ok: true },
+};
+
+const ACTION_SAMPLES: { [K in keyof ActionPayloads]: ActionPayloads[K] } = {
+  'svc:action:set-color-scheme': { scheme: 'dark' },
+  'svc:action:set-theme': { primaryColor: '#2255ff', borderRadius: 8, font: 'Inter', cardShadow: 'none' },
+  'svc:action:set-locale': { locale: 'pt-BR' },
+  'svc:action:set-timezone': { timezone: 'Europe/Lisbon' },
+  'svc:action:set-filter': { filterUrlParameter: 'f_orders.status=["paid"]' },
+  'svc:action:navigate': { path: '/embed/d/7/app/workbook/3' },
+  'svc:action:refresh': {},
+  'svc:action:set-session': { sessionId: 'ses_abc' },
+};
+
+describe('@svc/protocol guards (SPEC "Events")', () => {
+  it.each(EVENT_TYPES)('accepts %s with a catalogue payload, on every surface', (type) => {
+    for (const surface of ['dashboard', 'app', 'chat'] as const) {
+      const message = createEvent(type, EVENT_SAMPLES[type] as never, surface, 1000);
+      const parsed = parseEvent(JSON.parse(JSON.stringify(message)));
+      expect(parsed).toEqual({ ok: true, message });
+    }
+  });
+
+  it.each(ACTION_TYPES)('accepts %s with a catalogue payload', (type) => {
+    const message = createAction(type, ACTION_SAMPLES[type] as never, 'req-1', 1000);
+    expect(parseAction(structuredClone(message))).toEqual({ ok: true, message });
+    expect(message).not.toHaveProperty('surface');
+  });
+
+  it('stamps source, direction, timestamp and (events only) surface', () => {
+    expect(createEvent('svc:event:navigate', { path: '/a' }, 'app', 5)).toEqual({ source: SOURCE, direction: 'event', type: 'svc:event:navigate', payload: { path: '/a' }, timestamp: 5, surface: 'app' });
+    expect(createAction('svc:action:refresh', {}, undefined, 5)).toEqual({ source: 'svc-embed', direction: 'action', type: 'svc:action:refresh', payload: {}, timestamp: 5 });
+  });
+
+  const event = createEvent('svc:event:download', { format: 'csv', target: 'dashboard' }, 'dashboard', 1);
+  it.each([
+    [null, 'not an object'],
+    ['svc:event:ready', 'not an object'],
+    [[event], 'not an object'],
+    [{ ...event, source: 'svc-embed ' }, 'source is not svc-embed'],
+    [{ ...event, direction: 'Event' }, 'direction must be event or action'],
+    [{ ...event, type: 7 }, 'type must be a string'],
+    [{ ...event, type: 'svc:event:nope' }, 'unknown event type svc:event:nope'],
+    [{ ...event, type: 'toString' }, 'unknown event type toString'],
+    [{ ...event, type: 'svc:action:refresh' }, 'unknown event type svc:action:refresh'],
+    [{ ...event, timestamp: '1' }, 'timestamp must be epoch milliseconds'],
+    [{ ...event, timestamp: Number.NaN }, 'timestamp must be epoch milliseconds'],
+    [{ ...event, surface: undefined }, 'an event must carry surface dashboard, app or chat'],
+    [{ ...event, surface: 'report' }, 'an event must carry surface dashboard, app or chat'],
+    [{ ...event, payload: 'csv' }, 'payload must be an object'],
+    [{ ...event, payload: { target: 'dashboard' } }, 'svc:event:download: payload.format is missing'],
+    [{ ...event, payload: { format: 'docx', target: 'dashboard' } }, 'svc:event:download: payload.format must be one of csv, xlsx, png, pdf'],
+    [{ ...event, payload: { format: 'csv', target: 'dashboard', rowCount: '12' } }, 'svc:event:download: payload.rowCount must be a number'],
+    [{ ...event, payload: { format: 'csv', target: 'dashboard', rowCount: Infinity } }, 'svc:event:download: payload.rowCount must be a finite number'],
+    [{ ...createEvent('svc:event:ready', EVENT_SAMPLES['svc:event:ready'], 'dashboard'), payload: { ...EVENT_SAMPLES['svc:event:ready'], embedTenant: undefined } }, 'svc:event:ready: payload.embedTenant is missing'],
+    [{ ...createEvent('svc:event:navigate', { path: '/' }, 'chat'), payload: { path: null } }, 'svc:event:navigate: payload.path must not be null'],
+    [{ ...createAction('svc:action:refresh', {}), surface: 'dashboard' }, 'an action never carries a surface'],
+    [{ ...createAction('svc:action:set-session', { sessionId: 'x' }), requestId: 3 }, 'requestId must be a string'],
+    [{ ...createAction('svc:action:set-color-scheme', { scheme: 'light' }), payload: { scheme: 'sepia' } }, 'svc:action:set-color-scheme: payload.scheme must be one of light, dark, auto'],
+  ])('rejects %j: %s', (data, reason) => {
+    expect(parseMessage(data)).toEqual({ ok: false, reason });
+  });
+
+  it('tells events from actions for each side', () => {
+    expect(parseEvent(createAction('svc:action:refresh', {}))).toEqual({ ok: false, reason: 'not an event' });
+    expect(parseAction(event)).toEqual({ ok: false, reason: 'not an action' });
+  });
+
+  it('lets a payload carry fields beyond the catalogue (a newer peer)', () => {
+    expect(parseEvent({ ...event, payload: { format: 'png', target: 'widget', widgetId: 'w', dpi: 2 } }).ok).toBe(true);
+  });
+});
