@@ -1,0 +1,276 @@
+import { SOURCE, createAction, parseEvent } from '@svc/protocol';
+import type { ActionPayloads, ActionType, EmbedTheme, EventMessage, EventPayloads, EventType, Surface } from '@svc/protocol';
+import { SvcEmbedError } from './errors.js';
+import { SessionRenewal } from './renewal.js';
+
+/** Event names without their `svc:event:` prefix: `on('ready', ...)`. */
+export type EmbedEventName = EventType extends `svc:event:${infer N}` ? N : never;
+
+/** What each handler receives: the payloads of SPEC's events, and the SDK's own `renewal-failed`. */
+export type EmbedEventMap = { [N in EmbedEventName]: EventPayloads[`svc:event:${N}`] } & {
+  'renewal-failed': SvcEmbedError;
+};
+
+export interface EmbedOptions {
+  /** The element the iframe goes into. */
+  container: HTMLElement;
+  /** The tenant's svc address, e.g. `https://analytics.example.com`; its origin is the only one trusted. */
+  baseUrl: string;
+  surface: Surface;
+  /** The dashboard to show (surface `dashboard`). */
+  publicId?: string;
+  /** An in-embed path to open first (surfaces `app` and `chat`). */
+  path?: string;
+  /** Asks your backend for a fresh session id (Generate Session); called for the first load and each renewal. */
+  getSessionId(): string | Promise<string>;
+  allowExport?: boolean;
+  colorScheme?: 'light' | 'dark' | 'auto';
+  locale?: string;
+  timezone?: string;
+  theme?: EmbedTheme;
+  /** Logs every dropped message with the reason, and every renewal step. */
+  debug?: boolean;
+  /** How long `setSession()` and other awaited actions wait for the embed's answer (default 30 s). */
+  actionTimeoutMs?: number;
+}
+
+/** The handle `embed()` returns. */
+export interface EmbedHandle {
+  readonly iframe: HTMLIFrameElement | undefined;
+  /** Resolves with the first `ready` event's payload. */
+  readonly ready: Promise<EmbedEventMap['ready']>;
+  on<N extends keyof EmbedEventMap>(name: N, handler: (payload: EmbedEventMap[N]) => void): () => void;
+  off<N extends keyof EmbedEventMap>(name: N, handler: (payload: EmbedEventMap[N]) => void): void;
+  once<N extends keyof EmbedEventMap>(name: N): Promise<EmbedEventMap[N]>;
+  setColorScheme(scheme: ActionPayloads['svc:action:set-color-scheme']['scheme']): void;
+  setTheme(theme: EmbedTheme): void;
+  setLocale(locale: string): void;
+  setTimezone(timezone: string): void;
+  /** Pushes `f_<view>.<dimension>=<JSON of value>` (SPEC `svc:action:set-filter`). */
+  setFilter(view: string, dimension: string, value: unknown): void;
+  navigate(path: string): void;
+  refresh(): void;
+  /** Swaps in a fresh session (from `getSessionId()` when no id is given); resolves when the embed confirms. */
+  setSession(sessionId?: string): Promise<void>;
+  /** Removes the iframe, the message listener and every timer; pending promises reject with `destroyed`. */
+  destroy(): void;
+}
+
+const EVENT_PREFIX = 'svc:event:';
+
+/** The embed URL of SPEC.md: `{base_url}/embed/dashboard/<public_id>?session=<session_id>` (and app, chat). */
+export function embedUrl(options: Omit<EmbedOptions, 'container' | 'getSessionId'>, sessionId: string): string {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const url = new URL(options.surface === 'dashboard' ? `${base}/embed/dashboard/${encodeURIComponent(options.publicId ?? '')}` : `${base}/embed/${options.surface}`);
+  url.searchParams.set('session', sessionId);
+  if (options.path !== undefined) url.searchParams.set('path', options.path);
+  if (options.allowExport) url.searchParams.set('allowExport', 'true');
+  if (options.colorScheme !== undefined) url.searchParams.set('colorScheme', options.colorScheme);
+  if (options.locale !== undefined) url.searchParams.set('locale', options.locale);
+  if (options.timezone !== undefined) url.searchParams.set('timezone', options.timezone);
+  return url.toString();
+}
+
+function originOf(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new SvcEmbedError('invalid-option', `baseUrl must be an absolute URL, got ${JSON.stringify(baseUrl)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new SvcEmbedError('invalid-option', 'baseUrl must be http(s)');
+  return url.origin;
+}
+
+/**
+ * Embeds an svc surface: creates the iframe with a first session id, listens to its events (only from that
+ * iframe, only from the tenant origin, only valid svc events), sends actions to the tenant origin (never `"*"`)
+ * and renews the session before or after it lapses (SPEC "set-session" rules).
+ *
+ * @example
+ * const handle = embed({ container, baseUrl: 'https://analytics.example.com', surface: 'dashboard',
+ *   publicId: 'q1-review', getSessionId: () => fetch('/api/svc-session').then((r) => r.text()) });
+ * handle.on('dashboard-loaded', ({ widgetCount }) => console.log(widgetCount));
+ */
+export function embed(options: EmbedOptions): EmbedHandle {
+  const origin = originOf(options.baseUrl);
+  if (options.surface === 'dashboard' && !options.publicId) throw new SvcEmbedError('invalid-option', 'a dashboard embed needs publicId');
+  const log = (...args: unknown[]) => {
+    if (options.debug) console.debug('[svc-embed]', ...args);
+  };
+  const handlers = new Map<string, Set<(payload: never) => void>>();
+  const pending = new Map<string, { resolve(): void; reject(error: SvcEmbedError): void; timer: ReturnType<typeof setTimeout> }>();
+  const queue: Array<() => void> = [];
+  let iframe: HTMLIFrameElement | undefined;
+  let isReady = false;
+  let destroyed = false;
+  let requestCounter = 0;
+  const timeoutMs = options.actionTimeoutMs ?? 30_000;
+
+  const emit = (name: string, payload: unknown) => {
+    for (const handler of [...(handlers.get(name) ?? [])]) {
+      try {
+        (handler as (p: unknown) => void)(payload);
+      } catch (error) {
+        log('a handler threw', error);
+      }
+    }
+  };
+
+  const post = (message: unknown) => {
+    const send = () => iframe?.contentWindow?.postMessage(message, origin);
+    if (isReady) send();
+    else queue.push(send);
+  };
+
+  const sendAction = <T extends ActionType>(type: T, payload: ActionPayloads[T]) => {
+    if (destroyed) throw new SvcEmbedError('destroyed', 'this embed was destroyed');
+    post(createAction(type, payload));
+  };
+
+  const sendAwaited = <T extends ActionType>(type: T, payload: ActionPayloads[T]): Promise<void> => {
+    if (destroyed) return Promise.reject(new SvcEmbedError('destroyed', 'this embed was destroyed'));
+    const requestId = `r${++requestCounter}-${Math.random().toString(36).slice(2, 10)}`;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pending.delete(requestId);
+        reject(new SvcEmbedError('timeout', `${type} was not answered within ${timeoutMs} ms`));
+      }, timeoutMs);
+      pending.set(requestId, { resolve, reject, timer });
+      post(createAction(type, payload, requestId));
+    });
+  };
+
+  const renewal = new SessionRenewal({
+    getSessionId: () => options.getSessionId(),
+    sendSession: (sessionId) => sendAwaited('svc:action:set-session', { sessionId }),
+    onFailed: (error) => {
+      log('renewal failed', error);
+      emit('renewal-failed', error);
+    },
+  });
+
+  const onMessage = (event: MessageEvent) => {
+    if (iframe === undefined || event.source !== iframe.contentWindow) {
+      if ((event.data as { source?: unknown } | null)?.source === SOURCE) log('dropped a message from another window');
+      return;
+    }
+    if (event.origin !== origin) {
+      log(`dropped a message from origin ${event.origin}, expected ${origin}`);
+      return;
+    }
+    const parsed = parseEvent(event.data);
+    if (!parsed.ok) {
+      log('dropped a message:', parsed.reason);
+      return;
+    }
+    dispatch(parsed.message);
+  };
+
+  const dispatch = (message: EventMessage) => {
+    switch (message.type) {
+      case 'svc:event:ready':
+        if (!isReady) {
+          isReady = true;
+          for (const send of queue.splice(0)) send();
+        }
+        break;
+      case 'svc:event:session-expiring':
+        renewal.onExpiring(message.payload.expiresAt);
+        break;
+      case 'svc:event:session-expired':
+        renewal.onExpired(message.payload.expiredAt);
+        break;
+      case 'svc:event:action-result': {
+        const waiting = pending.get(message.payload.requestId);
+        if (waiting !== undefined) {
+          pending.delete(message.payload.requestId);
+          clearTimeout(waiting.timer);
+          if (message.payload.ok) waiting.resolve();
+          else waiting.reject(new SvcEmbedError('action-rejected', message.payload.error?.message ?? `${message.payload.action} was rejected`, { cause: message.payload.error }));
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    emit(message.type.slice(EVENT_PREFIX.length), message.payload);
+  };
+
+  const readyPromise = new Promise<EmbedEventMap['ready']>((resolve) => {
+    const set = handlers.get('ready') ?? new Set();
+    const once = (payload: EmbedEventMap['ready']) => {
+      set.delete(once as never);
+      resolve(payload);
+    };
+    set.add(once as never);
+    handlers.set('ready', set);
+  });
+
+  window.addEventListener('message', onMessage);
+  void Promise.resolve(options.getSessionId()).then((sessionId) => {
+    if (destroyed) return;
+    iframe = document.createElement('iframe');
+    iframe.src = embedUrl(options, sessionId);
+    iframe.title = `svc ${options.surface}`;
+    iframe.style.border = '0';
+    iframe.style.width = '100%';
+    iframe.style.height = '100%';
+    iframe.allow = 'clipboard-write; fullscreen';
+    options.container.appendChild(iframe);
+    if (options.theme !== undefined) sendAction('svc:action:set-theme', options.theme);
+  }, (error: unknown) => {
+    log('getSessionId failed for the first load', error);
+    emit('error', { message: error instanceof Error ? error.message : String(error), name: 'GetSessionIdError', context: 'embed-load', fatal: true });
+  });
+
+  const handle: EmbedHandle = {
+    get iframe() {
+      return iframe;
+    },
+    ready: readyPromise,
+    on(name, handler) {
+      const set = handlers.get(name) ?? new Set();
+      set.add(handler as never);
+      handlers.set(name, set);
+      return () => handle.off(name, handler);
+    },
+    off(name, handler) {
+      handlers.get(name)?.delete(handler as never);
+    },
+    once(name) {
+      return new Promise((resolve) => {
+        const off = handle.on(name, (payload) => {
+          off();
+          resolve(payload);
+        });
+      });
+    },
+    setColorScheme: (scheme) => sendAction('svc:action:set-color-scheme', { scheme }),
+    setTheme: (theme) => sendAction('svc:action:set-theme', theme),
+    setLocale: (locale) => sendAction('svc:action:set-locale', { locale }),
+    setTimezone: (timezone) => sendAction('svc:action:set-timezone', { timezone }),
+    setFilter: (view, dimension, value) => sendAction('svc:action:set-filter', { filterUrlParameter: `f_${view}.${dimension}=${JSON.stringify(value)}` }),
+    navigate: (path) => sendAction('svc:action:navigate', { path }),
+    refresh: () => sendAction('svc:action:refresh', {}),
+    async setSession(sessionId) {
+      return sendAwaited('svc:action:set-session', { sessionId: sessionId ?? (await options.getSessionId()) });
+    },
+    destroy() {
+      if (destroyed) return;
+      destroyed = true;
+      window.removeEventListener('message', onMessage);
+      renewal.stop();
+      for (const [, waiting] of pending) {
+        clearTimeout(waiting.timer);
+        waiting.reject(new SvcEmbedError('destroyed', 'this embed was destroyed'));
+      }
+      pending.clear();
+      handlers.clear();
+      queue.length = 0;
+      iframe?.remove();
+      iframe = undefined;
+    },
+  };
+  return handle;
+}

@@ -1,0 +1,23 @@
+/** Every way the SDK can fail, as a closed union (STYLE.md: one error class with a code). */
+export type SvcEmbedErrorCode =
+  | 'invalid-option'
+  | 'destroyed'
+  | 'renewal-failed'
+  | 'action-rejected'
+  | 'timeout';
+
+/**
+ * The SDK's one error class. `code` says what failed; `cause` keeps the underlying error when there is one.
+ *
+ * @example
+ * handle.setSession().catch((e) => { if (e instanceof SvcEmbedError && e.code === 'action-rejected') ... });
+ */
+export class SvcEmbedError extends Error {
+  readonly code: SvcEmbedErrorCode;
+
+  constructor(code: SvcEmbedErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SvcEmbedError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,95 @@
+import { SvcEmbedError } from './errors.js';
+
+/** What the renewal needs from its surroundings; injected so that tests drive it with fake timers. */
+export interface RenewalDeps {
+  /** The host's backend mints a fresh session id (SPEC set-session rule 4: one per renewal, never cached ahead). */
+  getSessionId(): string | Promise<string>;
+  /** Sends set-session; resolves when the embed confirms, rejects when it refuses the id. */
+  sendSession(sessionId: string): Promise<void>;
+  /** Called once when every attempt of a renewal failed. */
+  onFailed(error: SvcEmbedError): void;
+  /** Clock and timers (the defaults are the real ones). */
+  now?(): number;
+  setTimer?(run: () => void, ms: number): unknown;
+  clearTimer?(timer: unknown): void;
+}
+
+/** Waits between attempts after a refused id: 1 s, 2 s, 4 s; then the renewal has failed. */
+export const RENEWAL_BACKOFF_MS: readonly number[] = [1000, 2000, 4000];
+
+/**
+ * SPEC "set-session" rules 1-4 on the host side: on `session-expiring` or `session-expired`, whichever comes first,
+ * renew once for that session with a fresh id; a refused id is retried with backoff and a fresh id each time,
+ * then reported once. A late `session-expiring` of a session already renewed (its `expiresAt` is before the
+ * renewal) is ignored.
+ */
+export class SessionRenewal {
+  #deps: RenewalDeps;
+  #inFlight = false;
+  #renewedAt = Number.NEGATIVE_INFINITY;
+  #timer: unknown;
+  #stopped = false;
+
+  constructor(deps: RenewalDeps) {
+    this.#deps = deps;
+  }
+
+  #now(): number {
+    return this.#deps.now?.() ?? Date.now();
+  }
+
+  /** `svc:event:session-expiring` arrived; `expiresAt` is when that session stops working. */
+  onExpiring(expiresAt: number): void {
+    if (expiresAt <= this.#renewedAt) return;
+    this.#start();
+  }
+
+  /** `svc:event:session-expired` arrived. */
+  onExpired(expiredAt: number): void {
+    if (expiredAt <= this.#renewedAt) return;
+    this.#start();
+  }
+
+  /** True while a renewal is being attempted. */
+  get renewing(): boolean {
+    return this.#inFlight;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== undefined) (this.#deps.clearTimer ?? clearTimeout)(this.#timer as never);
+    this.#timer = undefined;
+  }
+
+  #start(): void {
+    if (this.#inFlight || this.#stopped) return;
+    this.#inFlight = true;
+    void this.#attempt(0);
+  }
+
+  async #attempt(index: number): Promise<void> {
+    if (this.#stopped) return;
+    let lastError: unknown;
+    try {
+      const sessionId = await this.#deps.getSessionId();
+      if (this.#stopped) return;
+      await this.#deps.sendSession(sessionId);
+      this.#renewedAt = this.#now();
+      this.#inFlight = false;
+      return;
+    } catch (error) {
+      lastError = error;
+    }
+    if (this.#stopped) return;
+    const wait = RENEWAL_BACKOFF_MS[index];
+    if (wait === undefined) {
+      this.#inFlight = false;
+      this.#deps.onFailed(new SvcEmbedError('renewal-failed', `session renewal failed after ${index + 1} attempts`, { cause: lastError }));
+      return;
+    }
+    this.#timer = (this.#deps.setTimer ?? setTimeout)(() => {
+      this.#timer = undefined;
+      void this.#attempt(index + 1);
+    }, wait);
+  }
+}
