@@ -61,13 +61,12 @@ const EVENT_PREFIX = 'svc:event:';
 /** The embed URL of SPEC.md: `{base_url}/embed/dashboard/<public_id>?session=<session_id>` (and app, chat). */
 export function embedUrl(options: Omit<EmbedOptions, 'container' | 'getSessionId'>, sessionId: string): string {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const url = new URL(options.surface === 'dashboard' ? `${base}/embed/dashboard/${encodeURIComponent(options.publicId ?? '')}` : `${base}/embed/${options.surface}`);
-  url.searchParams.set('session', sessionId);
-  if (options.path !== undefined) url.searchParams.set('path', options.path);
-  if (options.allowExport) url.searchParams.set('allowExport', 'true');
-  if (options.colorScheme !== undefined) url.searchParams.set('colorScheme', options.colorScheme);
-  if (options.locale !== undefined) url.searchParams.set('locale', options.locale);
-  if (options.timezone !== undefined) url.searchParams.set('timezone', options.timezone);
+  const url = new URL(`${base}/embed/${options.surface}${options.surface === 'dashboard' ? `/${encodeURIComponent(options.publicId ?? '')}` : ''}`);
+  const params: Record<string, string | undefined> = {
+    session: sessionId, path: options.path, allowExport: options.allowExport ? 'true' : undefined,
+    colorScheme: options.colorScheme, locale: options.locale, timezone: options.timezone,
+  };
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
   return url.toString();
 }
 
@@ -130,7 +129,8 @@ export function embed(options: EmbedOptions): EmbedHandle {
 
   const sendAwaited = <T extends ActionType>(type: T, payload: ActionPayloads[T]): Promise<void> => {
     if (destroyed) return Promise.reject(new SvcEmbedError('destroyed', 'this embed was destroyed'));
-    const requestId = `r${++requestCounter}-${Math.random().toString(36).slice(2, 10)}`;
+    // Unique within this embed, which echoes it back; other embeds' results never reach this handle.
+    const requestId = String(++requestCounter);
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         pending.delete(requestId);
@@ -151,20 +151,16 @@ export function embed(options: EmbedOptions): EmbedHandle {
   });
 
   const onMessage = (event: MessageEvent) => {
-    if (iframe === undefined || event.source !== iframe.contentWindow) {
-      if ((event.data as { source?: unknown } | null)?.source === SOURCE) log('dropped a message from another window');
-      return;
-    }
-    if (event.origin !== origin) {
-      log(`dropped a message from origin ${event.origin}, expected ${origin}`);
-      return;
-    }
     const parsed = parseEvent(event.data);
-    if (!parsed.ok) {
-      log('dropped a message:', parsed.reason);
-      return;
+    const reason = iframe === undefined || event.source !== iframe.contentWindow ? 'from another window'
+      : event.origin !== origin ? `from origin ${event.origin}, expected ${origin}`
+        : parsed.ok ? undefined : parsed.reason;
+    if (reason !== undefined) {
+      // Only svc messages are worth a word: a page hears many others.
+      if ((event.data as { source?: unknown } | null)?.source === SOURCE) log(`dropped a message ${reason}`);
+    } else if (parsed.ok) {
+      dispatch(parsed.message);
     }
-    dispatch(parsed.message);
   };
 
   const dispatch = (message: EventMessage) => {
@@ -197,25 +193,13 @@ export function embed(options: EmbedOptions): EmbedHandle {
     emit(message.type.slice(EVENT_PREFIX.length), message.payload);
   };
 
-  const readyPromise = new Promise<EmbedEventMap['ready']>((resolve) => {
-    const set = handlers.get('ready') ?? new Set();
-    const once = (payload: EmbedEventMap['ready']) => {
-      set.delete(once as never);
-      resolve(payload);
-    };
-    set.add(once as never);
-    handlers.set('ready', set);
-  });
-
   window.addEventListener('message', onMessage);
   void Promise.resolve(options.getSessionId()).then((sessionId) => {
     if (destroyed) return;
     iframe = document.createElement('iframe');
     iframe.src = embedUrl(options, sessionId);
     iframe.title = `svc ${options.surface}`;
-    iframe.style.border = '0';
-    iframe.style.width = '100%';
-    iframe.style.height = '100%';
+    iframe.style.cssText = 'border:0;width:100%;height:100%';
     iframe.allow = 'clipboard-write; fullscreen';
     options.container.appendChild(iframe);
     if (options.theme !== undefined) sendAction('svc:action:set-theme', options.theme);
@@ -228,7 +212,9 @@ export function embed(options: EmbedOptions): EmbedHandle {
     get iframe() {
       return iframe;
     },
-    ready: readyPromise,
+    get ready() {
+      return readyPromise;
+    },
     on(name, handler) {
       const set = handlers.get(name) ?? new Set();
       set.add(handler as never);
@@ -272,5 +258,6 @@ export function embed(options: EmbedOptions): EmbedHandle {
       iframe = undefined;
     },
   };
+  const readyPromise = handle.once('ready');
   return handle;
 }

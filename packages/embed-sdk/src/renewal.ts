@@ -1,6 +1,6 @@
 import { SvcEmbedError } from './errors.js';
 
-/** What the renewal needs from its surroundings; injected so that tests drive it with fake timers. */
+/** What the renewal needs from its surroundings (tests drive its timers with fake ones). */
 export interface RenewalDeps {
   /** The host's backend mints a fresh session id (SPEC set-session rule 4: one per renewal, never cached ahead). */
   getSessionId(): string | Promise<string>;
@@ -8,10 +8,6 @@ export interface RenewalDeps {
   sendSession(sessionId: string): Promise<void>;
   /** Called once when every attempt of a renewal failed. */
   onFailed(error: SvcEmbedError): void;
-  /** Clock and timers (the defaults are the real ones). */
-  now?(): number;
-  setTimer?(run: () => void, ms: number): unknown;
-  clearTimer?(timer: unknown): void;
 }
 
 /** Waits between attempts after a refused id: 1 s, 2 s, 4 s; then the renewal has failed. */
@@ -27,15 +23,11 @@ export class SessionRenewal {
   #deps: RenewalDeps;
   #inFlight = false;
   #renewedAt = Number.NEGATIVE_INFINITY;
-  #timer: unknown;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
 
   constructor(deps: RenewalDeps) {
     this.#deps = deps;
-  }
-
-  #now(): number {
-    return this.#deps.now?.() ?? Date.now();
   }
 
   /** `svc:event:session-expiring` arrived; `expiresAt` is when that session stops working. */
@@ -57,8 +49,7 @@ export class SessionRenewal {
 
   stop(): void {
     this.#stopped = true;
-    if (this.#timer !== undefined) (this.#deps.clearTimer ?? clearTimeout)(this.#timer as never);
-    this.#timer = undefined;
+    clearTimeout(this.#timer);
   }
 
   #start(): void {
@@ -74,7 +65,7 @@ export class SessionRenewal {
       const sessionId = await this.#deps.getSessionId();
       if (this.#stopped) return;
       await this.#deps.sendSession(sessionId);
-      this.#renewedAt = this.#now();
+      this.#renewedAt = Date.now();
       this.#inFlight = false;
       return;
     } catch (error) {
@@ -87,9 +78,6 @@ export class SessionRenewal {
       this.#deps.onFailed(new SvcEmbedError('renewal-failed', `session renewal failed after ${index + 1} attempts`, { cause: lastError }));
       return;
     }
-    this.#timer = (this.#deps.setTimer ?? setTimeout)(() => {
-      this.#timer = undefined;
-      void this.#attempt(index + 1);
-    }, wait);
+    this.#timer = setTimeout(() => void this.#attempt(index + 1), wait);
   }
 }

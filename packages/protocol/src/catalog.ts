@@ -87,5 +87,5 @@ export const ACTION_RULES: Rules<ActionPayloads> = {
   'svc:action:set-session': { sessionId: str },
 };
 
-export const EVENT_TYPES = Object.keys(EVENT_RULES) as EventType[];
-export const ACTION_TYPES = Object.keys(ACTION_RULES) as ActionType[];
+export const EVENT_TYPES = /* @__PURE__ */ Object.keys(EVENT_RULES) as EventType[];
+export const ACTION_TYPES = /* @__PURE__ */ Object.keys(ACTION_RULES) as ActionType[];

@@ -18,51 +18,51 @@ function checkField(name: string, rule: FieldRule, value: unknown): string | und
   return undefined;
 }
 
-/**
- * Checks that `data` (a `MessageEvent.data`) is an svc message of the SPEC envelope with a payload of its
- * type's shape, and says why not. Payloads may carry fields beyond the catalogue's (a newer peer); the envelope
- * may not lie about its direction, surface or type.
- *
- * @example
- * const parsed = parseMessage(event.data);
- * if (!parsed.ok) console.debug('dropped:', parsed.reason);
- */
-export function parseMessage(data: unknown): ParseResult {
+type RuleTable = Record<string, Record<string, FieldRule>>;
+
+function parseWith(data: unknown, direction: 'event' | 'action', rules: RuleTable): ParseResult {
   if (!isRecord(data)) return { ok: false, reason: 'not an object' };
   if (data.source !== SOURCE) return { ok: false, reason: `source is not ${SOURCE}` };
   if (data.direction !== 'event' && data.direction !== 'action') return { ok: false, reason: 'direction must be event or action' };
+  if (data.direction !== direction) return { ok: false, reason: `not an ${direction}` };
   if (typeof data.type !== 'string') return { ok: false, reason: 'type must be a string' };
   if (typeof data.timestamp !== 'number' || !Number.isFinite(data.timestamp)) return { ok: false, reason: 'timestamp must be epoch milliseconds' };
-  const rules = data.direction === 'event'
-    ? (EVENT_RULES as Record<string, Record<string, FieldRule>>)[data.type]
-    : (ACTION_RULES as Record<string, Record<string, FieldRule>>)[data.type];
-  if (rules === undefined || !Object.hasOwn(data.direction === 'event' ? EVENT_RULES : ACTION_RULES, data.type)) {
-    return { ok: false, reason: `unknown ${data.direction} type ${data.type}` };
-  }
-  if (data.direction === 'event') {
+  const fields = Object.hasOwn(rules, data.type) ? rules[data.type] : undefined;
+  if (fields === undefined) return { ok: false, reason: `unknown ${direction} type ${data.type}` };
+  if (direction === 'event') {
     if (typeof data.surface !== 'string' || !SURFACES.includes(data.surface as never)) return { ok: false, reason: 'an event must carry surface dashboard, app or chat' };
   } else {
     if (data.surface !== undefined) return { ok: false, reason: 'an action never carries a surface' };
     if (data.requestId !== undefined && typeof data.requestId !== 'string') return { ok: false, reason: 'requestId must be a string' };
   }
   if (!isRecord(data.payload)) return { ok: false, reason: 'payload must be an object' };
-  for (const [name, rule] of Object.entries(rules)) {
+  for (const [name, rule] of Object.entries(fields)) {
     const problem = checkField(name, rule, data.payload[name]);
     if (problem !== undefined) return { ok: false, reason: `${data.type}: ${problem}` };
   }
   return { ok: true, message: data as unknown as Message };
 }
 
-/** `parseMessage`, accepting events only (what a host listens for). */
+/**
+ * Checks that `data` (a `MessageEvent.data`) is an svc event of the SPEC envelope with a payload of its type's
+ * shape, and says why not. Payloads may carry fields beyond the catalogue's (a newer peer); the envelope may not
+ * lie about its direction, surface or type. What a host listens for.
+ *
+ * @example
+ * const parsed = parseEvent(event.data);
+ * if (!parsed.ok) console.debug('dropped:', parsed.reason);
+ */
 export function parseEvent(data: unknown): ParseResult<EventMessage> {
-  const parsed = parseMessage(data);
-  if (parsed.ok && parsed.message.direction !== 'event') return { ok: false, reason: 'not an event' };
-  return parsed as ParseResult<EventMessage>;
+  return parseWith(data, 'event', EVENT_RULES as RuleTable) as ParseResult<EventMessage>;
 }
 
-/** `parseMessage`, accepting actions only (what an embed listens for). */
+/** `parseEvent`'s twin for actions: what an embed listens for. */
 export function parseAction(data: unknown): ParseResult<ActionMessage> {
-  const parsed = parseMessage(data);
-  if (parsed.ok && parsed.message.direction !== 'action') return { ok: false, reason: 'not an action' };
-  return parsed as ParseResult<ActionMessage>;
+  return parseWith(data, 'action', ACTION_RULES as RuleTable) as ParseResult<ActionMessage>;
+}
+
+/** Either direction: an event or an action, checked against its own catalogue. */
+export function parseMessage(data: unknown): ParseResult {
+  const direction = isRecord(data) && data.direction === 'action' ? 'action' : 'event';
+  return direction === 'event' ? parseEvent(data) : parseAction(data);
 }
