@@ -4,6 +4,7 @@
 const benchmarks: Record<string, () => Promise<{ main(args: string[]): Promise<void> }>> = {
   workspace: () => import('./workspace/workspace.bench.js'),
   sessions: () => import('./sessions/sessions.bench.js'),
+  sdk: () => import('./sdk/sdk.bench.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -23,6 +23,16 @@ type HostWindow = Window & {
  * The embed is a protocol fixture page (e2e/fixtures/embed-fixture.html) until the real embed exists (issue 6).
  */
 const suite = hasChromium ? describe : describe.skip;
+
+/** Counts the page window's `message` listeners through the DevTools protocol (what no page script can see). */
+async function messageListenerCounter(page: Page): Promise<() => Promise<number>> {
+  const cdp = await page.context().newCDPSession(page);
+  return async () => {
+    const { result } = await cdp.send('Runtime.evaluate', { expression: 'window' });
+    const { listeners } = await cdp.send('DOMDebugger.getEventListeners', { objectId: result.objectId! });
+    return listeners.filter((l) => l.type === 'message').length;
+  };
+}
 if (!hasChromium) console.warn('[e2e] /usr/bin/chromium not found: the browser tests are SKIPPED (apt-get install -y chromium)');
 
 async function bundle(entry: string): Promise<string> {
@@ -67,9 +77,17 @@ suite('@svc/embed-sdk in Chromium', () => {
   let browser: Awaited<ReturnType<typeof launchChromium>>;
 
   beforeAll(async () => {
-    const [sdkJs, protocolJs] = await Promise.all([bundle('packages/embed-sdk/src/index.ts'), bundle('packages/protocol/src/index.ts')]);
+    const [sdkJs, protocolJs, reactJs] = await Promise.all([
+      bundle('packages/embed-sdk/src/index.ts'), bundle('packages/protocol/src/index.ts'), bundle('e2e/fixtures/react-host.ts'),
+    ]);
     const fixture = readFileSync('e2e/fixtures/embed-fixture.html', 'utf8');
-    const host = await serve((path) => (path === '/' ? { type: 'text/html', body: HOST_PAGE } : path === '/sdk.js' ? { type: 'text/javascript', body: sdkJs } : undefined));
+    const hostRoutes: Record<string, { type: string; body: string }> = {
+      '/': { type: 'text/html', body: HOST_PAGE },
+      '/sdk.js': { type: 'text/javascript', body: sdkJs },
+      '/react.html': { type: 'text/html', body: '<!doctype html><div id="react"></div><script type="module" src="/react.js"></script>' },
+      '/react.js': { type: 'text/javascript', body: reactJs },
+    };
+    const host = await serve((path) => hostRoutes[path]);
     const embed = await serve((path) => (path.startsWith('/embed/') ? { type: 'text/html', body: fixture } : path === '/protocol.js' ? { type: 'text/javascript', body: protocolJs } : undefined));
     // A page on a third origin that posts a well-formed svc event to its parent.
     const third = await serve((path) => (path === '/evil.html'
@@ -190,14 +208,35 @@ suite('@svc/embed-sdk in Chromium', () => {
     await page.close();
   });
 
+  it('<SvcEmbed> delivers events as props, sends prop changes as actions and cleans up on unmount', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${hostOrigin}/react.html`);
+    await page.waitForFunction(() => (window as unknown as { reactReady?: boolean }).reactReady === true);
+    const messageListeners = await messageListenerCounter(page);
+    const before = await messageListeners();
+    const render = (colorScheme: 'light' | 'dark') => page.evaluate(({ baseUrl, colorScheme }) => {
+      (window as unknown as { render(p: { baseUrl: string; colorScheme: 'light' | 'dark' }): void }).render({ baseUrl, colorScheme });
+    }, { baseUrl: embedOrigin, colorScheme });
+    const reactEvents = () => page.evaluate(() => (window as unknown as { reactEvents: Array<[string, unknown]> }).reactEvents);
+    await render('light');
+    await expect.poll(reactEvents).toContainEqual(['onDashboardLoaded', { publicId: 'dash-react', widgetCount: 3 }]);
+    const events = await reactEvents();
+    expect(events).toContainEqual(['onReady', expect.objectContaining({ publicId: 'dash-react', mode: 'signed' })]);
+    expect(events).toContainEqual(['onEvent', 'dashboard-loaded']);
+    await render('dark');
+    const frame = page.frames().find((f) => f.url().includes('/embed/dashboard/dash-react'))!;
+    await expect.poll(() => frame.evaluate(() => (window as unknown as { __received: Array<{ type: string; payload: unknown }> }).__received.map((m) => [m.type, m.payload])))
+      .toEqual([['svc:action:set-color-scheme', { scheme: 'dark' }]]);
+    expect(await page.evaluate(() => document.querySelectorAll('#react iframe').length)).toBe(1);
+    await page.evaluate(() => (window as unknown as { unmount(): void }).unmount());
+    expect(await page.evaluate(() => document.querySelectorAll('#react iframe').length)).toBe(0);
+    expect(await messageListeners()).toBe(before);
+    await page.close();
+  });
+
   it('destroy() removes the iframe and leaves no message listener behind', async () => {
     const { page } = await hostPage();
-    const cdp = await page.context().newCDPSession(page);
-    const messageListeners = async () => {
-      const { result } = await cdp.send('Runtime.evaluate', { expression: 'window' });
-      const { listeners } = await cdp.send('DOMDebugger.getEventListeners', { objectId: result.objectId! });
-      return listeners.filter((l) => l.type === 'message').length;
-    };
+    const messageListeners = await messageListenerCounter(page);
     const before = await messageListeners();
     await mount(page, 'a');
     expect(await messageListeners()).toBe(before + 1);

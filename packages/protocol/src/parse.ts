@@ -20,6 +20,14 @@ function checkField(name: string, rule: FieldRule, value: unknown): string | und
 
 type RuleTable = Record<string, Record<string, FieldRule>>;
 
+// The fields of each type as a list, made once: the receive path runs for every message a host gets.
+const fieldLists = new WeakMap<Record<string, FieldRule>, Array<[string, FieldRule]>>();
+const fieldsOf = (rules: Record<string, FieldRule>) => {
+  let list = fieldLists.get(rules);
+  if (list === undefined) fieldLists.set(rules, (list = Object.entries(rules)));
+  return list;
+};
+
 function parseWith(data: unknown, direction: 'event' | 'action', rules: RuleTable): ParseResult {
   if (!isRecord(data)) return { ok: false, reason: 'not an object' };
   if (data.source !== SOURCE) return { ok: false, reason: `source is not ${SOURCE}` };
@@ -36,7 +44,7 @@ function parseWith(data: unknown, direction: 'event' | 'action', rules: RuleTabl
     if (data.requestId !== undefined && typeof data.requestId !== 'string') return { ok: false, reason: 'requestId must be a string' };
   }
   if (!isRecord(data.payload)) return { ok: false, reason: 'payload must be an object' };
-  for (const [name, rule] of Object.entries(fields)) {
+  for (const [name, rule] of fieldsOf(fields)) {
     const problem = checkField(name, rule, data.payload[name]);
     if (problem !== undefined) return { ok: false, reason: `${data.type}: ${problem}` };
   }
