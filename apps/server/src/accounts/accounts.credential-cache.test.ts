@@ -29,6 +29,26 @@ describeEachDialect('credential cache', (t) => {
     await other.close();
   });
 
+  /**
+   * A cache over one API key that counts its database reads, and `settle()`: resolves once a read is served from
+   * memory (on PostgreSQL, the seeding's own notifications may still be on their way until then).
+   */
+  const keyCache = (db: Db, key: string) => {
+    const digest = digestSecret(key);
+    const cache = new CredentialCache<PlatformUserPrincipal>(db.changes, 100);
+    const counter = { loads: 0 };
+    const resolve = () => cache.resolve(digest, async () => {
+      counter.loads++;
+      return findPlatformUserByKeyDigest(db.kysely, digest);
+    });
+    const settle = () => eventually(async () => {
+      const before = counter.loads;
+      await resolve();
+      return counter.loads === before;
+    });
+    return { counter, resolve, settle };
+  };
+
   const seed = () => seedAccount(t().db.kysely, {
     users: [{ ref: 'alice', role: 'admin' }],
     deployments: [{ ref: 'prod', name: 'P' }],
@@ -36,50 +56,30 @@ describeEachDialect('credential cache', (t) => {
 
   it('serves a known key from memory while nothing changed, and reads again after a write of this process', async () => {
     const s = await seed();
-    const digest = digestSecret(s.keys.alice!);
-    const cache = new CredentialCache<PlatformUserPrincipal>(t().db.changes, 100);
-    let loads = 0;
-    const load = async () => {
-      loads++;
-      return findPlatformUserByKeyDigest(t().db.kysely, digest);
-    };
-    expect(await cache.resolve(digest, load)).toMatchObject({ kind: 'platform-user', userId: s.refs.alice });
-    // On PostgreSQL the seeding's own notifications may still be on their way; once they are in, reads hit.
-    expect(await eventually(async () => {
-      const before = loads;
-      return (await cache.resolve(digest, load))?.userId === s.refs.alice && loads === before;
-    })).toBe(true);
-    const settled = loads;
-    expect(await cache.resolve(digest, load)).toMatchObject({ userId: s.refs.alice });
-    expect(loads).toBe(settled);
+    const { counter, resolve, settle } = keyCache(t().db, s.keys.alice!);
+    expect(await resolve()).toMatchObject({ kind: 'platform-user', userId: s.refs.alice });
+    expect(await settle()).toBe(true);
+    const settled = counter.loads;
+    expect(await resolve()).toMatchObject({ userId: s.refs.alice });
+    expect(counter.loads).toBe(settled);
 
     await t().db.kysely.updateTable('users').set({ first_name: 'Alicia' }).where('id', '=', s.refs.alice!).execute();
-    await cache.resolve(digest, load);
-    expect(loads).toBe(settled + 1);
+    await resolve();
+    expect(counter.loads).toBe(settled + 1);
   });
 
   it("keeps a key of one account through changes to another account's credentials", async () => {
     const s = await seed();
     const unrelated = await seed();
-    const digest = digestSecret(s.keys.alice!);
-    const cache = new CredentialCache<PlatformUserPrincipal>(other.changes, 100);
-    let loads = 0;
-    const load = async () => {
-      loads++;
-      return findPlatformUserByKeyDigest(other.kysely, digest);
-    };
-    expect(await eventually(async () => {
-      const before = loads;
-      await cache.resolve(digest, load);
-      return loads === before;
-    })).toBe(true);
-    const settled = loads;
+    const { counter, resolve, settle } = keyCache(other, s.keys.alice!);
+    expect(await settle()).toBe(true);
+    const settled = counter.loads;
     await t().db.kysely.updateTable('users').set({ first_name: 'Zed' }).where('id', '=', unrelated.refs.alice!).execute();
     // Let the notification arrive, then read: on PostgreSQL it names the other account; SQLite cannot tell
     // accounts apart and reads again.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await cache.resolve(digest, load);
-    expect(loads).toBe(t().dialect === 'postgres' ? settled : settled + 1);
+    await new Promise((done) => setTimeout(done, 100));
+    await resolve();
+    expect(counter.loads).toBe(t().dialect === 'postgres' ? settled : settled + 1);
   });
 
   it('never keeps an unknown key', async () => {
@@ -144,34 +144,24 @@ describeEachDialect('credential cache', (t) => {
 
   it('trusts nothing while the PostgreSQL listening connection is down, and caches again once it is back', async () => {
     if (t().dialect !== 'postgres') {
-      // SQLite reads its feed from the database file on every call: there is no connection to lose.
+      // SQLite reads its feed from the database file itself: there is no connection to lose.
       expect(t().db.changes.mark()).toMatch(/^\d+\.\d+$/);
       return;
     }
     const s = await seed();
-    const digest = digestSecret(s.keys.alice!);
-    const cache = new CredentialCache<PlatformUserPrincipal>(t().db.changes, 100);
-    let loads = 0;
-    const load = async () => {
-      loads++;
-      return findPlatformUserByKeyDigest(t().db.kysely, digest);
-    };
-    expect(await eventually(async () => {
-      const before = loads;
-      await cache.resolve(digest, load);
-      return loads === before;
-    })).toBe(true);
+    const { counter, resolve, settle } = keyCache(t().db, s.keys.alice!);
+    expect(await settle()).toBe(true);
     await other.kysely.executeQuery(sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'svc-credential-listener'`.compile(other.kysely));
     expect(await eventually(() => t().db.changes.mark() === undefined)).toBe(true);
-    const before = loads;
-    await cache.resolve(digest, load);
-    await cache.resolve(digest, load);
-    expect(loads).toBe(before + 2);
-    // The next stamp after a second reconnects; from then on, hits again.
+    const before = counter.loads;
+    await resolve();
+    await resolve();
+    expect(counter.loads).toBe(before + 2);
+    // The next mark after a second reconnects; from then on, hits again.
     expect(await eventually(() => t().db.changes.mark() !== undefined, 5000)).toBe(true);
-    await cache.resolve(digest, load);
-    const reconnected = loads;
-    await cache.resolve(digest, load);
-    expect(loads).toBe(reconnected);
+    await resolve();
+    const reconnected = counter.loads;
+    await resolve();
+    expect(counter.loads).toBe(reconnected);
   });
 });

@@ -16,11 +16,18 @@ function columnTypes(dialect: Dialect): { id: DataType; sortedText: DataType } {
     : { id: 'integer', sortedText: 'text' };
 }
 
+/** A new table whose first column is its integer id: autoincrement on SQLite, serial on PostgreSQL. */
+function createTableWithId(db: AnyDb, dialect: Dialect, table: string) {
+  const { id } = columnTypes(dialect);
+  return db.schema.createTable(table).addColumn('id', id, (c) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()));
+}
+
+/** `account_id`: every row's owner; deleting the account deletes the row. */
+const accountRef = (c: ColumnDefinitionBuilder) => c.notNull().references('accounts.id').onDelete('cascade');
+
 function initialSchema(dialect: Dialect): Migration {
   const t = columnTypes(dialect);
-  const id = (db: AnyDb, table: string) =>
-    db.schema.createTable(table).addColumn('id', t.id, (c) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()));
-  const accountRef = (c: ColumnDefinitionBuilder) => c.notNull().references('accounts.id').onDelete('cascade');
+  const id = (db: AnyDb, table: string) => createTableWithId(db, dialect, table);
 
   return {
     async up(db: AnyDb) {
@@ -272,9 +279,7 @@ function credentialNotifications(dialect: Dialect): Migration {
  */
 function embedSessions(dialect: Dialect): Migration {
   const t = columnTypes(dialect);
-  const id = (db: AnyDb, table: string) =>
-    db.schema.createTable(table).addColumn('id', t.id, (c) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()));
-  const accountRef = (c: ColumnDefinitionBuilder) => c.notNull().references('accounts.id').onDelete('cascade');
+  const id = (db: AnyDb, table: string) => createTableWithId(db, dialect, table);
   return {
     async up(db: AnyDb) {
       await db.schema.alterTable('embed_users').addColumn('groups', 'text', (c) => c.notNull().defaultTo('[]')).execute();

@@ -6,7 +6,9 @@ import { findDeploymentInAccount } from '../accounts/accounts.store.js';
 import { AppError } from '../http/http.errors.js';
 import { isoTimestamp } from '../http/http.context.js';
 import type { ServiceContext } from '../http/http.context.js';
+import type { Kysely } from 'kysely';
 import type { ChangeFeed } from '../db/db.database.js';
+import type { Database } from '../db/db.schema.js';
 import { tokenTimeline } from './sessions.config.js';
 import type { EmbedLifetimes } from './sessions.config.js';
 import type { EmbedUser, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
@@ -54,9 +56,9 @@ export function requireAdmin(principal: PlatformUserPrincipal): void {
   if (!isAdmin(principal)) throw new AppError('forbidden', 'this needs the API key of an admin; this key belongs to a member', 'Authorization');
 }
 
-async function tenantNameOf(ctx: ServiceContext, accountId: number, given: string | undefined): Promise<string> {
+async function tenantNameOf(db: Kysely<Database>, accountId: number, given: string | undefined): Promise<string> {
   if (given !== undefined) return given;
-  const account = await ctx.db.selectFrom('accounts').select('tenant_name').where('id', '=', accountId).executeTakeFirstOrThrow();
+  const account = await db.selectFrom('accounts').select('tenant_name').where('id', '=', accountId).executeTakeFirstOrThrow();
   return account.tenant_name;
 }
 
@@ -90,7 +92,7 @@ export async function generateSession(ctx: SessionContext, principal: PlatformUs
     let embedUserId: number | null = null;
     let userId: number | null = null;
     if (externalId !== undefined) {
-      embedTenantId = await upsertEmbedTenant(trx, accountId, await tenantNameOf({ ...ctx, db: trx }, accountId, body.embedTenantName), nowIso);
+      embedTenantId = await upsertEmbedTenant(trx, accountId, await tenantNameOf(trx, accountId, body.embedTenantName), nowIso);
       embedUserId = await upsertEmbedUser(trx, accountId, embedTenantId, externalId, {
         username: body.username, email: body.email, firstName: body.firstName, groups: body.groups, userAttributes: body.userAttributes as Record<string, unknown> | undefined,
       }, nowIso);
@@ -141,13 +143,14 @@ export async function exchangeSession(ctx: SessionContext, sessionId: string): P
 export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: number; acc: number }): Promise<EmbedPrincipal | undefined> {
   const row = await findLiveSession(ctx.db, claims.acc, claims.sid);
   if (row === undefined || row.redeemed_at === null) return undefined;
+  // A live session's tenant comes with it (one query per cache miss).
   return {
     kind: 'embed',
     accountId: row.account_id,
     deploymentId: row.deployment_id,
     sessionId: row.id,
     embedTenantId: row.embed_tenant_id,
-    embedTenantName: row.embed_tenant_id === null ? null : await findEmbedTenantName(ctx.db, row.account_id, row.embed_tenant_id),
+    embedTenantName: row.embed_tenant_name,
     embedUserId: row.embed_user_id,
     userId: row.user_id,
   };
@@ -169,7 +172,7 @@ export async function revokeSessions(ctx: SessionContext, principal: PlatformUse
     await revokeAndPropagate(ctx, accountId, () => revokeSessionByDigest(ctx.db, accountId, digestSecret(body.sessionId!), now));
     return;
   }
-  const tenantName = await tenantNameOf(ctx, accountId, body.embedTenantName);
+  const tenantName = await tenantNameOf(ctx.db, accountId, body.embedTenantName);
   const embedUserId = await findEmbedUserId(ctx.db, accountId, tenantName, body.externalId!.trim().toLowerCase());
   if (embedUserId !== undefined) await revokeAndPropagate(ctx, accountId, () => revokeSessionsOfEmbedUser(ctx.db, accountId, embedUserId, now));
 }

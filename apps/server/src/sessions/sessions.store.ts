@@ -81,10 +81,13 @@ export async function findEmbedTenantName(db: Kysely<Database>, accountId: numbe
   return row.name;
 }
 
-/** A session that is neither revoked nor gone, scoped by account. */
-export async function findLiveSession(db: Kysely<Database>, accountId: number, sessionId: number): Promise<EmbedSessionRow | undefined> {
-  return db.selectFrom('embed_sessions').selectAll()
-    .where('account_id', '=', accountId).where('id', '=', sessionId).where('revoked_at', 'is', null)
+/** A session that is neither revoked nor gone, scoped by account, with its embed tenant's name (null: none). */
+export async function findLiveSession(db: Kysely<Database>, accountId: number, sessionId: number): Promise<(EmbedSessionRow & { embed_tenant_name: string | null }) | undefined> {
+  return db.selectFrom('embed_sessions as s')
+    .leftJoin('embed_tenants as t', (j) => j.onRef('t.id', '=', 's.embed_tenant_id').onRef('t.account_id', '=', 's.account_id'))
+    .selectAll('s')
+    .select('t.name as embed_tenant_name')
+    .where('s.account_id', '=', accountId).where('s.id', '=', sessionId).where('s.revoked_at', 'is', null)
     .executeTakeFirst();
 }
 
