@@ -131,3 +131,15 @@ export async function freshDatabase(dialect: 'sqlite' | 'postgres', adminUrl: st
     },
   };
 }
+
+/** Whether a PostgreSQL server answers at `adminUrl` (a benchmark skips its PostgreSQL half, and says so, if not). */
+export async function postgresAvailable(adminUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}

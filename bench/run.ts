@@ -5,6 +5,7 @@ const benchmarks: Record<string, () => Promise<{ main(args: string[]): Promise<v
   workspace: () => import('./workspace/workspace.bench.js'),
   sessions: () => import('./sessions/sessions.bench.js'),
   sdk: () => import('./sdk/sdk.bench.js'),
+  comments: () => import('./comments/comments.bench.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SingleBar, Presets } from 'cli-progress';
-import pg from 'pg';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { freshDatabase, machine, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
+import { freshDatabase, machine, postgresAvailable, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
 import type { LatencySummary, RunningServer } from '../harness.js';
 import { RARE_TOKEN, generateWorkspace } from './workspace.generate.js';
 import { loadWorkspace } from './workspace.load.js';
@@ -70,17 +69,6 @@ async function compareThroughput(uncachedUrl: string, headers: Record<string, st
     await cached.stop();
     await bare.stop();
     rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-async function postgresAvailable(adminUrl: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
   }
 }
 

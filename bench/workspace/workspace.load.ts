@@ -1,18 +1,7 @@
-import SqliteDatabase from 'better-sqlite3';
-import pg from 'pg';
 import { digestSecret } from '../../apps/server/src/accounts/accounts.keys.js';
 import type { GeneratedWorkspace } from './workspace.generate.js';
-
-type Row = Array<string | number | null>;
-type PgType = 'int' | 'text';
-
-interface TableSpec {
-  table: string;
-  columns: string[];
-  types: PgType[];
-}
-
-const T = (table: string, columns: Array<[string, PgType]>): TableSpec => ({ table, columns: columns.map((c) => c[0]), types: columns.map((c) => c[1]) });
+import { T, bulkWriter } from '../bulk.js';
+import type { Row } from '../bulk.js';
 
 const TABLES = {
   accounts: T('accounts', [['id', 'int'], ['name', 'text'], ['tenant_name', 'text'], ['settings', 'text'], ['created_at', 'text']]),
@@ -30,58 +19,6 @@ const TABLES = {
   item_views: T('item_views', [['account_id', 'int'], ['user_id', 'int'], ['item_id', 'int'], ['viewed_at', 'text']]),
 };
 
-/** Writes rows in batches; the two dialects differ only here. */
-interface BulkWriter {
-  write(spec: TableSpec, rows: Row[]): Promise<void>;
-  finish(): Promise<void>;
-}
-
-function sqliteWriter(path: string): BulkWriter {
-  const db = new SqliteDatabase(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = OFF');
-  const statements = new Map<string, SqliteDatabase.Statement>();
-  return {
-    async write(spec, rows) {
-      let statement = statements.get(spec.table);
-      if (!statement) {
-        statement = db.prepare(`insert into ${spec.table} (${spec.columns.join(', ')}) values (${spec.columns.map(() => '?').join(', ')})`);
-        statements.set(spec.table, statement);
-      }
-      const run = statement;
-      db.transaction(() => {
-        for (const row of rows) run.run(row);
-      })();
-    },
-    async finish() {
-      db.exec('analyze');
-      db.pragma('wal_checkpoint(TRUNCATE)');
-      db.close();
-    },
-  };
-}
-
-function postgresWriter(url: string): BulkWriter {
-  const client = new pg.Client({ connectionString: url });
-  const connected = client.connect();
-  return {
-    async write(spec, rows) {
-      await connected;
-      const columns = spec.columns.map((_, c) => rows.map((row) => row[c]));
-      const unnest = spec.types.map((type, c) => `$${c + 1}::${type === 'int' ? 'int' : 'text'}[]`).join(', ');
-      await client.query(`insert into ${spec.table} (${spec.columns.join(', ')}) select * from unnest(${unnest})`, columns);
-    },
-    async finish() {
-      await connected;
-      for (const table of ['accounts', 'users', 'groups', 'deployments', 'workspace_items']) {
-        await client.query(`select setval(pg_get_serial_sequence('${table}', 'id'), (select max(id) from ${table}))`);
-      }
-      await client.query('analyze');
-      await client.end();
-    },
-  };
-}
-
 export interface LoadedWorkspace {
   deploymentId: number;
   adminKey: string;
@@ -98,7 +35,7 @@ export async function loadWorkspace(
   w: GeneratedWorkspace,
   onProgress: (done: number, total: number) => void,
 ): Promise<LoadedWorkspace> {
-  const writer = target.dialect === 'sqlite' ? sqliteWriter(target.path) : postgresWriter(target.url);
+  const writer = bulkWriter(target, ['accounts', 'users', 'groups', 'deployments', 'workspace_items']);
   const now = new Date().toISOString();
   const accountId = 1;
   const deploymentId = 1;

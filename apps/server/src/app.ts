@@ -12,13 +12,14 @@ import cookie from '@fastify/cookie';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { rateLimitsFromEnv, registerRateLimiting } from './http/http.rate-limit.js';
 import type { RateLimits } from './http/http.rate-limit.js';
+import { commentRoutes } from './comments/comments.routes.js';
 import { dashboardRoutes } from './dashboards/dashboards.routes.js';
 import { embedLifetimesFromEnv } from './sessions/sessions.config.js';
 import type { EmbedLifetimes } from './sessions/sessions.config.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import type { SessionContext } from './sessions/sessions.service.js';
 import { loadTokenSigner } from './sessions/sessions.tokens.js';
-import { ListingCache } from './workspace/workspace.cache.js';
+import { PageCache } from './http/http.page-cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
 
 export interface AppConfig {
@@ -88,12 +89,15 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   const signer = await loadTokenSigner(ctx.db, config.jwtSecret ?? process.env.SVC_JWT_SECRET, ctx.now);
   const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes ?? embedLifetimesFromEnv(), changes: config.db.changes };
   registerAuthentication(app, ctx, signer, config.db.changes, config.credentialCacheEntries ?? 10_000);
+  // One byte budget for every serialized page kept in memory: workspace listings and comment thread lists.
+  const pages = new PageCache(config.listingCacheBytes ?? listingCacheBytesFromEnv());
   await registerOpenApi(app);
   await app.register(healthRoutes(config.db));
   await app.register(accountRoutes(ctx, { max: rateLimits.login, windowMs: rateLimits.windowMs }));
   await app.register(sessionRoutes(sessions, rateLimits));
   await app.register(dashboardRoutes(ctx));
-  await app.register(workspaceRoutes(ctx, new ListingCache(config.listingCacheBytes ?? listingCacheBytesFromEnv())));
+  await app.register(commentRoutes(ctx, pages));
+  await app.register(workspaceRoutes(ctx, pages));
   await app.ready();
   return app;
 }

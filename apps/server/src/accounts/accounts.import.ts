@@ -2,6 +2,7 @@ import { Ajv } from 'ajv';
 import type { ErrorObject } from 'ajv';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/db.schema.js';
+import { foldSearchKey } from '../db/db.search-key.js';
 import { digestSecret } from './accounts.keys.js';
 import { hashPassword } from './accounts.passwords.js';
 import { importFileSchema } from './accounts.import-schema.js';
@@ -277,7 +278,7 @@ async function writeAccount(trx: Transaction<Database>, account: ImportAccount, 
         const { id } = await trx.insertInto('workspace_items')
           .values({
             account_id: accountId, deployment_id: deploymentId, type: item.type, is_folder: item.type === 'FOLDER' ? 1 : 0,
-            name: item.name, name_key: item.name.toLowerCase(), folder_id: parentId, depth: plan.depth, created_by: createdBy,
+            name: item.name, name_key: foldSearchKey(item.name), folder_id: parentId, depth: plan.depth, created_by: createdBy,
             created_at: plan.createdAt, updated_at: plan.updatedAt, meta: JSON.stringify(item.meta ?? {}),
             calculated_fields: JSON.stringify(item.calculatedFields ?? {}), slug: item.slug ?? null,
           })
@@ -354,7 +355,8 @@ async function writeAccount(trx: Transaction<Database>, account: ImportAccount, 
       const { id } = await trx.insertInto('embed_users')
         .values({
           account_id: accountId, embed_tenant_id: tenantId, external_id: externalId, username: user.username ?? externalId,
-          email: user.email ?? null, first_name: user.firstName ?? null, created_at: now, updated_at: now,
+          username_key: foldSearchKey(user.username ?? externalId), email: user.email ?? null, email_key: foldSearchKey(user.email ?? ''),
+          first_name: user.firstName ?? null, created_at: now, updated_at: now,
         })
         .returning('id').executeTakeFirstOrThrow();
       if (user.ref !== undefined) refs[user.ref] = id;

@@ -123,3 +123,24 @@ export async function findConsoleSession(db: Kysely<Database>, digest: string): 
 export async function revokeConsoleSession(db: Kysely<Database>, digest: string, now: string): Promise<void> {
   await db.updateTable('console_sessions').set({ revoked_at: now }).where('digest', '=', digest).where('revoked_at', 'is', null).execute();
 }
+
+/** The account settings the embed reads (DESIGN's import file: `settings`). */
+export interface EmbedAccountSettings {
+  /**
+   * Whether the embed shows its comment panel (issue 4: it only hides the panel; the comments API answers
+   * regardless). Off unless the account turns it on: a panel the host's customers see is the host's choice.
+   */
+  allowEmbedComments: boolean;
+}
+
+export async function findEmbedAccountSettings(db: Kysely<Database>, accountId: number): Promise<EmbedAccountSettings> {
+  const row = await db.selectFrom('accounts').select('settings').where('id', '=', accountId).executeTakeFirst();
+  let settings: unknown;
+  try {
+    settings = JSON.parse(row?.settings ?? '{}');
+  } catch {
+    settings = {};
+  }
+  const allow = typeof settings === 'object' && settings !== null ? (settings as Record<string, unknown>).allowEmbedComments : undefined;
+  return { allowEmbedComments: allow === true };
+}

@@ -6,23 +6,30 @@ import type { Dashboard } from './dashboards.schema.js';
 import { findDashboardByPublicId, selectReportSnapshots } from './dashboards.store.js';
 import type { DashboardRow } from './dashboards.store.js';
 
+/** Who reads a dashboard: an account, and the deployment an embed session is confined to (null: any). */
+export interface DashboardReader {
+  accountId: number;
+  deploymentId: number | null;
+}
+
 /**
  * DESIGN: the dashboard `publicId` resolves only within the caller's account (404 otherwise, before any access
  * check); it is readable when published and embeddable, and, for an embed session, in the session's deployment
  * (403 otherwise). Comments (SPEC B rule 10) use the same check.
  */
-export async function requireReadableDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string): Promise<DashboardRow> {
-  const dashboard = await findDashboardByPublicId(ctx.db, principal.accountId, publicId);
+export async function requireReadableDashboard(ctx: ServiceContext, reader: DashboardReader, publicId: string): Promise<DashboardRow> {
+  const dashboard = await findDashboardByPublicId(ctx.db, reader.accountId, publicId);
   if (dashboard === undefined) throw new AppError('not_found', `dashboard ${publicId} not found`, 'publicId');
   if (dashboard.status !== 'published') throw new AppError('forbidden', `dashboard ${publicId} is ${dashboard.status}, not published`, 'publicId');
   if (dashboard.allow_embed === 0) throw new AppError('forbidden', `dashboard ${publicId} does not allow embedding`, 'publicId');
-  if (principal.kind === 'embed' && dashboard.deployment_id !== principal.deploymentId) {
+  if (reader.deploymentId !== null && dashboard.deployment_id !== reader.deploymentId) {
     throw new AppError('forbidden', `dashboard ${publicId} belongs to another deployment than this session's`, 'publicId');
   }
   return dashboard;
 }
 
 export async function readDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string): Promise<Dashboard> {
-  const dashboard = await requireReadableDashboard(ctx, principal, publicId);
+  const reader = { accountId: principal.accountId, deploymentId: principal.kind === 'embed' ? principal.deploymentId : null };
+  const dashboard = await requireReadableDashboard(ctx, reader, publicId);
   return presentDashboard(dashboard, await selectReportSnapshots(ctx.db, principal.accountId, [dashboard.id]));
 }

@@ -174,6 +174,10 @@ export interface EmbedUsersTable {
   groups: Generated<string>;
   /** JSON object of user attributes, as the last Generate Session gave them. */
   user_attributes: Generated<string>;
+  /** `foldSearchKey(username)`: the mentionable-user order and search. */
+  username_key: Generated<string>;
+  /** `foldSearchKey(email ?? '')`: the mentionable-user search. */
+  email_key: Generated<string>;
   created_at: string;
   updated_at: string;
 }
@@ -222,6 +226,36 @@ export interface ConsoleSessionsTable {
   revoked_at: string | null;
 }
 
+/**
+ * A comment on an embedded dashboard (SPEC "Comment"), in one embed tenant. A root (`parent_id` null) starts a
+ * thread and carries its resolution; a reply names its root. `removed_at` marks a soft delete.
+ */
+export interface CommentsTable {
+  id: Generated<number>;
+  account_id: number;
+  embed_tenant_id: number;
+  dashboard_id: number;
+  parent_id: number | null;
+  /** The author; null once that embed user is deleted. */
+  embed_user_id: number | null;
+  body: string;
+  created_at: string;
+  edited_at: string | null;
+  removed_at: string | null;
+  /** 1 while the thread is resolved (roots only): the indexed form of `resolved_at is not null`. */
+  is_resolved: Generated<number>;
+  resolved_at: string | null;
+  resolved_by: number | null;
+}
+
+/** The version of one dashboard's threads in one embed tenant: moves with every write to them. */
+export interface CommentStreamsTable {
+  dashboard_id: number;
+  embed_tenant_id: number;
+  account_id: number;
+  version: Generated<number>;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -241,4 +275,6 @@ export interface Database {
   embed_sessions: EmbedSessionsTable;
   server_keys: ServerKeysTable;
   console_sessions: ConsoleSessionsTable;
+  comments: CommentsTable;
+  comment_streams: CommentStreamsTable;
 }

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { requirePlatformUser } from '../http/http.auth.js';
 import { rateLimitFor } from '../http/http.rate-limit.js';
 import type { RateLimits } from '../http/http.rate-limit.js';
-import { exchangeSession, generateSession, listEmbedUsers, removeEmbedUser, revokeSessions } from './sessions.service.js';
+import { describeCurrentSession, exchangeSession, generateSession, listEmbedUsers, removeEmbedUser, revokeSessions } from './sessions.service.js';
 import type { SessionContext } from './sessions.service.js';
 import {
   CurrentSessionResponse, EmbedUsersQuery, EmbedUsersResponse, ExchangeBody, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody, sessionErrorResponses,
@@ -47,27 +47,13 @@ export function sessionRoutes(ctx: SessionContext, limits: RateLimits): FastifyP
       return reply.status(204).send(null);
     });
 
-    // What the embed runtime needs for svc:event:ready; like NextAuth's /api/auth/session, `{ session: null }`
-    // (200) when the request carries no valid embed token, so the embed can tell "signed out" from a failure.
     app.get('/api/v1/embed/session', {
       schema: {
         operationId: 'currentEmbedSession', tags: ['Embed sessions'], security: [{ embedToken: [] }, {}],
         summary: 'The embed session of the token sent, or null',
         response: { 200: CurrentSessionResponse },
       },
-    }, async (request) => {
-      const principal = request.principal;
-      if (principal.kind !== 'embed') return { session: null };
-      return {
-        session: {
-          mode: 'signed' as const,
-          deploymentId: principal.deploymentId,
-          embedTenant: principal.embedTenantName,
-          embedUserId: principal.embedUserId,
-          userId: principal.userId,
-        },
-      };
-    });
+    }, async (request) => describeCurrentSession(ctx, request.principal));
 
     app.get('/api/v1/embed/users', {
       schema: {

@@ -86,10 +86,13 @@ export const CurrentSessionResponse = Type.Object({
       embedTenant: Type.Union([Type.String(), Type.Null()], { description: 'null for an internalId session' }),
       embedUserId: Type.Union([Type.Integer(), Type.Null()]),
       userId: Type.Union([Type.Integer(), Type.Null()], { description: 'The platform user of an internalId session' }),
+      allowEmbedComments: Type.Boolean({ description: "The account setting: whether the embed shows its comment panel (the comments API answers regardless)" }),
     }),
     Type.Null(),
   ]),
 });
+
+export type CurrentSessionResponse = Static<typeof CurrentSessionResponse>;
 
 export const EmbedUsersQuery = Type.Object({
   embedTenantName: Type.Optional(Type.String({ pattern: EMBED_TENANT_NAME_PATTERN })),

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { digestSecret, toBase62 } from '../accounts/accounts.keys.js';
 import { isAdmin } from '../accounts/accounts.principal.js';
-import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
-import { findDeploymentInAccount } from '../accounts/accounts.store.js';
+import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
+import { findDeploymentInAccount, findEmbedAccountSettings } from '../accounts/accounts.store.js';
 import { AppError } from '../http/http.errors.js';
 import { isoTimestamp } from '../http/http.context.js';
 import type { ServiceContext } from '../http/http.context.js';
@@ -11,7 +11,7 @@ import type { ChangeFeed } from '../db/db.database.js';
 import type { Database } from '../db/db.schema.js';
 import { tokenTimeline } from './sessions.config.js';
 import type { EmbedLifetimes } from './sessions.config.js';
-import type { EmbedUser, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
+import type { CurrentSessionResponse, EmbedUser, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
 import {
   deleteEmbedUser,
   findEmbedTenantName,
@@ -198,11 +198,32 @@ export async function listEmbedUsers(ctx: ServiceContext, principal: PlatformUse
 /** Deletes an embed user of the account; their sessions go with them, so their tokens stop working. */
 export async function removeEmbedUser(ctx: SessionContext, principal: PlatformUserPrincipal, embedUserId: number): Promise<void> {
   requireAdmin(principal);
-  // Their sessions go with them (ON DELETE CASCADE), which notifies like a revocation.
+  // Their sessions go with them (ON DELETE CASCADE), which notifies like a revocation; their comments stay, with
+  // no author (ON DELETE SET NULL, whose update moves the cached thread lists' version like any comment write).
   await revokeAndPropagate(ctx, principal.accountId, async () => {
-    if (!(await deleteEmbedUser(ctx.db, principal.accountId, embedUserId))) {
+    if (await deleteEmbedUser(ctx.db, principal.accountId, embedUserId) === undefined) {
       throw new AppError('not_found', `embed user ${embedUserId} not found`, 'id');
     }
     return 1;
   });
+}
+
+/**
+ * What the embed runtime needs for svc:event:ready; like NextAuth's /api/auth/session, `{ session: null }` when the
+ * request carries no valid embed token, so the embed can tell "signed out" from a failure. `allowEmbedComments`
+ * tells it whether to show the comment panel.
+ */
+export async function describeCurrentSession(ctx: ServiceContext, principal: Principal): Promise<CurrentSessionResponse> {
+  if (principal.kind !== 'embed') return { session: null };
+  const { allowEmbedComments } = await findEmbedAccountSettings(ctx.db, principal.accountId);
+  return {
+    session: {
+      mode: 'signed',
+      deploymentId: principal.deploymentId,
+      embedTenant: principal.embedTenantName,
+      embedUserId: principal.embedUserId,
+      userId: principal.userId,
+      allowEmbedComments,
+    },
+  };
 }

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/db.schema.js';
+import { foldSearchKey } from '../db/db.search-key.js';
 
 export type EmbedSessionRow = Selectable<Database['embed_sessions']>;
 export type EmbedUserRow = Selectable<Database['embed_users']> & { embed_tenant_name: string };
@@ -32,16 +33,18 @@ export async function upsertEmbedUser(
   fields: EmbedUserFields,
   now: string,
 ): Promise<number> {
+  const username = fields.username ?? externalId;
   const changes = {
-    ...(fields.username !== undefined && { username: fields.username }),
-    ...(fields.email !== undefined && { email: fields.email }),
+    ...(fields.username !== undefined && { username: fields.username, username_key: foldSearchKey(fields.username) }),
+    ...(fields.email !== undefined && { email: fields.email, email_key: foldSearchKey(fields.email) }),
     ...(fields.firstName !== undefined && { first_name: fields.firstName }),
     ...(fields.groups !== undefined && { groups: JSON.stringify(fields.groups) }),
     ...(fields.userAttributes !== undefined && { user_attributes: JSON.stringify(fields.userAttributes) }),
   };
   await db.insertInto('embed_users').values({
     account_id: accountId, embed_tenant_id: embedTenantId, external_id: externalId,
-    username: fields.username ?? externalId, email: fields.email ?? null, first_name: fields.firstName ?? null,
+    username, username_key: foldSearchKey(username), email: fields.email ?? null, email_key: foldSearchKey(fields.email ?? ''),
+    first_name: fields.firstName ?? null,
     groups: JSON.stringify(fields.groups ?? []), user_attributes: JSON.stringify(fields.userAttributes ?? {}),
     created_at: now, updated_at: now,
   }).onConflict((oc) => oc.columns(['embed_tenant_id', 'external_id']).doUpdateSet({ ...changes, updated_at: now })).execute();
@@ -125,7 +128,8 @@ export async function selectEmbedUsers(db: Kysely<Database>, accountId: number, 
   return query.orderBy('t.name').orderBy('u.username').orderBy('u.id').execute();
 }
 
-export async function deleteEmbedUser(db: Kysely<Database>, accountId: number, embedUserId: number): Promise<boolean> {
-  const result = await db.deleteFrom('embed_users').where('account_id', '=', accountId).where('id', '=', embedUserId).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+/** Deletes an embed user; the id of their embed tenant, or undefined if there was no such user. */
+export async function deleteEmbedUser(db: Kysely<Database>, accountId: number, embedUserId: number): Promise<number | undefined> {
+  const row = await db.deleteFrom('embed_users').where('account_id', '=', accountId).where('id', '=', embedUserId).returning('embed_tenant_id').executeTakeFirst();
+  return row?.embed_tenant_id;
 }

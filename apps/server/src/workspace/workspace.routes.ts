@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { requirePlatformUser } from '../http/http.auth.js';
 import type { ServiceContext } from '../http/http.context.js';
-import type { ListingCache } from './workspace.cache.js';
+import type { PageCache } from '../http/http.page-cache.js';
 import { listWorkspace, recordView, setFavorite } from './workspace.service.js';
 import { WorkspaceConnectionResponse, WorkspaceItemParams, WorkspaceParams, WorkspaceQuery, workspaceErrorResponses } from './workspace.schema.js';
 
@@ -11,7 +11,7 @@ const security = [{ bearerAuth: [] }];
 const NoContent = Type.Null({ description: 'No Content' });
 
 /** SPEC part A: the workspace listing, plus the per-viewer writes that feed it (views and favorites). */
-export function workspaceRoutes(ctx: ServiceContext, cache: ListingCache): FastifyPluginAsyncTypebox {
+export function workspaceRoutes(ctx: ServiceContext, cache: PageCache): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get('/api/v1/deployments/:deploymentId/workspace', {
       schema: {
@@ -28,7 +28,7 @@ export function workspaceRoutes(ctx: ServiceContext, cache: ListingCache): Fasti
       const { deploymentId } = request.params;
       const q = request.query;
       const key = JSON.stringify([
-        principal.accountId, principal.userId, deploymentId, q.folderId, q.types === undefined ? null : [...new Set(q.types)].sort(),
+        'workspace', principal.accountId, principal.userId, deploymentId, q.folderId, q.types === undefined ? null : [...new Set(q.types)].sort(),
         q.orderByField, q.orderByDirection, q.search, q.after, q.first,
       ]);
       let body = cache.get(key, principal.dataVersion);

@@ -28,7 +28,7 @@ export const WorkspaceQuery = Type.Object({
   orderByDirection: Type.Optional(Type.Enum(ORDER_BY_DIRECTIONS)),
   search: Type.Optional(Type.String({ maxLength: MAX_SEARCH_LENGTH })),
   after: Type.Optional(Type.String({ maxLength: 1024 })),
-  first: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
+  first: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type WorkspaceQuery = Static<typeof WorkspaceQuery>;
 

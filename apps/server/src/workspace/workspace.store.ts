@@ -3,6 +3,7 @@ import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 
 import type { Dialect } from '../db/db.database.js';
 import { NAME_SEARCH_TABLES } from '../db/db.migrations.js';
 import type { Database, WorkspaceItemType } from '../db/db.schema.js';
+import { escapeLike } from '../db/db.search-key.js';
 
 type ItemsEb = ExpressionBuilder<Database & { i: Database['workspace_items'] }, 'i'>;
 
@@ -52,11 +53,6 @@ export interface ItemRow extends ItemColumns, PrefixedDashboard {
   owner_first_name: string | null;
   owner_picture: string | null;
   favorite_item_id: number | null;
-}
-
-/** Escapes LIKE's wildcards so that `%` and `_` in a search match themselves. */
-export function escapeLike(term: string): string {
-  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /**

@@ -415,6 +415,9 @@ describeEachDialect('workspace page size', (t) => {
     const clamped = (await get('first=1000')).json() as ListingBody;
     expect(clamped.items).toHaveLength(200);
     expect(clamped.pageInfo.hasNextPage).toBe(true);
+    // However large: clamped, not refused (beyond 32 bits too).
+    const huge = (await get('first=99999999999')).json() as ListingBody;
+    expect(huge.items.map((i) => i.id)).toEqual(clamped.items.map((i) => i.id));
     const rest = (await get(`first=1000&after=${clamped.pageInfo.endCursor}`)).json() as ListingBody;
     expect(rest.items).toHaveLength(30);
     expect(rest.pageInfo.hasNextPage).toBe(false);

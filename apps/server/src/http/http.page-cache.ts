@@ -1,12 +1,12 @@
 /**
- * Serialized listing pages, kept per caller and query, valid only for the data version they were computed at.
- *
- * The version travels with the credential (one query reads both), so a hit costs no further query, and a write
- * anywhere in the account (or, for views and favorites, by the same user) makes every older entry unreachable.
- * Bodies are kept as UTF-8 bytes, so a hit is written to the socket without encoding 14 KB of text again.
- * Bounded by bytes, least recently used first out.
+ * Serialized pages (workspace listings, comment thread lists), kept per caller and query, valid only for the
+ * data version they were computed at. Each feature decides what its version is: the workspace listing's travels
+ * with the credential (a write anywhere in the account, or the user's own views and favorites, moves it); a
+ * thread list's is its dashboard and tenant's comment stream version. An entry of another version is unreachable.
+ * Bodies are kept as UTF-8 bytes, so a hit is written to the socket without encoding the page again.
+ * Bounded by bytes, least recently used first out. Callers prefix their keys with their feature.
  */
-export class ListingCache {
+export class PageCache {
   readonly #maxBytes: number;
   readonly #entries = new Map<string, { version: string; body: Buffer }>();
   #bytes = 0;

@@ -1,0 +1,55 @@
+import type { Principal } from '../accounts/accounts.principal.js';
+import { AppError } from '../http/http.errors.js';
+
+/**
+ * An embed user of an embed tenant: the only caller the comments API serves (SPEC "Authentication", Comments 1
+ * and 4). Threads are stored and read per embed tenant (SPEC B rule 6).
+ */
+export interface Commenter {
+  accountId: number;
+  deploymentId: number;
+  embedTenantId: number;
+  embedUserId: number;
+}
+
+/** What the policy needs to know of a comment. */
+export interface CommentFacts {
+  embed_user_id: number | null;
+  parent_id: number | null;
+}
+
+/**
+ * SPEC "Authentication", Comments 4: an API key, a console session or an `internalId` session carries no embed
+ * tenant, so it gets 403; no credential (or one that did not verify) gets 401.
+ */
+export function requireCommenter(principal: Principal, hasAuthorization: boolean): Commenter {
+  if (principal.kind === 'embed' && principal.embedTenantId !== null && principal.embedUserId !== null) {
+    return { accountId: principal.accountId, deploymentId: principal.deploymentId, embedTenantId: principal.embedTenantId, embedUserId: principal.embedUserId };
+  }
+  if (principal.kind === 'anonymous') {
+    throw new AppError('unauthorized', hasAuthorization
+      ? 'invalid, expired or revoked embed token in the Authorization header'
+      : 'missing Authorization header: send Authorization: Embed-Token <embed token>', 'Authorization');
+  }
+  const what = principal.kind === 'embed' ? 'an embed session minted with internalId' : principal.via === 'console' ? 'a console session' : 'an API key';
+  throw new AppError('forbidden', `comments need an embed token of an embed tenant (a session minted with externalId); ${what} has none`, 'Authorization');
+}
+
+/** SPEC B rule 5: only the author edits or deletes a comment. A comment whose author was deleted has none. */
+export function canEdit(commenter: Commenter, comment: CommentFacts): boolean {
+  return comment.embed_user_id !== null && comment.embed_user_id === commenter.embedUserId;
+}
+
+export function canDelete(commenter: Commenter, comment: CommentFacts): boolean {
+  return canEdit(commenter, comment);
+}
+
+/** SPEC "Thread" states: only the author of the thread's root resolves or re-opens it. */
+export function canResolve(commenter: Commenter, root: CommentFacts): boolean {
+  return root.parent_id === null && canEdit(commenter, root);
+}
+
+/** SPEC B rule 5: every embed user of the tenant reads every thread of a dashboard they can read. */
+export function isOwnComment(commenter: Commenter, comment: CommentFacts): boolean {
+  return canEdit(commenter, comment);
+}

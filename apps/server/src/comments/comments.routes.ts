@@ -1,0 +1,98 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { ServiceContext } from '../http/http.context.js';
+import type { PageCache } from '../http/http.page-cache.js';
+import { requireCommenter } from './comments.policy.js';
+import type { Commenter } from './comments.policy.js';
+import {
+  Comment, CommentIdParams, CommentParams, EditCommentBody, MentionableUserList, MentionableUsersQuery, PostCommentBody, ResolveBody, Thread, ThreadList,
+  ThreadListQuery, commentErrorResponses,
+} from './comments.schema.js';
+import { deleteComment, editComment, listMentionableUsers, listThreads, postComment, resolveThread, threadListVersion } from './comments.service.js';
+
+const security: Record<string, string[]>[] = [{ embedToken: [] }, { bearerAuth: [] }];
+const tags = ['Embed comments'];
+const NoContent = Type.Null({ description: 'No Content' });
+
+const commenterOf = (request: FastifyRequest): Commenter => requireCommenter(request.principal, request.headers.authorization !== undefined);
+
+/** SPEC part B: the six comment endpoints under `/api/v1/embed/dashboard/{publicId}/comments`. */
+export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const base = '/api/v1/embed/dashboard/:publicId/comments';
+
+    app.get(base, {
+      schema: {
+        operationId: 'listDashboardComments', tags, security,
+        summary: "List the caller's embed tenant's threads on a dashboard, newest first, each with all of its replies",
+        params: CommentParams, querystring: ThreadListQuery,
+        response: { 200: ThreadList, ...commentErrorResponses },
+      },
+    }, async (request, reply) => {
+      const commenter = commenterOf(request);
+      const { publicId } = request.params;
+      // A viewer's panel polls its list: while the dashboard's threads in the tenant stand still, the page is
+      // served from memory after two small reads (the dashboard, the version).
+      const { key, version } = await threadListVersion(ctx, commenter, publicId, request.query);
+      let body = cache.get(key, version);
+      if (body === undefined) {
+        body = Buffer.from(reply.serialize(await listThreads(ctx, commenter, publicId, request.query)) as string);
+        cache.set(key, version, body);
+      }
+      // A Buffer payload is sent as it is: the page was serialized by this route's own response schema.
+      return reply.type('application/json; charset=utf-8').send(body as never);
+    });
+
+    app.post(base, {
+      schema: {
+        operationId: 'postDashboardComment', tags, security,
+        summary: 'Start a thread, or reply to a thread root (parentId); the author is the session\'s embed user',
+        params: CommentParams, body: PostCommentBody,
+        response: { 201: Comment, ...commentErrorResponses },
+      },
+    }, async (request, reply) => {
+      const comment = await postComment(ctx, commenterOf(request), request.params.publicId, request.body);
+      return reply.status(201).send(comment);
+    });
+
+    app.get(`${base}/mentionable-users`, {
+      schema: {
+        operationId: 'listMentionableUsers', tags, security,
+        summary: "The embed users of the caller's embed tenant, by username, optionally searched by username or email",
+        params: CommentParams, querystring: MentionableUsersQuery,
+        response: { 200: MentionableUserList, ...commentErrorResponses },
+      },
+    }, async (request) => listMentionableUsers(ctx, commenterOf(request), request.params.publicId, request.query));
+
+    app.patch(`${base}/:commentId`, {
+      schema: {
+        operationId: 'editDashboardComment', tags, security,
+        summary: 'Replace the body of your own comment',
+        params: CommentIdParams, body: EditCommentBody,
+        response: { 200: Comment, ...commentErrorResponses },
+      },
+    }, async (request) => editComment(ctx, commenterOf(request), request.params.publicId, request.params.commentId, request.body));
+
+    app.delete(`${base}/:commentId`, {
+      schema: {
+        operationId: 'deleteDashboardComment', tags, security,
+        summary: 'Delete your own comment; deleting a thread root deletes the whole thread',
+        params: CommentIdParams,
+        response: { 204: NoContent, ...commentErrorResponses },
+      },
+    }, async (request, reply) => {
+      await deleteComment(ctx, commenterOf(request), request.params.publicId, request.params.commentId);
+      return reply.status(204).send(null);
+    });
+
+    app.post(`${base}/:commentId/resolve`, {
+      schema: {
+        operationId: 'resolveDashboardThread', tags, security,
+        summary: 'Resolve (resolved: true) or re-open (false) a thread you started',
+        params: CommentIdParams, body: ResolveBody,
+        response: { 200: Thread, ...commentErrorResponses },
+      },
+    }, async (request) => resolveThread(ctx, commenterOf(request), request.params.publicId, request.params.commentId, request.body.resolved));
+  };
+}

@@ -1,0 +1,89 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import { ErrorResponse, Nullable, PageInfo } from '../http/http.schema.js';
+
+/** SPEC Limits: a comment body is 1 to 10,000 characters, counted in Unicode code points (docs/decisions.md). */
+export const MAX_BODY_CHARACTERS = 10_000;
+/** SPEC Limits: `first` of the thread list and the mentionable users. */
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 200;
+const MAX_INT = 2147483647;
+
+const Timestamp = Type.String({ format: 'date-time' });
+const First = Type.Integer({ minimum: 1, description: `Page size: default ${DEFAULT_PAGE_SIZE}, above ${MAX_PAGE_SIZE} clamped to ${MAX_PAGE_SIZE}, below 1 a 400` });
+const After = Type.String({ maxLength: 1024, description: 'The endCursor of the previous page. A null or absent cursor sent back is a 400, not a restart.' });
+// ajv counts string length in code points, so an astral-plane character (an emoji) counts once, as SPEC counts it.
+const Body = Type.String({ minLength: 1, maxLength: MAX_BODY_CHARACTERS, description: 'Stored and returned verbatim; 1 to 10,000 Unicode code points' });
+
+export const CommentParams = Type.Object({
+  publicId: Type.String({ minLength: 1, maxLength: 200 }),
+});
+export const CommentIdParams = Type.Object({
+  publicId: Type.String({ minLength: 1, maxLength: 200 }),
+  commentId: Type.Integer({ minimum: 1, maximum: MAX_INT }),
+});
+
+export const ThreadListQuery = Type.Object({
+  includeResolved: Type.Optional(Type.Boolean({ description: 'Add resolved threads to the open ones' })),
+  resolvedOnly: Type.Optional(Type.Boolean({ description: 'Only resolved threads; wins over includeResolved' })),
+  first: Type.Optional(First),
+  after: Type.Optional(After),
+});
+export type ThreadListQuery = Static<typeof ThreadListQuery>;
+
+export const MentionableUsersQuery = Type.Object({
+  search: Type.Optional(Type.String({ maxLength: 255, description: 'Case-insensitive substring of the username or the email' })),
+  first: Type.Optional(First),
+  after: Type.Optional(After),
+});
+export type MentionableUsersQuery = Static<typeof MentionableUsersQuery>;
+
+export const PostCommentBody = Type.Object({
+  body: Body,
+  parentId: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INT, description: 'The thread root to reply to' })),
+}, { additionalProperties: false });
+export type PostCommentBody = Static<typeof PostCommentBody>;
+
+export const EditCommentBody = Type.Object({ body: Body }, { additionalProperties: false });
+export type EditCommentBody = Static<typeof EditCommentBody>;
+
+export const ResolveBody = Type.Object({
+  resolved: Type.Boolean({ description: 'true resolves the thread, false re-opens it' }),
+}, { additionalProperties: false });
+export type ResolveBody = Static<typeof ResolveBody>;
+
+export const Comment = Type.Object({
+  id: Type.Integer(),
+  dashboardId: Type.String({ description: "The dashboard's publicId" }),
+  userId: Nullable(Type.Integer({ description: 'The embed user who wrote it; null once that embed user is deleted' })),
+  body: Type.String(),
+  editedAt: Nullable(Timestamp),
+  removedAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+  isOwn: Type.Boolean({ description: 'Whether the caller wrote it' }),
+}, { title: 'Comment' });
+export type Comment = Static<typeof Comment>;
+
+export const Thread = Type.Object({
+  root: Comment,
+  replies: Type.Array(Comment, { description: 'Every live reply, oldest first' }),
+  resolvedAt: Nullable(Timestamp),
+  resolvedBy: Nullable(Type.Integer({ description: 'The embed user who resolved it' })),
+}, { title: 'Thread' });
+export type Thread = Static<typeof Thread>;
+
+export const ThreadList = Type.Object({ items: Type.Array(Thread), pageInfo: PageInfo }, { title: 'ThreadList' });
+export type ThreadList = Static<typeof ThreadList>;
+
+export const MentionableUser = Type.Object({
+  id: Type.Integer({ description: "Embed user id: matches a comment's userId" }),
+  username: Type.String(),
+  email: Nullable(Type.String()),
+  firstName: Nullable(Type.String()),
+}, { title: 'MentionableUser' });
+export type MentionableUser = Static<typeof MentionableUser>;
+
+export const MentionableUserList = Type.Object({ items: Type.Array(MentionableUser), pageInfo: PageInfo }, { title: 'MentionableUserList' });
+export type MentionableUserList = Static<typeof MentionableUserList>;
+
+export const commentErrorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse };

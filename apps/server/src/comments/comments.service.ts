@@ -1,0 +1,224 @@
+import { requireReadableDashboard } from '../dashboards/dashboards.service.js';
+import type { DashboardRow } from '../dashboards/dashboards.store.js';
+import { foldSearchKey } from '../db/db.search-key.js';
+import { isoTimestamp } from '../http/http.context.js';
+import type { ServiceContext } from '../http/http.context.js';
+import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId } from '../http/http.cursor.js';
+import { AppError } from '../http/http.errors.js';
+import type { PageInfo } from '../http/http.schema.js';
+import { canDelete, canEdit, canResolve, isOwnComment } from './comments.policy.js';
+import type { Commenter } from './comments.policy.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './comments.schema.js';
+import type { Comment, MentionableUserList, MentionableUsersQuery, Thread, ThreadList, ThreadListQuery } from './comments.schema.js';
+import {
+  findLiveComment, insertComment, readStreamVersion, markCommentRemoved, selectMentionableUsers, selectReplies, selectThreadRoots, setThreadResolution, updateCommentBody,
+} from './comments.store.js';
+import type { CommentRow, CommentScope, ThreadFilter, ThreadPosition, UserPosition } from './comments.store.js';
+
+/** The dashboard a request names, checked readable (SPEC B rule 10: 404 before 403), and the caller's scope in it. */
+async function openDashboard(ctx: ServiceContext, commenter: Commenter, publicId: string): Promise<{ dashboard: DashboardRow; scope: CommentScope }> {
+  const dashboard = await requireReadableDashboard(ctx, commenter, publicId);
+  return { dashboard, scope: { accountId: commenter.accountId, embedTenantId: commenter.embedTenantId, dashboardId: dashboard.id } };
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * SPEC "Comment": bodies are stored and returned verbatim. Two strings cannot be: a lone UTF-16 surrogate (no
+ * database stores it; it would come back as U+FFFD) and U+0000 (PostgreSQL text cannot hold it). Both are a 400 on
+ * both dialects alike, rather than a body that silently changes.
+ */
+function requireStorableBody(body: string): string {
+  if (body.includes('\u0000')) throw new AppError('invalid_body', 'body contains a NUL character (U+0000), which cannot be stored', 'body');
+  if (LONE_SURROGATE.test(body)) throw new AppError('invalid_body', 'body contains an unpaired UTF-16 surrogate: send well-formed Unicode', 'body');
+  return body;
+}
+
+function pageSize(first: number | undefined): number {
+  // SPEC Limits: above the maximum is clamped, not rejected (`hasNextPage` stays true); below 1 the schema refused.
+  return Math.min(first ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+}
+
+function presentComment(row: CommentRow, publicId: string, commenter: Commenter): Comment {
+  return {
+    id: row.id,
+    dashboardId: publicId,
+    userId: row.embed_user_id,
+    body: row.body,
+    editedAt: row.edited_at,
+    removedAt: null,
+    createdAt: row.created_at,
+    isOwn: isOwnComment(commenter, row),
+  };
+}
+
+function presentThread(root: CommentRow, replies: readonly CommentRow[], publicId: string, commenter: Commenter): Thread {
+  return {
+    root: presentComment(root, publicId, commenter),
+    replies: replies.map((reply) => presentComment(reply, publicId, commenter)),
+    resolvedAt: root.resolved_at,
+    resolvedBy: root.resolved_at === null ? null : root.resolved_by,
+  };
+}
+
+/** SPEC B rule 3: open threads by default; `includeResolved` adds resolved ones; `resolvedOnly` wins over both. */
+export function threadFilterOf(query: Pick<ThreadListQuery, 'includeResolved' | 'resolvedOnly'>): ThreadFilter {
+  if (query.resolvedOnly === true) return 'resolved';
+  return query.includeResolved === true ? 'all' : 'open';
+}
+
+function decodeThreadCursor(after: string, fingerprint: string): ThreadPosition {
+  const [createdAt, id] = decodeCursor(after, fingerprint, 2);
+  if (typeof createdAt !== 'string' || createdAt.length > 64 || !isCursorId(id)) throw invalidCursor('malformed');
+  return { createdAt, id };
+}
+
+function pageInfoOf<T>(rows: readonly T[], hasNextPage: boolean, hasPreviousPage: boolean, cursorOf: (row: T) => string): PageInfo {
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  return {
+    hasNextPage,
+    hasPreviousPage,
+    // SPEC "Thread list": cursors are null on an empty page.
+    startCursor: first === undefined ? null : cursorOf(first),
+    endCursor: last === undefined ? null : cursorOf(last),
+  };
+}
+
+/**
+ * What a thread list page is cached under, and the version it is valid at: checks the dashboard (rule 10) and
+ * reads the version of its threads before any thread is read, so a cached page is never older than the version
+ * it is stored under. The key is the caller's own (isOwn differs between callers).
+ */
+export async function threadListVersion(ctx: ServiceContext, commenter: Commenter, publicId: string, query: ThreadListQuery): Promise<{ key: string; version: string }> {
+  const { scope } = await openDashboard(ctx, commenter, publicId);
+  const version = await readStreamVersion(ctx.db, scope);
+  const key = JSON.stringify([
+    'threads', scope.accountId, scope.embedTenantId, scope.dashboardId, commenter.embedUserId, threadFilterOf(query), pageSize(query.first), query.after ?? null,
+  ]);
+  return { key, version: String(version) };
+}
+
+/**
+ * SPEC B `GET /dashboard/{publicId}/comments`: one page of the tenant's threads on the dashboard, newest first by
+ * start, each with all of its live replies, in two queries (roots, then the replies of all of them).
+ *
+ * @example
+ * const page = await listThreads(ctx, commenter, 'q1-review', { includeResolved: true, first: 20 });
+ * const next = await listThreads(ctx, commenter, 'q1-review', { includeResolved: true, first: 20, after: page.pageInfo.endCursor! });
+ */
+export async function listThreads(ctx: ServiceContext, commenter: Commenter, publicId: string, query: ThreadListQuery): Promise<ThreadList> {
+  const { scope } = await openDashboard(ctx, commenter, publicId);
+  const filter = threadFilterOf(query);
+  // SPEC B rule 7: a cursor belongs to one tenant's list of one dashboard under one filter.
+  const fingerprint = fingerprintQuery(['threads', scope.accountId, scope.embedTenantId, scope.dashboardId, filter]);
+  const after = query.after === undefined ? null : decodeThreadCursor(query.after, fingerprint);
+  const size = pageSize(query.first);
+  const rows = await selectThreadRoots(ctx.db, scope, filter, after, size + 1);
+  const roots = rows.slice(0, size);
+  const replies = await selectReplies(ctx.db, scope, roots.map((root) => root.id));
+  const repliesByRoot = new Map<number, CommentRow[]>();
+  for (const reply of replies) {
+    const list = repliesByRoot.get(reply.parent_id!);
+    if (list === undefined) repliesByRoot.set(reply.parent_id!, [reply]);
+    else list.push(reply);
+  }
+  return {
+    items: roots.map((root) => presentThread(root, repliesByRoot.get(root.id) ?? [], publicId, commenter)),
+    pageInfo: pageInfoOf(roots, rows.length > size, after !== null, (root) => encodeCursor(fingerprint, [root.created_at, root.id])),
+  };
+}
+
+/**
+ * SPEC B `POST /dashboard/{publicId}/comments`: a new thread, or (with `parentId`) a reply to a thread root
+ * (rule 1: one level; a reply's id is a 400, anything not live on this dashboard in this tenant a 404). The author
+ * is always the session's embed user (rule 9).
+ */
+export async function postComment(ctx: ServiceContext, commenter: Commenter, publicId: string, input: { body: string; parentId?: number | undefined }): Promise<Comment> {
+  const body = requireStorableBody(input.body);
+  const { scope } = await openDashboard(ctx, commenter, publicId);
+  let parentId: number | null = null;
+  if (input.parentId !== undefined) {
+    const parent = await findLiveComment(ctx.db, scope, input.parentId);
+    if (parent === undefined) throw new AppError('not_found', `comment ${input.parentId} (parentId) not found on dashboard ${publicId}`, 'parentId');
+    if (parent.parent_id !== null) {
+      throw new AppError('invalid_body', `comment ${input.parentId} is a reply: replies nest one level, so reply to its thread root ${parent.parent_id}`, 'parentId');
+    }
+    parentId = parent.id;
+  }
+  const row = await insertComment(ctx.db, scope, { parentId, embedUserId: commenter.embedUserId, body, createdAt: isoTimestamp(ctx.now()) });
+  return presentComment(row, publicId, commenter);
+}
+
+async function requireLiveComment(ctx: ServiceContext, scope: CommentScope, publicId: string, commentId: number): Promise<CommentRow> {
+  const comment = await findLiveComment(ctx.db, scope, commentId);
+  if (comment === undefined) throw new AppError('not_found', `comment ${commentId} not found on dashboard ${publicId}`, 'commentId');
+  return comment;
+}
+
+const gone = (publicId: string, commentId: number) => new AppError('not_found', `comment ${commentId} not found on dashboard ${publicId}`, 'commentId');
+
+/** SPEC B `PATCH /dashboard/{publicId}/comments/{commentId}`: the author replaces the body (rule 5). */
+export async function editComment(ctx: ServiceContext, commenter: Commenter, publicId: string, commentId: number, input: { body: string }): Promise<Comment> {
+  const body = requireStorableBody(input.body);
+  const { scope } = await openDashboard(ctx, commenter, publicId);
+  const comment = await requireLiveComment(ctx, scope, publicId, commentId);
+  if (!canEdit(commenter, comment)) throw new AppError('forbidden', `comment ${commentId} was written by another user: only its author may edit it`, 'commentId');
+  const updated = await updateCommentBody(ctx.db, scope, commentId, commenter.embedUserId, body, isoTimestamp(ctx.now()));
+  if (updated === undefined) throw gone(publicId, commentId);
+  return presentComment(updated, publicId, commenter);
+}
+
+/** SPEC B `DELETE /dashboard/{publicId}/comments/{commentId}` and "Comment deletion": the author only; a root takes its thread. */
+export async function deleteComment(ctx: ServiceContext, commenter: Commenter, publicId: string, commentId: number): Promise<void> {
+  const { scope } = await openDashboard(ctx, commenter, publicId);
+  const comment = await requireLiveComment(ctx, scope, publicId, commentId);
+  if (!canDelete(commenter, comment)) throw new AppError('forbidden', `comment ${commentId} was written by another user: only its author may delete it`, 'commentId');
+  if (!await markCommentRemoved(ctx.db, scope, comment, commenter.embedUserId, isoTimestamp(ctx.now()))) throw gone(publicId, commentId);
+}
+
+/**
+ * SPEC B `POST /dashboard/{publicId}/comments/{commentId}/resolve` and the "Thread" state table: a reply's id is a
+ * 400 whoever asks; the root's author resolves (`resolved` true) or re-opens (false); anyone else gets 403.
+ * Resolving a resolved thread keeps its first resolution (idempotent).
+ */
+export async function resolveThread(ctx: ServiceContext, commenter: Commenter, publicId: string, commentId: number, resolved: boolean): Promise<Thread> {
+  const { scope } = await openDashboard(ctx, commenter, publicId);
+  const root = await requireLiveComment(ctx, scope, publicId, commentId);
+  if (root.parent_id !== null) {
+    throw new AppError('invalid_parameter', `comment ${commentId} is a reply: resolve its thread root ${root.parent_id}`, 'commentId');
+  }
+  if (!canResolve(commenter, root)) throw new AppError('forbidden', `thread ${commentId} was started by another user: only its author may resolve or re-open it`, 'commentId');
+  let after: CommentRow | undefined = root;
+  if (resolved !== (root.resolved_at !== null)) {
+    const resolution = resolved ? { resolvedAt: isoTimestamp(ctx.now()), resolvedBy: commenter.embedUserId } : null;
+    after = await setThreadResolution(ctx.db, scope, commentId, commenter.embedUserId, resolution);
+    if (after === undefined) throw gone(publicId, commentId);
+  }
+  return presentThread(after, await selectReplies(ctx.db, scope, [commentId]), publicId, commenter);
+}
+
+function decodeUserCursor(after: string, fingerprint: string): UserPosition {
+  const [usernameKey, id] = decodeCursor(after, fingerprint, 2);
+  if (typeof usernameKey !== 'string' || usernameKey.length > 1024 || !isCursorId(id)) throw invalidCursor('malformed');
+  return { usernameKey, id };
+}
+
+/**
+ * SPEC B `GET /dashboard/{publicId}/comments/mentionable-users` and rule 8: the embed users of the caller's tenant
+ * (never platform users, never another tenant), by username case-insensitively then id, optionally those whose
+ * username or email contains `search` case-insensitively.
+ */
+export async function listMentionableUsers(ctx: ServiceContext, commenter: Commenter, publicId: string, query: MentionableUsersQuery): Promise<MentionableUserList> {
+  await openDashboard(ctx, commenter, publicId);
+  const search = query.search === undefined || query.search === '' ? null : foldSearchKey(query.search);
+  const fingerprint = fingerprintQuery(['mentionable-users', commenter.accountId, commenter.embedTenantId, search]);
+  const after = query.after === undefined ? null : decodeUserCursor(query.after, fingerprint);
+  const size = pageSize(query.first);
+  const rows = await selectMentionableUsers(ctx.db, commenter.accountId, commenter.embedTenantId, search, after, size + 1);
+  const users = rows.slice(0, size);
+  return {
+    items: users.map((user) => ({ id: user.id, username: user.username, email: user.email, firstName: user.first_name })),
+    pageInfo: pageInfoOf(users, rows.length > size, after !== null, (user) => encodeCursor(fingerprint, [user.username_key, user.id])),
+  };
+}

@@ -1,0 +1,206 @@
+import { sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../db/db.schema.js';
+import { escapeLike } from '../db/db.search-key.js';
+
+export type CommentRow = Selectable<Database['comments']>;
+
+/** Where every comment query is confined: one account, one embed tenant, one dashboard (SPEC B rule 6). */
+export interface CommentScope {
+  accountId: number;
+  embedTenantId: number;
+  dashboardId: number;
+}
+
+/** SPEC B rule 3: which threads a list returns, decided in SQL before the page is cut. */
+export type ThreadFilter = 'open' | 'resolved' | 'all';
+
+/** A keyset position in the thread list: the root's creation time and id (newest first). */
+export interface ThreadPosition {
+  createdAt: string;
+  id: number;
+}
+
+/** A keyset position in the mentionable-user list: the folded username and id. */
+export interface UserPosition {
+  usernameKey: string;
+  id: number;
+}
+
+const commentColumns = [
+  'c.id', 'c.account_id', 'c.embed_tenant_id', 'c.dashboard_id', 'c.parent_id', 'c.embed_user_id', 'c.body',
+  'c.created_at', 'c.edited_at', 'c.removed_at', 'c.is_resolved', 'c.resolved_at', 'c.resolved_by',
+] as const;
+
+/**
+ * A live comment of the scope, or undefined: one that does not exist, was deleted, sits in a thread whose root was
+ * deleted, or belongs to another dashboard or tenant all look the same (404).
+ */
+export async function findLiveComment(db: Kysely<Database>, scope: CommentScope, commentId: number): Promise<CommentRow | undefined> {
+  return db.selectFrom('comments as c')
+    .leftJoin('comments as r', 'r.id', 'c.parent_id')
+    .select(commentColumns)
+    .where('c.id', '=', commentId)
+    .where('c.account_id', '=', scope.accountId)
+    .where('c.embed_tenant_id', '=', scope.embedTenantId)
+    .where('c.dashboard_id', '=', scope.dashboardId)
+    .where('c.removed_at', 'is', null)
+    // A reply lives only while its root does (a reply that raced its root's deletion stays invisible).
+    .where((eb) => eb.or([eb('c.parent_id', 'is', null), eb('r.removed_at', 'is', null)]))
+    .executeTakeFirst();
+}
+
+export async function insertComment(
+  db: Kysely<Database>,
+  scope: CommentScope,
+  values: { parentId: number | null; embedUserId: number; body: string; createdAt: string },
+): Promise<CommentRow> {
+  // One statement: the thread list's version moves in its trigger (migration 0004).
+  return db.insertInto('comments')
+    .values({
+      account_id: scope.accountId, embed_tenant_id: scope.embedTenantId, dashboard_id: scope.dashboardId,
+      parent_id: values.parentId, embed_user_id: values.embedUserId, body: values.body, created_at: values.createdAt,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The version of the scope's threads (0 before its first comment). Read before the threads themselves. */
+export async function readStreamVersion(db: Kysely<Database>, scope: CommentScope): Promise<number> {
+  const row = await db.selectFrom('comment_streams').select('version')
+    .where('dashboard_id', '=', scope.dashboardId).where('embed_tenant_id', '=', scope.embedTenantId).where('account_id', '=', scope.accountId)
+    .executeTakeFirst();
+  return row?.version ?? 0;
+}
+
+/** Replaces the body of a live comment of its author; undefined if it is gone meanwhile. */
+export async function updateCommentBody(db: Kysely<Database>, scope: CommentScope, commentId: number, authorId: number, body: string, editedAt: string): Promise<CommentRow | undefined> {
+  return db.updateTable('comments')
+    .set({ body, edited_at: editedAt })
+    .where('id', '=', commentId)
+    .where('account_id', '=', scope.accountId)
+    .where('embed_tenant_id', '=', scope.embedTenantId)
+    .where('embed_user_id', '=', authorId)
+    .where('removed_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Soft-deletes a live comment of its author (SPEC "Comment deletion"). A root takes its replies with it, in the
+ * same transaction, so no reply of a deleted thread is ever live. Whether it was live.
+ */
+export async function markCommentRemoved(db: Kysely<Database>, scope: CommentScope, comment: CommentRow, authorId: number, removedAt: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const result = await trx.updateTable('comments')
+      .set({ removed_at: removedAt })
+      .where('id', '=', comment.id)
+      .where('account_id', '=', scope.accountId)
+      .where('embed_tenant_id', '=', scope.embedTenantId)
+      .where('embed_user_id', '=', authorId)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    if (comment.parent_id === null) {
+      await trx.updateTable('comments')
+        .set({ removed_at: removedAt })
+        .where('parent_id', '=', comment.id)
+        .where('account_id', '=', scope.accountId)
+        .where('embed_tenant_id', '=', scope.embedTenantId)
+        .where('removed_at', 'is', null)
+        .execute();
+    }
+    return true;
+  });
+}
+
+/** Resolves or re-opens a live thread root of its author; the row after, or undefined if it is gone meanwhile. */
+export async function setThreadResolution(
+  db: Kysely<Database>,
+  scope: CommentScope,
+  rootId: number,
+  authorId: number,
+  resolution: { resolvedAt: string; resolvedBy: number } | null,
+): Promise<CommentRow | undefined> {
+  return db.updateTable('comments')
+    .set(resolution === null
+      ? { is_resolved: 0, resolved_at: null, resolved_by: null }
+      : { is_resolved: 1, resolved_at: resolution.resolvedAt, resolved_by: resolution.resolvedBy })
+    .where('id', '=', rootId)
+    .where('account_id', '=', scope.accountId)
+    .where('embed_tenant_id', '=', scope.embedTenantId)
+    .where('parent_id', 'is', null)
+    .where('embed_user_id', '=', authorId)
+    .where('removed_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * One page of live thread roots, newest first by start time (SPEC B rule 2), filtered by state in SQL (rule 3),
+ * after a keyset position. `limit` rows at most: the caller asks for one more than the page to learn whether a
+ * next page exists. Served by the partial indexes `comments_threads_ix` / `comments_threads_state_ix`.
+ */
+export async function selectThreadRoots(db: Kysely<Database>, scope: CommentScope, filter: ThreadFilter, after: ThreadPosition | null, limit: number): Promise<CommentRow[]> {
+  let query = db.selectFrom('comments as c')
+    .select(commentColumns)
+    .where('c.dashboard_id', '=', scope.dashboardId)
+    .where('c.embed_tenant_id', '=', scope.embedTenantId)
+    .where('c.account_id', '=', scope.accountId)
+    .where('c.parent_id', 'is', null)
+    .where('c.removed_at', 'is', null);
+  if (filter !== 'all') query = query.where('c.is_resolved', '=', filter === 'resolved' ? 1 : 0);
+  if (after !== null) query = query.where(sql<boolean>`(c.created_at, c.id) < (${after.createdAt}, ${after.id})`);
+  return query.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(limit).execute();
+}
+
+/**
+ * Every live reply of these roots in one query (no query per thread), grouped by root and oldest first within
+ * each (SPEC "Thread": replies oldest first).
+ */
+export async function selectReplies(db: Kysely<Database>, scope: Omit<CommentScope, 'dashboardId'>, rootIds: readonly number[]): Promise<CommentRow[]> {
+  if (rootIds.length === 0) return [];
+  return db.selectFrom('comments as c')
+    .select(commentColumns)
+    .where('c.parent_id', 'in', rootIds)
+    .where('c.embed_tenant_id', '=', scope.embedTenantId)
+    .where('c.account_id', '=', scope.accountId)
+    .where('c.removed_at', 'is', null)
+    .orderBy('c.parent_id').orderBy('c.created_at').orderBy('c.id')
+    .execute();
+}
+
+export interface MentionableUserRow {
+  id: number;
+  username: string;
+  username_key: string;
+  email: string | null;
+  first_name: string | null;
+}
+
+/**
+ * One page of the tenant's embed users by folded username then id (SPEC B rule 8), optionally those whose
+ * username or email contains `search` (already folded; `%` and `_` literal).
+ */
+export async function selectMentionableUsers(
+  db: Kysely<Database>,
+  accountId: number,
+  embedTenantId: number,
+  search: string | null,
+  after: UserPosition | null,
+  limit: number,
+): Promise<MentionableUserRow[]> {
+  let query = db.selectFrom('embed_users')
+    .select(['id', 'username', 'username_key', 'email', 'first_name'])
+    .where('embed_tenant_id', '=', embedTenantId)
+    .where('account_id', '=', accountId);
+  if (search !== null) {
+    const pattern = `%${escapeLike(search)}%`;
+    query = query.where((eb) => eb.or([
+      sql<boolean>`${eb.ref('username_key')} like ${pattern} escape '\\'`,
+      sql<boolean>`${eb.ref('email_key')} like ${pattern} escape '\\'`,
+    ]));
+  }
+  if (after !== null) query = query.where(sql<boolean>`(username_key, id) > (${after.usernameKey}, ${after.id})`);
+  return query.orderBy('username_key').orderBy('id').limit(limit).execute();
+}

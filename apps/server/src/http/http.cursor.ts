@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import { AppError } from './http.errors.js';
+
+const CURSOR_VERSION = 1;
+const MAX_CURSOR_LENGTH = 1024;
+
+/** A value a cursor position may hold: keyset sort keys and ids. */
+export type CursorPart = string | number | null;
+
+/**
+ * A short fingerprint of everything that shapes a listing (its filters, order, scope and caller). A cursor carries
+ * it, so a cursor reused with another query or by another caller is recognised and refused.
+ */
+export function fingerprintQuery(parts: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
+}
+
+/**
+ * An opaque keyset cursor: base64url of a small JSON array (version, fingerprint, position). Opaque to clients,
+ * not secret: it holds nothing the caller could not see in the page it came from.
+ *
+ * @example
+ * const cursor = encodeCursor(fingerprintQuery(['threads', tenantId]), ['2026-01-05T10:00:00.000Z', 42]);
+ */
+export function encodeCursor(fingerprint: string, position: readonly CursorPart[]): string {
+  return Buffer.from(JSON.stringify([CURSOR_VERSION, fingerprint, ...position])).toString('base64url');
+}
+
+/** The 400 for an `after` that is not a cursor of this listing, naming the field. */
+export function invalidCursor(reason: string): AppError {
+  return new AppError('invalid_parameter', `query parameter after is not a cursor of this listing: ${reason}`, 'after');
+}
+
+/**
+ * Decodes `after` into its position parts, checking its shape, its length and that it was made by the same query.
+ * Anything else is a 400: a bogus string, an empty one, `null` or `undefined` sent back as text, or a cursor of
+ * another query. The caller checks the types of the parts.
+ */
+export function decodeCursor(after: string, fingerprint: string, partCount: number): unknown[] {
+  let decoded: unknown;
+  try {
+    if (after.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(after)) throw new Error('not base64url');
+    decoded = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor('malformed');
+  }
+  if (!Array.isArray(decoded) || decoded.length !== partCount + 2 || decoded[0] !== CURSOR_VERSION) throw invalidCursor('malformed');
+  if (decoded[1] !== fingerprint) throw invalidCursor('it was made by a different query (filters, order, scope or caller)');
+  return decoded.slice(2) as unknown[];
+}
+
+/** Whether a decoded part is a positive id (a row id of a keyset position). */
+export function isCursorId(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
