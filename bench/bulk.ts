@@ -45,9 +45,12 @@ function sqliteWriter(path: string): BulkWriter {
   };
 }
 
-function postgresWriter(url: string, serialTables: readonly string[]): BulkWriter {
+function postgresWriter(url: string, serialTables: readonly string[], skipTriggers: boolean): BulkWriter {
   const client = new pg.Client({ connectionString: url });
-  const connected = client.connect();
+  // `replica` skips ordinary triggers (and foreign-key checks) for this session only: a bulk load states its rows.
+  const connected = client.connect().then(async () => {
+    if (skipTriggers) await client.query('set session_replication_role = replica');
+  });
   return {
     async write(spec, rows) {
       await connected;
@@ -69,7 +72,13 @@ function postgresWriter(url: string, serialTables: readonly string[]): BulkWrite
 /**
  * A bulk writer for an empty, migrated database of either dialect, for data far too large for the import path.
  * Ids are explicit; `serialTables` are the tables whose id sequence PostgreSQL must move past them at the end.
+ * `skipTriggers` (PostgreSQL, superuser) loads without firing row triggers, for rows whose trigger work the
+ * caller does not need.
  */
-export function bulkWriter(target: { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string }, serialTables: readonly string[]): BulkWriter {
-  return target.dialect === 'sqlite' ? sqliteWriter(target.path) : postgresWriter(target.url, serialTables);
+export function bulkWriter(
+  target: { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string },
+  serialTables: readonly string[],
+  options: { skipTriggers?: boolean } = {},
+): BulkWriter {
+  return target.dialect === 'sqlite' ? sqliteWriter(target.path) : postgresWriter(target.url, serialTables, options.skipTriggers ?? false);
 }
