@@ -56,7 +56,6 @@ export interface EmbedHandle {
   destroy(): void;
 }
 
-const EVENT_PREFIX = 'svc:event:';
 
 /** The embed URL of SPEC.md: `{base_url}/embed/dashboard/<public_id>?session=<session_id>` (and app, chat). */
 export function embedUrl(options: Omit<EmbedOptions, 'container' | 'getSessionId'>, sessionId: string): string {
@@ -71,13 +70,15 @@ export function embedUrl(options: Omit<EmbedOptions, 'container' | 'getSessionId
 }
 
 function originOf(baseUrl: string): string {
-  let url: URL;
+  let url: URL | undefined;
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new SvcEmbedError('invalid-option', `baseUrl must be an absolute URL, got ${JSON.stringify(baseUrl)}`);
+    // refused below, with the same message as any other scheme
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new SvcEmbedError('invalid-option', 'baseUrl must be http(s)');
+  if (url?.protocol !== 'https:' && url?.protocol !== 'http:') {
+    throw new SvcEmbedError('invalid-option', `baseUrl must be an absolute http(s) URL, got ${JSON.stringify(baseUrl)}`);
+  }
   return url.origin;
 }
 
@@ -134,7 +135,7 @@ export function embed(options: EmbedOptions): EmbedHandle {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         pending.delete(requestId);
-        reject(new SvcEmbedError('timeout', `${type} was not answered within ${timeoutMs} ms`));
+        reject(new SvcEmbedError('timeout', `${type}: no answer within ${timeoutMs} ms`));
       }, timeoutMs);
       pending.set(requestId, { resolve, reject, timer });
       post(createAction(type, payload, requestId));
@@ -144,10 +145,8 @@ export function embed(options: EmbedOptions): EmbedHandle {
   const renewal = new SessionRenewal({
     getSessionId: () => options.getSessionId(),
     sendSession: (sessionId) => sendAwaited('svc:action:set-session', { sessionId }),
-    onFailed: (error) => {
-      log('renewal failed', error);
-      emit('renewal-failed', error);
-    },
+    // The host hears it as `renewal-failed` (with the cause), debug or not.
+    onFailed: (error) => emit('renewal-failed', error),
   });
 
   const onMessage = (event: MessageEvent) => {
@@ -172,10 +171,10 @@ export function embed(options: EmbedOptions): EmbedHandle {
         }
         break;
       case 'svc:event:session-expiring':
-        renewal.onExpiring(message.payload.expiresAt);
+        renewal.onLapse(message.payload.expiresAt);
         break;
       case 'svc:event:session-expired':
-        renewal.onExpired(message.payload.expiredAt);
+        renewal.onLapse(message.payload.expiredAt);
         break;
       case 'svc:event:action-result': {
         const waiting = pending.get(message.payload.requestId);
@@ -190,7 +189,8 @@ export function embed(options: EmbedOptions): EmbedHandle {
       default:
         break;
     }
-    emit(message.type.slice(EVENT_PREFIX.length), message.payload);
+    // Handlers are keyed by the name after `svc:event:` (10 characters).
+    emit(message.type.slice(10), message.payload);
   };
 
   window.addEventListener('message', onMessage);
@@ -204,7 +204,7 @@ export function embed(options: EmbedOptions): EmbedHandle {
     options.container.appendChild(iframe);
     if (options.theme !== undefined) sendAction('svc:action:set-theme', options.theme);
   }, (error: unknown) => {
-    log('getSessionId failed for the first load', error);
+    log('getSessionId failed', error);
     emit('error', { message: error instanceof Error ? error.message : String(error), name: 'GetSessionIdError', context: 'embed-load', fatal: true });
   });
 

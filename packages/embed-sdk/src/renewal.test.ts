@@ -34,8 +34,8 @@ describe('session renewal', () => {
 
   it('renews once when session-expiring is followed by session-expired', async () => {
     const { renewal, minted, sent } = setup(['ok']);
-    renewal.onExpiring(Date.now() + 30 * 60_000);
-    renewal.onExpired(Date.now());
+    renewal.onLapse(Date.now() + 30 * 60_000);
+    renewal.onLapse(Date.now());
     await vi.runAllTimersAsync();
     expect(minted).toEqual(['ses_1']);
     expect(sent).toEqual(['ses_1']);
@@ -44,27 +44,27 @@ describe('session renewal', () => {
   it('renews once when session-expired comes first and a late session-expiring follows', async () => {
     const { renewal, sent } = setup(['ok']);
     const lapsedAt = Date.now() - 1000;
-    renewal.onExpired(Date.now());
+    renewal.onLapse(Date.now());
     await vi.runAllTimersAsync();
     vi.advanceTimersByTime(5000);
-    renewal.onExpiring(lapsedAt);
+    renewal.onLapse(lapsedAt);
     await vi.runAllTimersAsync();
     expect(sent).toEqual(['ses_1']);
   });
 
   it('renews again for the next session, with a fresh id', async () => {
     const { renewal, sent } = setup(['ok', 'ok']);
-    renewal.onExpiring(Date.now() + 1000);
+    renewal.onLapse(Date.now() + 1000);
     await vi.runAllTimersAsync();
     vi.advanceTimersByTime(23 * 3_600_000);
-    renewal.onExpiring(Date.now() + 30 * 60_000);
+    renewal.onLapse(Date.now() + 30 * 60_000);
     await vi.runAllTimersAsync();
     expect(sent).toEqual(['ses_1', 'ses_2']);
   });
 
   it('retries a refused id after backoff with a fresh id, then succeeds', async () => {
     const { renewal, sent, failures } = setup(['refused', 'refused', 'ok']);
-    renewal.onExpired(Date.now());
+    renewal.onLapse(Date.now());
     await vi.advanceTimersByTimeAsync(0);
     expect(sent).toEqual(['ses_1']);
     await vi.advanceTimersByTimeAsync(RENEWAL_BACKOFF_MS[0]! - 1);
@@ -79,7 +79,7 @@ describe('session renewal', () => {
 
   it('reports renewal-failed once when every attempt is refused', async () => {
     const { renewal, sent, failures } = setup(['refused', 'refused', 'refused', 'refused', 'refused']);
-    renewal.onExpired(Date.now());
+    renewal.onLapse(Date.now());
     await vi.runAllTimersAsync();
     expect(sent).toHaveLength(RENEWAL_BACKOFF_MS.length + 1);
     expect(new Set(sent).size).toBe(sent.length);
@@ -90,7 +90,7 @@ describe('session renewal', () => {
 
   it('does nothing more once stopped', async () => {
     const { renewal, sent } = setup(['refused', 'ok']);
-    renewal.onExpired(Date.now());
+    renewal.onLapse(Date.now());
     await vi.advanceTimersByTimeAsync(0);
     renewal.stop();
     await vi.runAllTimersAsync();

@@ -22,7 +22,7 @@ export const RENEWAL_BACKOFF_MS: readonly number[] = [1000, 2000, 4000];
 export class SessionRenewal {
   #deps: RenewalDeps;
   #inFlight = false;
-  #renewedAt = Number.NEGATIVE_INFINITY;
+  #renewedAt = -Infinity;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #stopped = false;
 
@@ -30,16 +30,12 @@ export class SessionRenewal {
     this.#deps = deps;
   }
 
-  /** `svc:event:session-expiring` arrived; `expiresAt` is when that session stops working. */
-  onExpiring(expiresAt: number): void {
-    if (expiresAt <= this.#renewedAt) return;
-    this.#start();
-  }
-
-  /** `svc:event:session-expired` arrived. */
-  onExpired(expiredAt: number): void {
-    if (expiredAt <= this.#renewedAt) return;
-    this.#start();
+  /**
+   * `svc:event:session-expiring` (with its `expiresAt`) or `svc:event:session-expired` (with its `expiredAt`)
+   * arrived: the session lapses, or lapsed, at `lapsesAt`. Whichever comes first starts the renewal.
+   */
+  onLapse(lapsesAt: number): void {
+    if (lapsesAt > this.#renewedAt) this.#start();
   }
 
   /** True while a renewal is being attempted. */
@@ -75,7 +71,7 @@ export class SessionRenewal {
     const wait = RENEWAL_BACKOFF_MS[index];
     if (wait === undefined) {
       this.#inFlight = false;
-      this.#deps.onFailed(new SvcEmbedError('renewal-failed', `session renewal failed after ${index + 1} attempts`, { cause: lastError }));
+      this.#deps.onFailed(new SvcEmbedError('renewal-failed', `renewal failed after ${index + 1} attempts`, { cause: lastError }));
       return;
     }
     this.#timer = setTimeout(() => void this.#attempt(index + 1), wait);

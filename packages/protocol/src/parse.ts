@@ -12,8 +12,10 @@ function checkField(name: string, rule: FieldRule, value: unknown): string | und
   if (value === undefined) return rule.optional ? undefined : `payload.${name} is missing`;
   if (value === null) return rule.nullable ? undefined : `payload.${name} must not be null`;
   if (rule.type === 'any') return undefined;
-  if (rule.type === 'object' ? !isRecord(value) : typeof value !== rule.type) return `payload.${name} must be ${rule.type === 'object' ? 'an object' : `a ${rule.type}`}`;
-  if (rule.type === 'number' && !Number.isFinite(value)) return `payload.${name} must be a finite number`;
+  // A number must be finite: NaN and Infinity do not survive JSON, so no honest peer sends them.
+  if (rule.type === 'object' ? !isRecord(value) : typeof value !== rule.type || (rule.type === 'number' && !Number.isFinite(value))) {
+    return `payload.${name} must be ${rule.type === 'object' ? 'an object' : `a ${rule.type}`}`;
+  }
   if (rule.oneOf !== undefined && !rule.oneOf.includes(value as string)) return `payload.${name} must be one of ${rule.oneOf.join(', ')}`;
   return undefined;
 }
@@ -30,20 +32,20 @@ const fieldsOf = (rules: Record<string, FieldRule>) => {
 
 function parseWith(data: unknown, direction: 'event' | 'action', rules: RuleTable): ParseResult {
   if (!isRecord(data)) return { ok: false, reason: 'not an object' };
-  if (data.source !== SOURCE) return { ok: false, reason: `source is not ${SOURCE}` };
-  if (data.direction !== 'event' && data.direction !== 'action') return { ok: false, reason: 'direction must be event or action' };
+  if (data.source !== SOURCE) return { ok: false, reason: 'bad source' };
+  if (data.direction !== 'event' && data.direction !== 'action') return { ok: false, reason: 'bad direction' };
   if (data.direction !== direction) return { ok: false, reason: `not an ${direction}` };
-  if (typeof data.type !== 'string') return { ok: false, reason: 'type must be a string' };
-  if (typeof data.timestamp !== 'number' || !Number.isFinite(data.timestamp)) return { ok: false, reason: 'timestamp must be epoch milliseconds' };
+  if (typeof data.type !== 'string') return { ok: false, reason: 'bad type' };
+  if (typeof data.timestamp !== 'number' || !Number.isFinite(data.timestamp)) return { ok: false, reason: 'bad timestamp' };
   const fields = Object.hasOwn(rules, data.type) ? rules[data.type] : undefined;
   if (fields === undefined) return { ok: false, reason: `unknown ${direction} type ${data.type}` };
   if (direction === 'event') {
-    if (typeof data.surface !== 'string' || !SURFACES.includes(data.surface as never)) return { ok: false, reason: 'an event must carry surface dashboard, app or chat' };
+    if (typeof data.surface !== 'string' || !SURFACES.includes(data.surface as never)) return { ok: false, reason: 'bad surface' };
   } else {
-    if (data.surface !== undefined) return { ok: false, reason: 'an action never carries a surface' };
-    if (data.requestId !== undefined && typeof data.requestId !== 'string') return { ok: false, reason: 'requestId must be a string' };
+    if (data.surface !== undefined) return { ok: false, reason: 'bad surface' };
+    if (data.requestId !== undefined && typeof data.requestId !== 'string') return { ok: false, reason: 'bad requestId' };
   }
-  if (!isRecord(data.payload)) return { ok: false, reason: 'payload must be an object' };
+  if (!isRecord(data.payload)) return { ok: false, reason: 'bad payload' };
   for (const [name, rule] of fieldsOf(fields)) {
     const problem = checkField(name, rule, data.payload[name]);
     if (problem !== undefined) return { ok: false, reason: `${data.type}: ${problem}` };
