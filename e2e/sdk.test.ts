@@ -164,7 +164,7 @@ suite('@svc/embed-sdk in Chromium', () => {
     }, embedOrigin);
     // The embed's own iframe navigated to a third origin posts one too.
     await embedFrame(page, 'a').evaluate((url) => { location.href = url; }, `${thirdOrigin}/evil.html`);
-    await expect.poll(() => logs.filter((l) => l.includes('[svc-embed] dropped')).length, { timeout: 5000 }).toBeGreaterThanOrEqual(3);
+    await expect.poll(() => logs.filter((l) => l.includes('[svc-embed] dropped')).length, { timeout: 15_000 }).toBeGreaterThanOrEqual(3);
     const names = (await events(page)).map(([, name, payload]) => [name, payload]);
     expect(names).not.toContainEqual(['navigate', { path: '/spoof-self' }]);
     expect(names).not.toContainEqual(['navigate', { path: '/evil' }]);

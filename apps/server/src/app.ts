@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from './db/db.database.js';
 import { registerAuthentication } from './http/http.auth.js';
 import type { ServiceContext } from './http/http.context.js';
 import { answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { healthRoutes } from './http/http.health.js';
+import { loggingFor } from './http/http.logging.js';
+import { buildStrictBodyValidator } from './http/http.validation.js';
+import type { LoggingConfig } from './http/http.logging.js';
 import { registerOpenApi } from './http/http.openapi.js';
 import cookie from '@fastify/cookie';
 import { accountRoutes } from './accounts/accounts.routes.js';
@@ -25,8 +28,8 @@ import { workspaceRoutes } from './workspace/workspace.routes.js';
 export interface AppConfig {
   /** An open, migrated database. The app never closes it: whoever opened it does. */
   db: Db;
-  /** pino options, or false for silence (tests). */
-  logger?: FastifyServerOptions['logger'];
+  /** pino options (`level`, `stream`...), true for pino's defaults, or false for silence (tests; the default). */
+  logger?: LoggingConfig;
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
   /** Bytes of serialized workspace listings kept in memory (default 32 MiB; 0 turns the cache off). */
@@ -48,9 +51,6 @@ export function listingCacheBytesFromEnv(env: NodeJS.ProcessEnv = process.env): 
   return Math.round(mb * 1024 * 1024);
 }
 
-/** Headers and fields that carry secrets: never logged. */
-export const REDACTED_LOG_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
-
 /**
  * Assembles svc's HTTP service without listening: tests call `app.inject`, the CLI calls `app.listen`.
  *
@@ -61,9 +61,9 @@ export const REDACTED_LOG_PATHS = ['req.headers.authorization', 'req.headers.coo
  * const res = await app.inject({ url: '/healthz' });
  */
 export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
-  const logger = config.logger === undefined ? false : config.logger;
+  const logging = loggingFor(config.logger ?? false);
   const app = Fastify({
-    logger: logger === false || logger === true ? logger : { redact: REDACTED_LOG_PATHS, ...logger },
+    logger: logging.fastify,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
@@ -74,15 +74,12 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     // A body field the schema does not know is refused (400 naming it), not silently dropped: a misspelt
     // embedTenantName must not mint a session in the default tenant. Query strings keep ignoring unknown names.
     ajv: { customOptions: { removeAdditional: false } },
+    schemaController: { compilersFactory: { buildValidator: buildStrictBodyValidator } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const ctx: ServiceContext = { db: config.db.kysely, dialect: config.db.dialect, now: config.now ?? (() => new Date()) };
 
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
-  registerErrorHandling(app);
+  registerErrorHandling(app, logging.failures);
   await app.register(cookie);
   await registerRateLimiting(app);
   const rateLimits = config.rateLimits ?? rateLimitsFromEnv();

@@ -67,9 +67,12 @@ export function threadFilterOf(query: Pick<ThreadListQuery, 'includeResolved' | 
   return query.includeResolved === true ? 'all' : 'open';
 }
 
+/** The fixed-width form every timestamp is stored in (http.context.ts `isoTimestamp`). */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 function decodeThreadCursor(after: string, fingerprint: string): ThreadPosition {
   const [createdAt, id] = decodeCursor(after, fingerprint, 2);
-  if (typeof createdAt !== 'string' || createdAt.length > 64 || !isCursorId(id)) throw invalidCursor('malformed');
+  if (typeof createdAt !== 'string' || !TIMESTAMP.test(createdAt) || !isCursorId(id)) throw invalidCursor('malformed');
   return { createdAt, id };
 }
 
@@ -210,6 +213,7 @@ function decodeUserCursor(after: string, fingerprint: string): UserPosition {
  * username or email contains `search` case-insensitively.
  */
 export async function listMentionableUsers(ctx: ServiceContext, commenter: Commenter, publicId: string, query: MentionableUsersQuery): Promise<MentionableUserList> {
+  if (query.search?.includes('\u0000')) throw new AppError('invalid_parameter', 'query parameter search contains a NUL character', 'search');
   await openDashboard(ctx, commenter, publicId);
   const search = query.search === undefined || query.search === '' ? null : foldSearchKey(query.search);
   const fingerprint = fingerprintQuery(['mentionable-users', commenter.accountId, commenter.embedTenantId, search]);

@@ -87,31 +87,29 @@ export async function updateCommentBody(db: Kysely<Database>, scope: CommentScop
 }
 
 /**
- * Soft-deletes a live comment of its author (SPEC "Comment deletion"). A root takes its replies with it, in the
- * same transaction, so no reply of a deleted thread is ever live. Whether it was live.
+ * Soft-deletes a live comment of its author (SPEC "Comment deletion"). A root takes its replies with it in the same
+ * statement, so no reply of a deleted thread is ever live, and no second statement can deadlock against a
+ * concurrent edit of a reply on PostgreSQL (the rows are locked before the stream's version moves, at the end of
+ * the statement). Whether the comment itself was live and its author's.
  */
 export async function markCommentRemoved(db: Kysely<Database>, scope: CommentScope, comment: CommentRow, authorId: number, removedAt: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const result = await trx.updateTable('comments')
-      .set({ removed_at: removedAt })
-      .where('id', '=', comment.id)
-      .where('account_id', '=', scope.accountId)
-      .where('embed_tenant_id', '=', scope.embedTenantId)
-      .where('embed_user_id', '=', authorId)
-      .where('removed_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return false;
-    if (comment.parent_id === null) {
-      await trx.updateTable('comments')
-        .set({ removed_at: removedAt })
-        .where('parent_id', '=', comment.id)
-        .where('account_id', '=', scope.accountId)
-        .where('embed_tenant_id', '=', scope.embedTenantId)
-        .where('removed_at', 'is', null)
-        .execute();
-    }
-    return true;
-  });
+  const rows = await db.updateTable('comments')
+    .set({ removed_at: removedAt })
+    .where('account_id', '=', scope.accountId)
+    .where('embed_tenant_id', '=', scope.embedTenantId)
+    .where('removed_at', 'is', null)
+    .where((eb) => {
+      const itself = eb.and([eb('id', '=', comment.id), eb('embed_user_id', '=', authorId)]);
+      if (comment.parent_id !== null) return itself;
+      // The replies go only if the root goes: the same conditions, read in the statement's snapshot.
+      const rootIsTheAuthors = eb.exists(eb.selectFrom('comments as r').select('r.id')
+        .where('r.id', '=', comment.id).where('r.embed_user_id', '=', authorId).where('r.removed_at', 'is', null)
+        .where('r.account_id', '=', scope.accountId).where('r.embed_tenant_id', '=', scope.embedTenantId));
+      return eb.or([itself, eb.and([eb('parent_id', '=', comment.id), rootIsTheAuthors])]);
+    })
+    .returning('id')
+    .execute();
+  return rows.some((row) => row.id === comment.id);
 }
 
 /** Resolves or re-opens a live thread root of its author; the row after, or undefined if it is gone meanwhile. */

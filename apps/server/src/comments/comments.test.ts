@@ -263,6 +263,58 @@ describeEachDialect('dashboard comments', (t) => {
     });
   });
 
+  describe('bodies are JSON as sent: a field of the wrong type is a 400, never converted', () => {
+    it.each([
+      ['POST', { body: 12345 }, 'body'],
+      ['POST', { body: true }, 'body'],
+      ['POST', { body: ['text'] }, 'body'],
+      ['POST', { body: null }, 'body'],
+      ['POST', { body: 'x', parentId: '1' }, 'parentId'],
+      ['PATCH', { body: 42 }, 'body'],
+      ['RESOLVE', { resolved: null }, 'resolved'],
+      ['RESOLVE', { resolved: 'false' }, 'resolved'],
+      ['RESOLVE', { resolved: 0 }, 'resolved'],
+    ] as Array<['POST' | 'PATCH' | 'RESOLVE', Record<string, unknown>, string]>)('%s %j: 400 naming %s, nothing changed', async (kind, payload, field) => {
+      const root = await posted(ann, 'typed');
+      expect((await resolve(ann, root.id, { resolved: true })).statusCode).toBe(200);
+      const before = await commentCount();
+      const res = kind === 'POST' ? await post(ann, payload) : kind === 'PATCH' ? await edit(ann, root.id, payload) : await resolve(ann, root.id, payload);
+      expectError(res, 400, field);
+      expect(await commentCount()).toBe(before);
+      const thread = (await walk(ann, 'resolvedOnly=true')).find((th) => th.root.id === root.id)!;
+      expect(thread.root.body).toBe('typed');
+      expect(thread.resolvedAt).not.toBeNull();
+    });
+  });
+
+  describe('edited cursors and odd paths are 4xx, never 500', () => {
+    const forge = (cursor: string, position: unknown[]) => {
+      const [version, fingerprint] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
+      return Buffer.from(JSON.stringify([version, fingerprint, ...position])).toString('base64url');
+    };
+
+    it('answers 400 for a cursor whose position was edited into something the database cannot compare', async () => {
+      await posted(ann, 'a');
+      await posted(ann, 'b');
+      const cursor = (await list(ann, 'first=1')).json().pageInfo.endCursor as string;
+      const [, , createdAt] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [number, string, string, number];
+      for (const position of [[createdAt, 2147483648], [createdAt, 2 ** 53], [createdAt, 0], [createdAt, 1.5], ['2026-06-01\u0000', 1], ['not a time', 1], [createdAt, '1']]) {
+        expectError(await list(ann, `first=1&after=${forge(cursor, position)}`), 400, 'after');
+      }
+      // An edited position inside the caller's own scope is only a position: it cannot reach other rows.
+      expect((await list(ann, `first=1&after=${forge(cursor, ['9999-12-31T00:00:00.000Z', 2147483647])}`)).statusCode).toBe(200);
+      const users = (await mentionable(ann, 'first=1')).json().pageInfo.endCursor as string;
+      expectError(await mentionable(ann, `after=${forge(users, ['a\u0000', 1])}`), 400, 'after');
+      expectError(await mentionable(ann, `after=${forge(users, ['a', 2147483648])}`), 400, 'after');
+    });
+
+    it('answers 400 for a search with U+0000 and 404 for a publicId with one', async () => {
+      expectError(await mentionable(ann, 'search=a%00b'), 400, 'search');
+      expectError(await list(ann, '', 'a\u0000b'), 404, 'publicId');
+      expectError(await app.inject({ url: '/api/v1/embed/dashboard/a%00b', headers: ann.headers }), 404, 'publicId');
+    });
+  });
+
   describe('rule 9: no endpoint accepts an author in the body', () => {
     it.each(['userId', 'embedUserId', 'author', 'isOwn', 'createdAt'])('answers 400 naming %s on POST and PATCH, and writes nothing', async (field) => {
       const mine = await posted(ann, 'mine');
@@ -407,12 +459,21 @@ describeEachDialect('dashboard comments', (t) => {
       expectError(await resolve(ann, root.id, { resolved: true }), 404, 'commentId');
     });
 
-    it('keeps the row (soft delete) and never returns it', async () => {
+    it('keeps the rows (soft delete): a root is marked with its replies, and never returned', async () => {
       const root = await posted(ann, 'soft');
+      const reply = await posted(ben, 'soft reply', root.id);
+      const other = await posted(ann, 'another thread');
       expect((await remove(ann, root.id)).statusCode).toBe(204);
-      const row = await t().db.kysely.selectFrom('comments').select(['removed_at', 'body']).where('id', '=', root.id).executeTakeFirstOrThrow();
-      expect(row.removed_at).not.toBeNull();
-      expect(row.body).toBe('soft');
+      const rows = await t().db.kysely.selectFrom('comments').select(['id', 'removed_at', 'body']).where('id', 'in', [root.id, reply.id, other.id]).orderBy('id').execute();
+      expect(rows.map((row) => [row.id, row.body, row.removed_at !== null])).toEqual([[root.id, 'soft', true], [reply.id, 'soft reply', true], [other.id, 'another thread', false]]);
+    });
+
+    it('deletes nothing of a thread whose root is not the caller\'s, replies included', async () => {
+      const root = await posted(ann, 'mine');
+      const reply = await posted(ben, 'his reply', root.id);
+      expectError(await remove(ben, root.id), 403);
+      const rows = await t().db.kysely.selectFrom('comments').select(['removed_at']).where('id', 'in', [root.id, reply.id]).execute();
+      expect(rows.every((row) => row.removed_at === null)).toBe(true);
     });
   });
 

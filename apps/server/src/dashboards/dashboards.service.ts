@@ -18,7 +18,8 @@ export interface DashboardReader {
  * (403 otherwise). Comments (SPEC B rule 10) use the same check.
  */
 export async function requireReadableDashboard(ctx: ServiceContext, reader: DashboardReader, publicId: string): Promise<DashboardRow> {
-  const dashboard = await findDashboardByPublicId(ctx.db, reader.accountId, publicId);
+  // No publicId holds U+0000 (nor can PostgreSQL compare one): such a path names nothing.
+  const dashboard = publicId.includes('\u0000') ? undefined : await findDashboardByPublicId(ctx.db, reader.accountId, publicId);
   if (dashboard === undefined) throw new AppError('not_found', `dashboard ${publicId} not found`, 'publicId');
   if (dashboard.status !== 'published') throw new AppError('forbidden', `dashboard ${publicId} is ${dashboard.status}, not published`, 'publicId');
   if (dashboard.allow_embed === 0) throw new AppError('forbidden', `dashboard ${publicId} does not allow embedding`, 'publicId');

@@ -133,7 +133,10 @@ export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext
     verifiedTokens: new VerifiedTokens(signer, credentialCacheEntries),
   };
   app.decorateRequest('principal', null as never);
-  app.addHook('onRequest', async (request) => {
+  // The one onRequest hook of svc's own (each hook is a pass of Fastify's hook runner on every request): the
+  // request id is echoed to the caller, then the credential resolved.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
     if (!request.url.startsWith('/api/')) {
       request.principal = ANONYMOUS;
       return;

@@ -46,10 +46,16 @@ export function decodeCursor(after: string, fingerprint: string, partCount: numb
   }
   if (!Array.isArray(decoded) || decoded.length !== partCount + 2 || decoded[0] !== CURSOR_VERSION) throw invalidCursor('malformed');
   if (decoded[1] !== fingerprint) throw invalidCursor('it was made by a different query (filters, order, scope or caller)');
-  return decoded.slice(2) as unknown[];
+  const position = decoded.slice(2) as unknown[];
+  // Cursors are opaque, not signed: a caller can edit the position. It stays inside the caller's own scope (the
+  // query's WHERE), but must not carry what the database cannot compare (PostgreSQL text holds no U+0000).
+  if (position.some((part) => typeof part === 'string' && part.includes('\u0000'))) throw invalidCursor('malformed');
+  return position;
 }
 
-/** Whether a decoded part is a positive id (a row id of a keyset position). */
+const MAX_ROW_ID = 2147483647;
+
+/** Whether a decoded part is a row id: a positive integer that fits the id columns (32 bits on PostgreSQL). */
 export function isCursorId(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= MAX_ROW_ID;
 }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 
 /** Every error code the API can answer with. Adding one without a status is a compile error. */
 export type AppErrorCode =
@@ -121,12 +122,17 @@ export function answerFrameworkError(error: FastifyError, _request: FastifyReque
   void reply.status(appError.status).send(errorBody(appError));
 }
 
-/** Installs the single error handler and the 404 handler that produce the error body everywhere. */
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * Installs the single error handler and the 404 handler that produce the error body everywhere. 5xx failures are
+ * logged to `failures` when given (Fastify then has no logger of its own), else to the request's logger.
+ */
+export function registerErrorHandling(app: FastifyInstance, failures?: Logger): void {
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
     if (appError.status >= 500) {
-      request.log.error({ err: error }, 'request failed');
+      // request.log is bound to the request id; a failures-only logger is given it here.
+      if (failures === undefined) request.log.error({ err: error }, 'request failed');
+      else failures.error({ reqId: request.id, err: error }, 'request failed');
     }
     return reply.status(appError.status).send(errorBody(appError));
   });

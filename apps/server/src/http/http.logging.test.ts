@@ -56,3 +56,34 @@ describe('request logging', () => {
     expect(all.toLowerCase()).not.toContain('authorization');
   });
 });
+
+describe('logging at warn and above', () => {
+  it('writes no line for a request that succeeds, and one line with the request id for a failure', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...chunk.toString().split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const db = openDatabase('sqlite::memory:');
+    await migrateToLatest(db);
+    const app = await buildApp({ db, logger: { level: 'warn', stream } });
+    try {
+      const ok = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'quiet-1' } });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.headers['x-request-id']).toBe('quiet-1');
+      expect(lines).toEqual([]);
+      // A database that went away: resolving the API key fails, a 500 that is logged.
+      await db.close();
+      const down = await app.inject({ url: '/api/v1/deployments/1/workspace', headers: { 'x-request-id': 'loud-1', authorization: 'Bearer svc_secret_never_logged' } });
+      expect(down.statusCode).toBe(500);
+      expect(down.json().error.code).toBe('internal_error');
+      const logged = lines.map((line) => JSON.parse(line) as { reqId?: string; msg?: string; level?: number });
+      expect(logged).toEqual([expect.objectContaining({ reqId: 'loud-1', msg: 'request failed', level: 50 })]);
+      expect(lines.join('\n')).not.toContain('svc_secret_never_logged');
+    } finally {
+      await app.close();
+    }
+  });
+});
