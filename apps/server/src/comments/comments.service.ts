@@ -219,7 +219,7 @@ export async function listMentionableUsers(ctx: ServiceContext, commenter: Comme
   const fingerprint = fingerprintQuery(['mentionable-users', commenter.accountId, commenter.embedTenantId, search]);
   const after = query.after === undefined ? null : decodeUserCursor(query.after, fingerprint);
   const size = pageSize(query.first);
-  const rows = await selectMentionableUsers(ctx.db, commenter.accountId, commenter.embedTenantId, search, after, size + 1);
+  const rows = await selectMentionableUsers(ctx.db, ctx.dialect, commenter.accountId, commenter.embedTenantId, search, after, size + 1);
   const users = rows.slice(0, size);
   return {
     items: users.map((user) => ({ id: user.id, username: user.username, email: user.email, firstName: user.first_name })),

@@ -662,6 +662,18 @@ describeEachDialect('dashboard comments', (t) => {
       expectError(await mentionable(people.zed!, 'after=null'), 400, 'after');
     });
 
+    it('finds a user by the username and email of their latest session, not the earlier ones', async () => {
+      const externalId = `renamed-${uniqueSuffix()}`;
+      await viewer({ embedTenantName: tenant, externalId, username: 'oldhandle', email: 'old@x.test' });
+      const renamed = await viewer({ embedTenantName: tenant, externalId, username: 'Newhandle', email: 'fresh@x.test' });
+      expect(await names('search=oldhandle')).toEqual([]);
+      expect(await names('search=old@')).toEqual([]);
+      expect(await names('search=NEWHAND')).toEqual(['Newhandle']);
+      expect(await names('search=fresh@')).toEqual(['Newhandle']);
+      expect((await app.inject({ method: 'DELETE', url: `/api/v1/embed/users/${renamed.embedUserId}`, headers: bearer(s.keys.alice!) })).statusCode).toBe(204);
+      expect(await names('search=newhandle')).toEqual([]);
+    });
+
     it('answers 400 for a search over 255 characters, and accepts 255', async () => {
       expect((await mentionable(people.zed!, `search=${'a'.repeat(255)}`)).statusCode).toBe(200);
       expectError(await mentionable(people.zed!, `search=${'a'.repeat(256)}`), 400, 'search');

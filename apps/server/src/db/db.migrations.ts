@@ -243,6 +243,35 @@ async function createNameSearchIndex(db: AnyDb, dialect: Dialect): Promise<void>
   }
 }
 
+/** The SQLite FTS5 table behind the mentionable-user search (comments.store.ts). */
+export const EMBED_USER_SEARCH_TABLE = 'embed_users_fts';
+
+/**
+ * Substring search over embed users' folded username and email, as for item names: FTS5 trigram on SQLite (kept by
+ * triggers), pg_trgm on PostgreSQL. Without it a search scans the whole tenant, and every session minted without
+ * `embedTenantName` shares one tenant.
+ */
+async function createEmbedUserSearchIndex(db: AnyDb, dialect: Dialect): Promise<void> {
+  if (dialect === 'sqlite') {
+    const fts = sql.table(EMBED_USER_SEARCH_TABLE);
+    await sql`create virtual table ${fts} using fts5(username_key, email_key, content='embed_users', content_rowid='id', tokenize='trigram')`.execute(db);
+    await sql`insert into ${fts}(${fts}) values ('rebuild')`.execute(db);
+    await sql`create trigger embed_users_fts_ai after insert on embed_users begin
+      insert into ${fts}(rowid, username_key, email_key) values (new.id, new.username_key, new.email_key); end`.execute(db);
+    await sql`create trigger embed_users_fts_ad after delete on embed_users begin
+      insert into ${fts}(${fts}, rowid, username_key, email_key) values ('delete', old.id, old.username_key, old.email_key); end`.execute(db);
+    await sql`create trigger embed_users_fts_au after update of username_key, email_key on embed_users begin
+      insert into ${fts}(${fts}, rowid, username_key, email_key) values ('delete', old.id, old.username_key, old.email_key);
+      insert into ${fts}(rowid, username_key, email_key) values (new.id, new.username_key, new.email_key); end`.execute(db);
+    return;
+  }
+  const available = await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'pg_trgm'`.execute(db);
+  if ((available.rows[0]?.n ?? 0) === 0) return;
+  await sql`create extension if not exists pg_trgm`.execute(db);
+  await sql`create index embed_users_username_trgm_ix on embed_users using gin (username_key gin_trgm_ops)`.execute(db);
+  await sql`create index embed_users_email_trgm_ix on embed_users using gin (email_key gin_trgm_ops)`.execute(db);
+}
+
 /**
  * PostgreSQL only: every committed change to accounts, users or api_keys notifies CREDENTIAL_CHANNEL with the
  * row's account id, so that every process drops the credentials it holds of that account (db.database.ts
@@ -353,6 +382,7 @@ function comments(dialect: Dialect): Migration {
         await db.updateTable('embed_users').set({ username_key: foldSearchKey(user.username), email_key: foldSearchKey(user.email ?? '') }).where('id', '=', user.id).execute();
       }
       await db.schema.createIndex('embed_users_tenant_username_ix').on('embed_users').columns(['embed_tenant_id', 'username_key', 'id']).execute();
+      await createEmbedUserSearchIndex(db, dialect);
 
       await createTableWithId(db, dialect, 'comments')
         .addColumn('account_id', 'integer', accountRef)
