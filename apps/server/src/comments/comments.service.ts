@@ -13,7 +13,7 @@ import type { Comment, MentionableUserList, MentionableUsersQuery, Thread, Threa
 import {
   findLiveComment, insertComment, readStreamVersion, markCommentRemoved, selectMentionableUsers, selectReplies, selectThreadRoots, setThreadResolution, updateCommentBody,
 } from './comments.store.js';
-import type { CommentRow, CommentScope, ThreadFilter, ThreadPosition, UserPosition } from './comments.store.js';
+import type { CommentRow, CommentScope, ListedComment, ThreadFilter, ThreadPosition, UserPosition } from './comments.store.js';
 
 /** The dashboard a request names, checked readable (SPEC B rule 10: 404 before 403), and the caller's scope in it. */
 async function openDashboard(ctx: ServiceContext, commenter: Commenter, publicId: string): Promise<{ dashboard: DashboardRow; scope: CommentScope }> {
@@ -39,7 +39,7 @@ function pageSize(first: number | undefined): number {
   return Math.min(first ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
 }
 
-function presentComment(row: CommentRow, publicId: string, commenter: Commenter): Comment {
+function presentComment(row: ListedComment, publicId: string, commenter: Commenter): Comment {
   return {
     id: row.id,
     dashboardId: publicId,
@@ -52,7 +52,7 @@ function presentComment(row: CommentRow, publicId: string, commenter: Commenter)
   };
 }
 
-function presentThread(root: CommentRow, replies: readonly CommentRow[], publicId: string, commenter: Commenter): Thread {
+function presentThread(root: ListedComment, replies: readonly ListedComment[], publicId: string, commenter: Commenter): Thread {
   return {
     root: presentComment(root, publicId, commenter),
     replies: replies.map((reply) => presentComment(reply, publicId, commenter)),
@@ -120,7 +120,7 @@ export async function listThreads(ctx: ServiceContext, commenter: Commenter, pub
   const rows = await selectThreadRoots(ctx.db, scope, filter, after, size + 1);
   const roots = rows.slice(0, size);
   const replies = await selectReplies(ctx.db, scope, roots.map((root) => root.id));
-  const repliesByRoot = new Map<number, CommentRow[]>();
+  const repliesByRoot = new Map<number, ListedComment[]>();
   for (const reply of replies) {
     const list = repliesByRoot.get(reply.parent_id!);
     if (list === undefined) repliesByRoot.set(reply.parent_id!, [reply]);

@@ -35,6 +35,15 @@ const commentColumns = [
 ] as const;
 
 /**
+ * What a listed comment shows (SPEC "Comment" and "Thread"), and no more: a page reads about a thousand rows, and
+ * each column read is paid per row.
+ */
+const listedColumns = ['c.id', 'c.parent_id', 'c.embed_user_id', 'c.body', 'c.created_at', 'c.edited_at', 'c.resolved_at', 'c.resolved_by'] as const;
+
+/** A comment as a list shows it. */
+export type ListedComment = Pick<CommentRow, 'id' | 'parent_id' | 'embed_user_id' | 'body' | 'created_at' | 'edited_at' | 'resolved_at' | 'resolved_by'>;
+
+/**
  * A live comment of the scope, or undefined: one that does not exist, was deleted, sits in a thread whose root was
  * deleted, or belongs to another dashboard or tenant all look the same (404).
  */
@@ -141,9 +150,9 @@ export async function setThreadResolution(
  * after a keyset position. `limit` rows at most: the caller asks for one more than the page to learn whether a
  * next page exists. Served by the partial indexes `comments_threads_ix` / `comments_threads_state_ix`.
  */
-export async function selectThreadRoots(db: Kysely<Database>, scope: CommentScope, filter: ThreadFilter, after: ThreadPosition | null, limit: number): Promise<CommentRow[]> {
+export async function selectThreadRoots(db: Kysely<Database>, scope: CommentScope, filter: ThreadFilter, after: ThreadPosition | null, limit: number): Promise<ListedComment[]> {
   let query = db.selectFrom('comments as c')
-    .select(commentColumns)
+    .select(listedColumns)
     .where('c.dashboard_id', '=', scope.dashboardId)
     .where('c.embed_tenant_id', '=', scope.embedTenantId)
     .where('c.account_id', '=', scope.accountId)
@@ -158,10 +167,10 @@ export async function selectThreadRoots(db: Kysely<Database>, scope: CommentScop
  * Every live reply of these roots in one query (no query per thread), grouped by root and oldest first within
  * each (SPEC "Thread": replies oldest first).
  */
-export async function selectReplies(db: Kysely<Database>, scope: Omit<CommentScope, 'dashboardId'>, rootIds: readonly number[]): Promise<CommentRow[]> {
+export async function selectReplies(db: Kysely<Database>, scope: Omit<CommentScope, 'dashboardId'>, rootIds: readonly number[]): Promise<ListedComment[]> {
   if (rootIds.length === 0) return [];
   return db.selectFrom('comments as c')
-    .select(commentColumns)
+    .select(listedColumns)
     .where('c.parent_id', 'in', rootIds)
     .where('c.embed_tenant_id', '=', scope.embedTenantId)
     .where('c.account_id', '=', scope.accountId)
