@@ -3,9 +3,9 @@ import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 
@@ -132,8 +132,9 @@ export async function freshDatabase(dialect: 'sqlite' | 'postgres', adminUrl: st
   };
 }
 
-/** Whether a PostgreSQL server answers at `adminUrl` (a benchmark skips its PostgreSQL half, and says so, if not). */
-export async function postgresAvailable(adminUrl: string): Promise<boolean> {
+export type BenchDialect = 'sqlite' | 'postgres';
+
+async function postgresAnswers(adminUrl: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
   try {
     await client.connect();
@@ -142,4 +143,29 @@ export async function postgresAvailable(adminUrl: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * The dialects a benchmark runs (`--dialects sqlite,postgres`), and the PostgreSQL server it makes its databases on
+ * (`SVC_BENCH_POSTGRES_URL`, default the local one). PostgreSQL is dropped, and said so, when it does not answer.
+ */
+export async function benchDialects(list: string): Promise<{ dialects: BenchDialect[]; adminUrl: string }> {
+  const adminUrl = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const dialects: BenchDialect[] = [];
+  for (const dialect of list.split(',') as BenchDialect[]) {
+    if (dialect === 'postgres' && !(await postgresAnswers(adminUrl))) {
+      process.stderr.write(`PostgreSQL does not answer at ${adminUrl}: its half of the benchmark is SKIPPED\n`);
+      continue;
+    }
+    dialects.push(dialect);
+  }
+  return { dialects, adminUrl };
+}
+
+/** Writes a benchmark's raw figures to `bench/results/<name>.json`; the path written. */
+export function writeResults(name: string, report: unknown): string {
+  const path = new URL(`./results/${name}.json`, import.meta.url).pathname;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+  return path;
 }

@@ -1,6 +1,6 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { SingleBar, Presets } from 'cli-progress';
@@ -10,16 +10,15 @@ import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { encodeCursor, fingerprintQuery } from '../../apps/server/src/http/http.cursor.js';
 import { T, bulkWriter } from '../bulk.js';
 import type { Row } from '../bulk.js';
-import { freshDatabase, machine, postgresAvailable, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
-import type { LatencySummary } from '../harness.js';
+import { benchDialects, freshDatabase, machine, writeResults, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
+import type { BenchDialect, LatencySummary } from '../harness.js';
 
 const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
 const BARE_SERVER = new URL('../workspace/bare-server.js', import.meta.url).pathname;
-const RESULTS = new URL('../results/comments.json', import.meta.url).pathname;
 const ADMIN_KEY = 'svc_bench_comments_admin_0001';
 const TENANTS = 100;
 const USERS_PER_TENANT = 5;
-type Dialect = 'sqlite' | 'postgres';
+type Dialect = BenchDialect;
 
 const QUERIES = ['bigDefault', 'smallDefault', 'bigResolvedOnly', 'smallResolvedOnly', 'bigDeepPage'] as const;
 type QueryName = (typeof QUERIES)[number];
@@ -323,21 +322,14 @@ export async function main(args: string[]): Promise<void> {
       connections: { type: 'string', default: '10' },
     },
   });
-  const adminUrl = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const { dialects, adminUrl } = await benchDialects(values.dialects!);
   const options = {
     threads: Number(values.threads), otherThreads: Number(values['other-threads']), requests: Number(values.requests),
     rounds: Number(values.rounds), seconds: Number(values.seconds), connections: Number(values.connections),
   };
   const results: DialectResult[] = [];
-  for (const dialect of values.dialects!.split(',') as Dialect[]) {
-    if (dialect === 'postgres' && !(await postgresAvailable(adminUrl))) {
-      process.stderr.write(`[postgres] SKIPPED: no PostgreSQL at ${adminUrl}\n`);
-      continue;
-    }
-    results.push(await runDialect(dialect, adminUrl, options));
-  }
-  mkdirSync(dirname(RESULTS), { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), options, results }, null, 2)}\n`);
+  for (const dialect of dialects) results.push(await runDialect(dialect, adminUrl, options));
+  writeResults('comments', { date: new Date().toISOString(), machine: machine(), options, results });
   process.stdout.write(`${JSON.stringify(results.map((r) => ({
     dialect: r.dialect, defaultListRatio: r.defaultListRatio, resolvedOnlyRatio: r.resolvedOnlyRatio, listThroughputCachedRatio: r.listThroughput.cachedRatio, listThroughputUncachedRatio: r.listThroughput.uncachedRatio,
     postsPerSecond: r.post.acknowledgedPerSecond, repliesPerSecond: r.reply.acknowledgedPerSecond,

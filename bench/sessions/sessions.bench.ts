@@ -1,16 +1,15 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { freshDatabase, machine, startServer, summarize } from '../harness.js';
+import { benchDialects, freshDatabase, machine, startServer, summarize, writeResults } from '../harness.js';
+import type { BenchDialect } from '../harness.js';
 
 const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
-const RESULTS = new URL('../results/sessions.json', import.meta.url).pathname;
 const ADMIN_KEY = 'svc_bench_sessions_admin_0001';
-type Dialect = 'sqlite' | 'postgres';
+type Dialect = BenchDialect;
 
 interface DialectResult {
   dialect: Dialect;
@@ -151,24 +150,10 @@ export async function main(args: string[]): Promise<void> {
       tokens: { type: 'string', default: '20' },
     },
   });
-  const adminUrl = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const { dialects, adminUrl } = await benchDialects(values.dialects);
   const options = { seconds: Number(values.seconds), workers: Number(values.workers), connections: Number(values.connections), tokens: Number(values.tokens) };
   const runs: DialectResult[] = [];
-  for (const dialect of values.dialects.split(',') as Dialect[]) {
-    if (dialect === 'postgres') {
-      const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
-      try {
-        await client.connect();
-        await client.end();
-      } catch {
-        process.stderr.write(`PostgreSQL does not answer at ${adminUrl}: its half of the benchmark is SKIPPED\n`);
-        continue;
-      }
-    }
-    runs.push(await runDialect(dialect, adminUrl, options));
-  }
-  const report = { benchmark: 'sessions', date: new Date().toISOString(), machine: machine(), runs };
-  mkdirSync(new URL('../results/', import.meta.url).pathname, { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify(runs, null, 2)}\nresults written to ${RESULTS}\n`);
+  for (const dialect of dialects) runs.push(await runDialect(dialect, adminUrl, options));
+  const path = writeResults('sessions', { benchmark: 'sessions', date: new Date().toISOString(), machine: machine(), runs });
+  process.stdout.write(`${JSON.stringify(runs, null, 2)}\nresults written to ${path}\n`);
 }

@@ -1,20 +1,19 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SingleBar, Presets } from 'cli-progress';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { freshDatabase, machine, postgresAvailable, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
-import type { LatencySummary, RunningServer } from '../harness.js';
+import { benchDialects, freshDatabase, machine, writeResults, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
+import type { BenchDialect, LatencySummary, RunningServer } from '../harness.js';
 import { RARE_TOKEN, generateWorkspace } from './workspace.generate.js';
 import { loadWorkspace } from './workspace.load.js';
 
 const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
 const BARE_SERVER = new URL('./bare-server.js', import.meta.url).pathname;
-const RESULTS = new URL('../results/workspace.json', import.meta.url).pathname;
 
-type Dialect = 'sqlite' | 'postgres';
+type Dialect = BenchDialect;
 // searchItems (not in the issue's goal): the same search over workbooks and reports only, so no folder phase
 // fills the page first and every non-folder match is looked up and sorted.
 const QUERIES = ['root', 'deepFolder', 'search', 'searchItems', 'memberRoot'] as const;
@@ -180,15 +179,7 @@ export async function main(args: string[]): Promise<void> {
     },
   });
   const sizes = values.sizes.split(',').map(Number);
-  const adminUrl = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const dialects: Dialect[] = [];
-  for (const d of values.dialects.split(',') as Dialect[]) {
-    if (d === 'postgres' && !(await postgresAvailable(adminUrl))) {
-      process.stderr.write(`PostgreSQL does not answer at ${adminUrl}: its half of the benchmark is SKIPPED\n`);
-      continue;
-    }
-    dialects.push(d);
-  }
+  const { dialects, adminUrl } = await benchDialects(values.dialects);
   const largest = Math.max(...sizes);
   const runs: SizeResult[] = [];
   for (const dialect of dialects) {
@@ -206,8 +197,7 @@ export async function main(args: string[]): Promise<void> {
     };
   });
   const report = { benchmark: 'workspace', date: new Date().toISOString(), machine: machine(), runs, ratios };
-  mkdirSync(new URL('../results/', import.meta.url).pathname, { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify(report, null, 2)}\n`);
+  const path = writeResults('workspace', report);
   process.stdout.write(`${JSON.stringify({ ratios, throughput: runs.filter((r) => r.throughput).map((r) => ({ dialect: r.dialect, ...r.throughput })) }, null, 2)}\n`);
-  process.stdout.write(`results written to ${RESULTS}\n`);
+  process.stdout.write(`results written to ${path}\n`);
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ServiceContext } from '../http/http.context.js';
+import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { requireCommenter } from './comments.policy.js';
 import type { Commenter } from './comments.policy.js';
@@ -9,7 +10,7 @@ import {
   Comment, CommentIdParams, CommentParams, EditCommentBody, MentionableUserList, MentionableUsersQuery, PostCommentBody, ResolveBody, Thread, ThreadList,
   ThreadListQuery, commentErrorResponses,
 } from './comments.schema.js';
-import { deleteComment, editComment, listMentionableUsers, listThreads, postComment, resolveThread, threadListVersion } from './comments.service.js';
+import { deleteComment, editComment, listMentionableUsers, openThreadList, postComment, resolveThread } from './comments.service.js';
 
 const security: Record<string, string[]>[] = [{ embedToken: [] }, { bearerAuth: [] }];
 const tags = ['Embed comments'];
@@ -30,18 +31,10 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPlu
         response: { 200: ThreadList, ...commentErrorResponses },
       },
     }, async (request, reply) => {
-      const commenter = commenterOf(request);
-      const { publicId } = request.params;
       // A viewer's panel polls its list: while the dashboard's threads in the tenant stand still, the page is
       // served from memory after two small reads (the dashboard, the version).
-      const { key, version } = await threadListVersion(ctx, commenter, publicId, request.query);
-      let body = cache.get(key, version);
-      if (body === undefined) {
-        body = Buffer.from(reply.serialize(await listThreads(ctx, commenter, publicId, request.query)) as string);
-        cache.set(key, version, body);
-      }
-      // A Buffer payload is sent as it is: the page was serialized by this route's own response schema.
-      return reply.type('application/json; charset=utf-8').send(body as never);
+      const page = await openThreadList(ctx, commenterOf(request), request.params.publicId, request.query);
+      return sendCachedPage(reply, cache, page.key, page.version, page.read);
     });
 
     app.post(base, {

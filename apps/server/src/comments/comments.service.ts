@@ -3,9 +3,8 @@ import type { DashboardRow } from '../dashboards/dashboards.store.js';
 import { foldSearchKey } from '../db/db.search-key.js';
 import { isoTimestamp } from '../http/http.context.js';
 import type { ServiceContext } from '../http/http.context.js';
-import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId } from '../http/http.cursor.js';
+import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../http/http.cursor.js';
 import { AppError } from '../http/http.errors.js';
-import type { PageInfo } from '../http/http.schema.js';
 import { canDelete, canEdit, canResolve, isOwnComment } from './comments.policy.js';
 import type { Commenter } from './comments.policy.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './comments.schema.js';
@@ -76,47 +75,39 @@ function decodeThreadCursor(after: string, fingerprint: string): ThreadPosition 
   return { createdAt, id };
 }
 
-function pageInfoOf<T>(rows: readonly T[], hasNextPage: boolean, hasPreviousPage: boolean, cursorOf: (row: T) => string): PageInfo {
-  const first = rows[0];
-  const last = rows[rows.length - 1];
-  return {
-    hasNextPage,
-    hasPreviousPage,
-    // SPEC "Thread list": cursors are null on an empty page.
-    startCursor: first === undefined ? null : cursorOf(first),
-    endCursor: last === undefined ? null : cursorOf(last),
-  };
-}
-
-/**
- * What a thread list page is cached under, and the version it is valid at: checks the dashboard (rule 10) and
- * reads the version of its threads before any thread is read, so a cached page is never older than the version
- * it is stored under. The key is the caller's own (isOwn differs between callers).
- */
-export async function threadListVersion(ctx: ServiceContext, commenter: Commenter, publicId: string, query: ThreadListQuery): Promise<{ key: string; version: string }> {
-  const { scope } = await openDashboard(ctx, commenter, publicId);
-  const version = await readStreamVersion(ctx.db, scope);
-  const key = JSON.stringify([
-    'threads', scope.accountId, scope.embedTenantId, scope.dashboardId, commenter.embedUserId, threadFilterOf(query), pageSize(query.first), query.after ?? null,
-  ]);
-  return { key, version: String(version) };
+/** One page of a thread list, opened: what it is cached under, the version it is valid at, and how to read it. */
+export interface ThreadListPage {
+  /** The caller's own key (isOwn differs between callers). */
+  key: string;
+  version: string;
+  read(): Promise<ThreadList>;
 }
 
 /**
  * SPEC B `GET /dashboard/{publicId}/comments`: one page of the tenant's threads on the dashboard, newest first by
- * start, each with all of its live replies, in two queries (roots, then the replies of all of them).
+ * start, each with all of its live replies, in two queries (roots, then the replies of all of them). Opening it
+ * checks the dashboard (rule 10) and reads the version of its threads before any thread is read, so a page
+ * cached under that version is never older than it.
  *
  * @example
- * const page = await listThreads(ctx, commenter, 'q1-review', { includeResolved: true, first: 20 });
- * const next = await listThreads(ctx, commenter, 'q1-review', { includeResolved: true, first: 20, after: page.pageInfo.endCursor! });
+ * const page = await openThreadList(ctx, commenter, 'q1-review', { includeResolved: true, first: 20 });
+ * const { items, pageInfo } = await page.read();
  */
-export async function listThreads(ctx: ServiceContext, commenter: Commenter, publicId: string, query: ThreadListQuery): Promise<ThreadList> {
+export async function openThreadList(ctx: ServiceContext, commenter: Commenter, publicId: string, query: ThreadListQuery): Promise<ThreadListPage> {
   const { scope } = await openDashboard(ctx, commenter, publicId);
+  const version = await readStreamVersion(ctx.db, scope);
   const filter = threadFilterOf(query);
+  const size = pageSize(query.first);
+  const key = JSON.stringify(['threads', scope.accountId, scope.embedTenantId, scope.dashboardId, commenter.embedUserId, filter, size, query.after ?? null]);
+  return { key, version: String(version), read: () => readThreadPage(ctx, commenter, publicId, scope, filter, size, query.after) };
+}
+
+async function readThreadPage(
+  ctx: ServiceContext, commenter: Commenter, publicId: string, scope: CommentScope, filter: ThreadFilter, size: number, afterCursor: string | undefined,
+): Promise<ThreadList> {
   // SPEC B rule 7: a cursor belongs to one tenant's list of one dashboard under one filter.
   const fingerprint = fingerprintQuery(['threads', scope.accountId, scope.embedTenantId, scope.dashboardId, filter]);
-  const after = query.after === undefined ? null : decodeThreadCursor(query.after, fingerprint);
-  const size = pageSize(query.first);
+  const after = afterCursor === undefined ? null : decodeThreadCursor(afterCursor, fingerprint);
   const rows = await selectThreadRoots(ctx.db, scope, filter, after, size + 1);
   const roots = rows.slice(0, size);
   const replies = await selectReplies(ctx.db, scope, roots.map((root) => root.id));
@@ -128,6 +119,7 @@ export async function listThreads(ctx: ServiceContext, commenter: Commenter, pub
   }
   return {
     items: roots.map((root) => presentThread(root, repliesByRoot.get(root.id) ?? [], publicId, commenter)),
+    // SPEC "Thread list": cursors are null on an empty page.
     pageInfo: pageInfoOf(roots, rows.length > size, after !== null, (root) => encodeCursor(fingerprint, [root.created_at, root.id])),
   };
 }
@@ -153,13 +145,14 @@ export async function postComment(ctx: ServiceContext, commenter: Commenter, pub
   return presentComment(row, publicId, commenter);
 }
 
+/** The 404 of a comment that is not live on this dashboard in this tenant, found so or gone meanwhile. */
+const gone = (publicId: string, commentId: number) => new AppError('not_found', `comment ${commentId} not found on dashboard ${publicId}`, 'commentId');
+
 async function requireLiveComment(ctx: ServiceContext, scope: CommentScope, publicId: string, commentId: number): Promise<CommentRow> {
   const comment = await findLiveComment(ctx.db, scope, commentId);
-  if (comment === undefined) throw new AppError('not_found', `comment ${commentId} not found on dashboard ${publicId}`, 'commentId');
+  if (comment === undefined) throw gone(publicId, commentId);
   return comment;
 }
-
-const gone = (publicId: string, commentId: number) => new AppError('not_found', `comment ${commentId} not found on dashboard ${publicId}`, 'commentId');
 
 /** SPEC B `PATCH /dashboard/{publicId}/comments/{commentId}`: the author replaces the body (rule 5). */
 export async function editComment(ctx: ServiceContext, commenter: Commenter, publicId: string, commentId: number, input: { body: string }): Promise<Comment> {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from './http.errors.js';
+import type { PageInfo } from './http.schema.js';
 
 const CURSOR_VERSION = 1;
 const MAX_CURSOR_LENGTH = 1024;
@@ -58,4 +59,21 @@ const MAX_ROW_ID = 2147483647;
 /** Whether a decoded part is a row id: a positive integer that fits the id columns (32 bits on PostgreSQL). */
 export function isCursorId(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= MAX_ROW_ID;
+}
+
+/**
+ * SPEC PageInfo of a page of rows: cursors of its first and last rows, null on an empty page.
+ *
+ * @example
+ * pageInfoOf(rows, rows.length > size, after !== null, (row) => encodeCursor(fingerprint, [row.created_at, row.id]));
+ */
+export function pageInfoOf<T>(rows: readonly T[], hasNextPage: boolean, hasPreviousPage: boolean, cursorOf: (row: T) => string): PageInfo {
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  return {
+    hasNextPage,
+    hasPreviousPage,
+    startCursor: first === undefined ? null : cursorOf(first),
+    endCursor: last === undefined ? null : cursorOf(last),
+  };
 }

@@ -1,3 +1,5 @@
+import type { FastifyReply } from 'fastify';
+
 /**
  * Serialized pages (workspace listings, comment thread lists), kept per caller and query, valid only for the
  * data version they were computed at. Each feature decides what its version is: the workspace listing's travels
@@ -51,4 +53,21 @@ export class PageCache {
     this.#bytes -= entry.body.length;
     this.#entries.delete(key);
   }
+}
+
+/**
+ * Answers with the page cached under `key` at `version`, or computes it, serializes it with the route's own
+ * response schema, keeps it and answers with it. The route's caller has already been checked.
+ *
+ * @example
+ * return sendCachedPage(reply, cache, key, version, () => listWorkspace(ctx, principal, deploymentId, query));
+ */
+export async function sendCachedPage(reply: FastifyReply, cache: PageCache, key: string, version: string, compute: () => Promise<unknown>): Promise<FastifyReply> {
+  let body = cache.get(key, version);
+  if (body === undefined) {
+    body = Buffer.from(reply.serialize(await compute()) as string);
+    cache.set(key, version, body);
+  }
+  // A Buffer payload is sent as it is: the page was serialized by this route's own response schema.
+  return reply.type('application/json; charset=utf-8').send(body);
 }

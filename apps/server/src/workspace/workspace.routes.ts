@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { requirePlatformUser } from '../http/http.auth.js';
 import type { ServiceContext } from '../http/http.context.js';
+import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { listWorkspace, recordView, setFavorite } from './workspace.service.js';
 import { WorkspaceConnectionResponse, WorkspaceItemParams, WorkspaceParams, WorkspaceQuery, workspaceErrorResponses } from './workspace.schema.js';
@@ -31,13 +32,7 @@ export function workspaceRoutes(ctx: ServiceContext, cache: PageCache): FastifyP
         'workspace', principal.accountId, principal.userId, deploymentId, q.folderId, q.types === undefined ? null : [...new Set(q.types)].sort(),
         q.orderByField, q.orderByDirection, q.search, q.after, q.first,
       ]);
-      let body = cache.get(key, principal.dataVersion);
-      if (body === undefined) {
-        body = Buffer.from(reply.serialize(await listWorkspace(ctx, principal, deploymentId, q)) as string);
-        cache.set(key, principal.dataVersion, body);
-      }
-      // A Buffer payload is sent as it is: the page was serialized by this route's own response schema.
-      return reply.type('application/json; charset=utf-8').send(body as never);
+      return sendCachedPage(reply, cache, key, principal.dataVersion, () => listWorkspace(ctx, principal, deploymentId, q));
     });
 
     // The caller's own writes on one item: each answers 204, or 404/403 for an item they cannot reach.

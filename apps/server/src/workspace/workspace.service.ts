@@ -9,7 +9,7 @@ import type { WorkspaceItemType } from '../db/db.schema.js';
 import { AppError } from '../http/http.errors.js';
 import { isoTimestamp } from '../http/http.context.js';
 import type { ServiceContext } from '../http/http.context.js';
-import type { PageInfo } from '../http/http.schema.js';
+import { pageInfoOf } from '../http/http.cursor.js';
 import { decodeCursor, encodeCursor, fingerprintQuery } from './workspace.cursor.js';
 import type { WorkspacePosition } from './workspace.cursor.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, WORKSPACE_ITEM_TYPES } from './workspace.schema.js';
@@ -155,15 +155,7 @@ export async function listWorkspace(
   const items = await presentItems(ctx, accountId, rows, search === null ? () => folderPath : await folderPathsOf(ctx, accountId, rows));
   const cursorOf = (entry: { row: ItemRow; phaseIndex: number }) =>
     encodeCursor(fingerprint, { phase: entry.phaseIndex, key: sortKeyOf(entry.row, phases[entry.phaseIndex]!), id: entry.row.id });
-  const first = page[0];
-  const last = page[page.length - 1];
-  const pageInfo: PageInfo = {
-    hasNextPage,
-    hasPreviousPage: start !== null,
-    startCursor: first ? cursorOf(first) : null,
-    endCursor: last ? cursorOf(last) : null,
-  };
-  return { items, pageInfo };
+  return { items, pageInfo: pageInfoOf(page, hasNextPage, start !== null, cursorOf) };
 }
 
 /** folderPath of each item of a search page, whose items sit in different folders: one query for the page. */
