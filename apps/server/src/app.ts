@@ -17,6 +17,7 @@ import { rateLimitsFromEnv, registerRateLimiting } from './http/http.rate-limit.
 import type { RateLimits } from './http/http.rate-limit.js';
 import { commentRoutes } from './comments/comments.routes.js';
 import { dashboardRoutes } from './dashboards/dashboards.routes.js';
+import { embedRoutes } from './embed/embed.routes.js';
 import { embedLifetimesFromEnv } from './sessions/sessions.config.js';
 import type { EmbedLifetimes } from './sessions/sessions.config.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
@@ -42,6 +43,8 @@ export interface AppConfig {
   rateLimits?: RateLimits;
   /** HS256 secret for embed tokens (default SVC_JWT_SECRET); without one, EdDSA with the key kept in the database. */
   jwtSecret?: string;
+  /** The built embed runtime (default apps/embed/dist); tests point it elsewhere to check a missing build. */
+  embedDistDir?: string;
 }
 
 /** The listing cache size from `SVC_LISTING_CACHE_MB` (0 turns it off), else 32 MiB. */
@@ -95,6 +98,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.register(dashboardRoutes(ctx));
   await app.register(commentRoutes(ctx, pages));
   await app.register(workspaceRoutes(ctx, pages));
+  await app.register(embedRoutes(ctx, config.embedDistDir));
   await app.ready();
   return app;
 }

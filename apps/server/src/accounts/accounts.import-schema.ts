@@ -122,7 +122,9 @@ export const importFileSchema = {
             type: 'object',
             properties: {
               allowEmbedComments: { type: 'boolean' },
-              allowedEmbedOrigins: { type: 'array', items: { type: 'string', pattern: '^https?://[^/\\s]+$' } },
+              allowedEmbedOrigins: { type: 'array', maxItems: 100, items: { type: 'string', pattern: '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$' } },
+              timezone: { type: 'string', minLength: 1, maxLength: 64 },
+              locale: { type: 'string', minLength: 1, maxLength: 35 },
             },
           },
           users: {

@@ -131,16 +131,42 @@ export interface EmbedAccountSettings {
    * regardless). Off unless the account turns it on: a panel the host's customers see is the host's choice.
    */
   allowEmbedComments: boolean;
+  /** Host origins allowed to frame the embed and to talk to it (`frame-ancestors`, postMessage); exact origins. */
+  allowedEmbedOrigins: string[];
+  /** The account's default time zone (IANA) and locale for embeds, or null (the viewer's browser decides). */
+  timezone: string | null;
+  locale: string | null;
+}
+
+/** An origin as the browser writes it (`scheme://host[:port]`, no path), or undefined for anything else. */
+export function normalizeOrigin(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    const url = new URL(value);
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin === 'null') return undefined;
+    // Only a value that is exactly an origin: no path, query, credentials or a trailing anything.
+    return url.origin === value.replace(/\/$/, '').toLowerCase() ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function findEmbedAccountSettings(db: Kysely<Database>, accountId: number): Promise<EmbedAccountSettings> {
   const row = await db.selectFrom('accounts').select('settings').where('id', '=', accountId).executeTakeFirst();
-  let settings: unknown;
+  let parsed: unknown;
   try {
-    settings = JSON.parse(row?.settings ?? '{}');
+    parsed = JSON.parse(row?.settings ?? '{}');
   } catch {
-    settings = {};
+    parsed = {};
   }
-  const allow = typeof settings === 'object' && settings !== null ? (settings as Record<string, unknown>).allowEmbedComments : undefined;
-  return { allowEmbedComments: allow === true };
+  const settings = typeof parsed === 'object' && parsed !== null ? parsed as Record<string, unknown> : {};
+  const origins = Array.isArray(settings.allowedEmbedOrigins) ? settings.allowedEmbedOrigins.map(normalizeOrigin) : [];
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+  return {
+    allowEmbedComments: settings.allowEmbedComments === true,
+    // An entry that is not exactly an origin is dropped: it must never widen frame-ancestors or forge a directive.
+    allowedEmbedOrigins: [...new Set(origins.filter((o): o is string => o !== undefined))],
+    timezone: text(settings.timezone),
+    locale: text(settings.locale),
+  };
 }

@@ -4,7 +4,7 @@ import { requireAuthenticated } from '../http/http.auth.js';
 import type { ServiceContext } from '../http/http.context.js';
 import { ErrorResponse } from '../http/http.schema.js';
 import { Dashboard } from './dashboards.schema.js';
-import { readDashboard } from './dashboards.service.js';
+import { readDashboard, readWorkbookDashboard } from './dashboards.service.js';
 
 /** DESIGN: `GET /api/v1/embed/dashboard/{publicId}`, the dashboard an embed shows. */
 export function dashboardRoutes(ctx: ServiceContext): FastifyPluginAsyncTypebox {
@@ -17,5 +17,15 @@ export function dashboardRoutes(ctx: ServiceContext): FastifyPluginAsyncTypebox 
         response: { 200: Dashboard, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
       },
     }, async (request) => readDashboard(ctx, requireAuthenticated(request), request.params.publicId));
+
+    const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
+    app.get('/api/v1/embed/deployments/:deploymentId/workbooks/:workbookId/dashboard', {
+      schema: {
+        operationId: 'getEmbedWorkbookDashboard', tags: ['Embed'], security: [{ embedToken: [] }, { bearerAuth: [] }],
+        summary: "A workbook's published, embeddable dashboard (the in-embed path /embed/d/{deploymentId}/app/workbook/{workbookId})",
+        params: Type.Object({ deploymentId: Id, workbookId: Id }),
+        response: { 200: Dashboard, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
+      },
+    }, async (request) => readWorkbookDashboard(ctx, requireAuthenticated(request), request.params.deploymentId, request.params.workbookId));
   };
 }

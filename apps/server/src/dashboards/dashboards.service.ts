@@ -3,7 +3,7 @@ import { AppError } from '../http/http.errors.js';
 import type { ServiceContext } from '../http/http.context.js';
 import { presentDashboard } from './dashboards.presenter.js';
 import type { Dashboard } from './dashboards.schema.js';
-import { findDashboardByPublicId, selectReportSnapshots } from './dashboards.store.js';
+import { findDashboardByPublicId, findDashboardByWorkbook, selectReportSnapshots } from './dashboards.store.js';
 import type { DashboardRow } from './dashboards.store.js';
 
 /** Who reads a dashboard: an account, and the deployment an embed session is confined to (null: any). */
@@ -33,4 +33,14 @@ export async function readDashboard(ctx: ServiceContext, principal: PlatformUser
   const reader = { accountId: principal.accountId, deploymentId: principal.kind === 'embed' ? principal.deploymentId : null };
   const dashboard = await requireReadableDashboard(ctx, reader, publicId);
   return presentDashboard(dashboard, await selectReportSnapshots(ctx.db, principal.accountId, [dashboard.id]));
+}
+
+/**
+ * The dashboard of a workbook, for the in-embed path `/embed/d/<deployment_id>/app/workbook/<workbook_id>` (SPEC
+ * "Embed URL shape"): found by workbook in the caller's account (404 otherwise), then the same checks as by publicId.
+ */
+export async function readWorkbookDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, deploymentId: number, workbookId: number): Promise<Dashboard> {
+  const row = await findDashboardByWorkbook(ctx.db, principal.accountId, deploymentId, workbookId);
+  if (row === undefined) throw new AppError('not_found', `workbook ${workbookId} of deployment ${deploymentId} has no dashboard`, 'workbookId');
+  return readDashboard(ctx, principal, row.public_id);
 }

@@ -21,3 +21,10 @@ export async function selectReportSnapshots(db: Kysely<Database>, accountId: num
 export async function findDashboardByPublicId(db: Kysely<Database>, accountId: number, publicId: string): Promise<DashboardRow | undefined> {
   return db.selectFrom('dashboards').selectAll().where('account_id', '=', accountId).where('public_id', '=', publicId).executeTakeFirst();
 }
+
+/** The dashboard of a workbook of a deployment in the account, or undefined. */
+export async function findDashboardByWorkbook(db: Kysely<Database>, accountId: number, deploymentId: number, workbookId: number): Promise<DashboardRow | undefined> {
+  return db.selectFrom('dashboards').selectAll()
+    .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('workbook_id', '=', workbookId)
+    .executeTakeFirst();
+}

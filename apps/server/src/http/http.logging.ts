@@ -16,6 +16,21 @@ export interface Logging {
   failures: Logger | undefined;
 }
 
+/** Query parameters that carry a credential (the embed URL's single-use session id): their values never reach a log. */
+const SECRET_QUERY = /([?&](?:session|sessionId|token)=)[^&#]*/g;
+
+/** A request URL fit for a log line. */
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_QUERY, '$1[Redacted]');
+}
+
+/** Fastify's request fields, with the URL redacted. */
+const serializers = {
+  req(request: { method: string; url: string; hostname?: string; ip?: string; socket?: { remotePort?: number } }) {
+    return { method: request.method, url: redactUrl(request.url), host: request.hostname, remoteAddress: request.ip, remotePort: request.socket?.remotePort };
+  },
+};
+
 const REQUEST_LEVELS = new Set(['trace', 'debug', 'info']);
 
 /**
@@ -31,7 +46,7 @@ const REQUEST_LEVELS = new Set(['trace', 'debug', 'info']);
 export function loggingFor(config: LoggingConfig): Logging {
   if (config === false) return { fastify: false, failures: undefined };
   const { stream, ...options } = config === true ? {} : config;
-  const redacted = { ...options, redact: REDACTED_LOG_PATHS };
+  const redacted = { ...options, redact: REDACTED_LOG_PATHS, serializers: { ...serializers, ...options.serializers } };
   if (REQUEST_LEVELS.has(options.level ?? 'info')) return { fastify: stream === undefined ? redacted : { ...redacted, stream }, failures: undefined };
   return { fastify: false, failures: stream === undefined ? pino(redacted) : pino(redacted, stream) };
 }

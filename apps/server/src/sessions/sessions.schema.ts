@@ -78,6 +78,11 @@ export const EmbedUser = Type.Object({
 }, { title: 'EmbedUser' });
 export type EmbedUser = Static<typeof EmbedUser>;
 
+const EmbedDefaults = Type.Object({
+  timezone: Type.Union([Type.String(), Type.Null()], { description: "The session's settings.timezone, else the account's default, else null (the browser's)" }),
+  locale: Type.Union([Type.String(), Type.Null()], { description: "The session's settings.locale, else the account's default, else null (the browser's)" }),
+}, { description: 'What the embed starts with before any action changes it' });
+
 export const CurrentSessionResponse = Type.Object({
   session: Type.Union([
     Type.Object({
@@ -87,6 +92,18 @@ export const CurrentSessionResponse = Type.Object({
       embedUserId: Type.Union([Type.Integer(), Type.Null()]),
       userId: Type.Union([Type.Integer(), Type.Null()], { description: 'The platform user of an internalId session' }),
       allowEmbedComments: Type.Boolean({ description: "The account setting: whether the embed shows its comment panel (the comments API answers regardless)" }),
+      embedTheme: Type.Object({}, { additionalProperties: true, description: "Generate Session's embedTheme, applied before any set-theme" }),
+      defaults: EmbedDefaults,
+    }),
+    Type.Object({
+      mode: Type.Literal('private'),
+      deploymentId: Type.Null(),
+      embedTenant: Type.Null(),
+      embedUserId: Type.Null(),
+      userId: Type.Integer({ description: 'The signed-in platform user (console cookie)' }),
+      allowEmbedComments: Type.Boolean({ description: 'The account setting; a private embed has no embed tenant, so it shows no comment panel' }),
+      embedTheme: Type.Object({}, { additionalProperties: true }),
+      defaults: EmbedDefaults,
     }),
     Type.Null(),
   ]),

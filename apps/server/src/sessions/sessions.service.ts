@@ -14,6 +14,7 @@ import type { EmbedLifetimes } from './sessions.config.js';
 import type { CurrentSessionResponse, EmbedUser, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
 import {
   deleteEmbedUser,
+  findSessionPresentation,
   findEmbedTenantName,
   findEmbedUserId,
   findLiveSession,
@@ -208,14 +209,36 @@ export async function removeEmbedUser(ctx: SessionContext, principal: PlatformUs
   });
 }
 
+const parseObject = (json: string | undefined): Record<string, unknown> => {
+  try {
+    const value: unknown = JSON.parse(json ?? '{}');
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {};
+  } catch {
+    return {};
+  }
+};
+const textOrNull = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+
 /**
  * What the embed runtime needs for svc:event:ready; like NextAuth's /api/auth/session, `{ session: null }` when the
- * request carries no valid embed token, so the embed can tell "signed out" from a failure. `allowEmbedComments`
- * tells it whether to show the comment panel.
+ * request carries no embed credential, so the embed can tell "signed out" from a failure. A signed session (embed
+ * token) comes with its embedTheme and settings; the console cookie of a signed-in platform user is a private
+ * embed (SPEC "Embed messaging": `mode` = `private`). `allowEmbedComments` tells the embed whether to show the
+ * comment panel.
  */
 export async function describeCurrentSession(ctx: ServiceContext, principal: Principal): Promise<CurrentSessionResponse> {
-  if (principal.kind !== 'embed') return { session: null };
-  const { allowEmbedComments } = await findEmbedAccountSettings(ctx.db, principal.accountId);
+  if (principal.kind === 'anonymous' || (principal.kind === 'platform-user' && principal.via !== 'console')) return { session: null };
+  const account = await findEmbedAccountSettings(ctx.db, principal.accountId);
+  if (principal.kind === 'platform-user') {
+    return {
+      session: {
+        mode: 'private', deploymentId: null, embedTenant: null, embedUserId: null, userId: principal.userId,
+        allowEmbedComments: account.allowEmbedComments, embedTheme: {}, defaults: { timezone: account.timezone, locale: account.locale },
+      },
+    };
+  }
+  const row = await findSessionPresentation(ctx.db, principal.accountId, principal.sessionId);
+  const settings = parseObject(row?.settings);
   return {
     session: {
       mode: 'signed',
@@ -223,7 +246,9 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
       embedTenant: principal.embedTenantName,
       embedUserId: principal.embedUserId,
       userId: principal.userId,
-      allowEmbedComments,
+      allowEmbedComments: account.allowEmbedComments,
+      embedTheme: parseObject(row?.theme),
+      defaults: { timezone: textOrNull(settings.timezone) ?? account.timezone, locale: textOrNull(settings.locale) ?? account.locale },
     },
   };
 }

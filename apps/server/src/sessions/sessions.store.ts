@@ -133,3 +133,8 @@ export async function deleteEmbedUser(db: Kysely<Database>, accountId: number, e
   const row = await db.deleteFrom('embed_users').where('account_id', '=', accountId).where('id', '=', embedUserId).returning('embed_tenant_id').executeTakeFirst();
   return row?.embed_tenant_id;
 }
+
+/** The embedTheme and settings (JSON text) a session was minted with. */
+export async function findSessionPresentation(db: Kysely<Database>, accountId: number, sessionRowId: number): Promise<{ theme: string; settings: string } | undefined> {
+  return db.selectFrom('embed_sessions').select(['theme', 'settings']).where('account_id', '=', accountId).where('id', '=', sessionRowId).executeTakeFirst();
+}

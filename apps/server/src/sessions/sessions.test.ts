@@ -291,7 +291,7 @@ describeEachDialect('embed sessions', (t) => {
       const { token, sessionId } = await viewerToken({ embedTenantName: 'customer-w' });
       const res = await app.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${token}` } });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ session: { mode: 'signed', deploymentId: s.refs.prod, embedTenant: 'customer-w', embedUserId: expect.any(Number), userId: null, allowEmbedComments: false } });
+      expect(res.json()).toEqual({ session: { mode: 'signed', deploymentId: s.refs.prod, embedTenant: 'customer-w', embedUserId: expect.any(Number), userId: null, allowEmbedComments: false, embedTheme: {}, defaults: { timezone: null, locale: null } } });
       expect((await app.inject({ url: '/api/v1/embed/session' })).json()).toEqual({ session: null });
       expect((await revoke({ sessionId })).statusCode).toBe(204);
       expect((await app.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${token}` } })).json()).toEqual({ session: null });

@@ -1,0 +1,299 @@
+// The demo host page's script (runs in the browser): embeds the dashboard with @svc/embed-sdk, logs every event
+// and wires every action to the controls. Session ids come from this host's own backend (/api/svc-session).
+/* global document, fetch, FormData */
+import { embed } from '/sdk.js';
+
+const config = JSON.parse(document.getElementById('demo-config').textContent);
+
+/** Every event the SDK emits: SPEC's catalogue, svc's action-result and the SDK's own renewal-failed. */
+const EVENTS = [
+  'ready', 'view', 'navigate', 'dashboard-loaded', 'download', 'drilldown', 'ai-query',
+  'session-expiring', 'session-expired', 'error', 'action-result', 'renewal-failed',
+];
+const MAX_LOG_ENTRIES = 300;
+
+const $ = (id) => document.getElementById(id);
+const logList = $('log');
+const status = $('status');
+const container = $('embed');
+const loggedOut = $('logged-out');
+
+const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hourCycle: 'h23' });
+
+/**
+ * Adds an entry on top of the log.
+ * @param {'event' | 'action' | 'info' | 'error'} kind
+ * @param {string} label
+ * @param {unknown} [payload]
+ */
+function log(kind, label, payload) {
+  const item = document.createElement('li');
+  item.className = `entry entry-${kind}`;
+  const head = document.createElement('div');
+  head.className = 'entry-head';
+  const when = document.createElement('time');
+  const now = new Date();
+  when.dateTime = now.toISOString();
+  when.textContent = time.format(now);
+  const kindLabel = document.createElement('span');
+  kindLabel.className = 'entry-kind';
+  kindLabel.textContent = kind;
+  const name = document.createElement('strong');
+  name.textContent = label;
+  head.append(when, kindLabel, name);
+  item.append(head);
+  if (payload !== undefined) {
+    const pre = document.createElement('pre');
+    pre.textContent = stringify(payload);
+    item.append(pre);
+  }
+  logList.prepend(item);
+  while (logList.children.length > MAX_LOG_ENTRIES) logList.lastElementChild.remove();
+}
+
+/** JSON of a payload; Errors (renewal-failed carries an SvcEmbedError) show their name, code, message and cause. */
+function stringify(value) {
+  try {
+    return JSON.stringify(value, (_key, v) => (v instanceof Error ? describeError(v) : v), 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function describeError(error) {
+  const out = { name: error.name, message: error.message };
+  if (error.code !== undefined) out.code = error.code;
+  if (error.cause !== undefined) out.cause = error.cause instanceof Error ? describeError(error.cause) : error.cause;
+  return out;
+}
+
+function setStatus(text) {
+  status.textContent = text;
+}
+
+// ---- sessions: minted by this host's backend, which holds the API key ----
+
+let handle;
+let sessionCount = 0;
+let manualRenewal = false;
+
+/** The SDK's getSessionId: called for the first load and for every renewal (a fresh id each time). */
+async function getSessionId() {
+  sessionCount += 1;
+  const reason = sessionCount === 1 ? 'first load' : manualRenewal ? 'manual renewal' : 'automatic renewal (or a retry)';
+  log('info', `getSessionId #${sessionCount}: ${reason}`, { request: 'POST /api/svc-session' });
+  let response;
+  try {
+    response = await fetch('/api/svc-session', { method: 'POST', headers: { accept: 'application/json' } });
+  } catch (error) {
+    log('error', 'the demo backend did not answer', describeError(error));
+    throw error;
+  }
+  const body = await response.json().catch(() => undefined);
+  if (!response.ok || typeof body?.sessionId !== 'string') {
+    const message = body?.error?.message ?? `POST /api/svc-session answered ${response.status}`;
+    log('error', 'could not mint a session', body ?? { status: response.status });
+    throw new Error(message);
+  }
+  // A session id is a single-use credential: shown shortened, for the demo.
+  log('info', `session #${sessionCount} minted`, { sessionId: `${body.sessionId.slice(0, 10)}…` });
+  return body.sessionId;
+}
+
+function mount() {
+  sessionCount = 0;
+  container.hidden = false;
+  loggedOut.hidden = true;
+  setStatus('loading…');
+  try {
+    handle = embed({
+      container,
+      baseUrl: config.svcUrl,
+      surface: 'dashboard',
+      publicId: config.publicId,
+      getSessionId,
+      allowExport: true,
+      debug: true,
+    });
+  } catch (error) {
+    handle = undefined;
+    setStatus('embed failed');
+    log('error', 'embed() refused its options', describeError(error));
+    return;
+  }
+  for (const name of EVENTS) {
+    handle.on(name, (payload) => {
+      log(name === 'error' || name === 'renewal-failed' ? 'error' : 'event', name, payload);
+      onEvent(name, payload);
+    });
+  }
+}
+
+function onEvent(name, payload) {
+  switch (name) {
+    case 'ready':
+      setStatus(`ready (${payload.mode})`);
+      break;
+    case 'dashboard-loaded':
+      setStatus('dashboard loaded');
+      break;
+    case 'session-expiring':
+    case 'session-expired':
+      log('info', `${name}: the SDK renews the session (once per session)`);
+      if (name === 'session-expired') setStatus('session expired: renewing…');
+      break;
+    case 'action-result':
+      if (payload.action === 'svc:action:set-session') {
+        log(payload.ok ? 'info' : 'error', payload.ok ? 'session renewed: the embed confirmed set-session' : 'the embed refused the new session id');
+        if (payload.ok) setStatus('session renewed');
+      }
+      break;
+    case 'renewal-failed':
+      setStatus('renewal failed: reload the page');
+      break;
+    case 'error':
+      if (payload.fatal) setStatus('embed error');
+      break;
+    default:
+      break;
+  }
+}
+
+// ---- actions ----
+
+/** Runs an action on the live embed; logs it, and logs (never throws) when it cannot be sent. */
+function act(label, payload, send) {
+  if (handle === undefined) {
+    log('error', `${label}: no embed (log in again first)`);
+    return;
+  }
+  try {
+    send(handle);
+    log('action', label, payload);
+  } catch (error) {
+    log('error', `${label} failed`, describeError(error));
+  }
+}
+
+/** Wires a form's submit to a handler that gets its fields; a handler that throws is logged, never rethrown. */
+function onSubmit(id, handler) {
+  $(id).addEventListener('submit', (event) => {
+    event.preventDefault();
+    try {
+      handler(Object.fromEntries(new FormData(event.currentTarget)));
+    } catch (error) {
+      log('error', `${id}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+}
+
+for (const button of document.querySelectorAll('[data-scheme]')) {
+  button.addEventListener('click', () => {
+    const scheme = button.dataset.scheme;
+    act('set-color-scheme', { scheme }, (h) => h.setColorScheme(scheme));
+  });
+}
+
+onSubmit('theme-form', (fields) => {
+  const theme = {};
+  if (fields.primaryColor) theme.primaryColor = String(fields.primaryColor);
+  const radius = String(fields.borderRadius ?? '').trim();
+  if (radius !== '') theme.borderRadius = /^\d+(\.\d+)?$/.test(radius) ? Number(radius) : radius;
+  const font = String(fields.font ?? '').trim();
+  if (font !== '') theme.font = font;
+  act('set-theme', theme, (h) => h.setTheme(theme));
+});
+
+onSubmit('locale-form', ({ locale }) => {
+  act('set-locale', { locale }, (h) => h.setLocale(String(locale)));
+});
+
+onSubmit('timezone-form', ({ timezone }) => {
+  const tz = String(timezone);
+  const note = /^[+-]\d{2}:?\d{2}$/.test(tz) ? ' (a bare offset: SPEC says the embed ignores it)' : '';
+  act(`set-timezone${note}`, { timezone: tz }, (h) => h.setTimezone(tz));
+});
+
+onSubmit('filter-form', ({ view, dimension, value }) => {
+  const v = String(view ?? '').trim();
+  const d = String(dimension ?? '').trim();
+  if (v === '' || d === '') {
+    log('error', 'set-filter: view and dimension are required');
+    return;
+  }
+  let parsed;
+  try {
+    parsed = JSON.parse(String(value));
+  } catch (error) {
+    log('error', 'set-filter: the value is not valid JSON (try ["paid"], "paid" or 42)', { value, reason: error instanceof Error ? error.message : String(error) });
+    return;
+  }
+  act('set-filter', { filterUrlParameter: `f_${v}.${d}=${JSON.stringify(parsed)}` }, (h) => h.setFilter(v, d, parsed));
+});
+
+onSubmit('navigate-form', ({ path }) => {
+  const p = String(path ?? '').trim();
+  if (p === '') {
+    log('error', 'navigate: a path is required');
+    return;
+  }
+  act('navigate', { path: p }, (h) => h.navigate(p));
+});
+
+$('refresh').addEventListener('click', () => act('refresh', {}, (h) => h.refresh()));
+
+$('renew').addEventListener('click', () => {
+  if (handle === undefined) {
+    log('error', 'renew session: no embed (log in again first)');
+    return;
+  }
+  const current = handle;
+  manualRenewal = true;
+  log('action', 'set-session (handle.setSession(): a fresh id from getSessionId)');
+  let pending;
+  try {
+    pending = current.setSession();
+  } catch (error) {
+    pending = Promise.reject(error);
+  } finally {
+    // getSessionId is called synchronously by setSession(); later calls are automatic renewals again.
+    manualRenewal = false;
+  }
+  pending.then(
+    () => log('info', 'renew session now: done'),
+    (error) => log('error', 'renew session now failed', describeError(error)),
+  );
+});
+
+$('logout').addEventListener('click', async () => {
+  const button = $('logout');
+  button.disabled = true;
+  try {
+    const response = await fetch('/api/svc-logout', { method: 'POST' });
+    if (response.status !== 204) {
+      const body = await response.json().catch(() => undefined);
+      log('error', `log out failed (${response.status})`, body);
+      return;
+    }
+    log('info', `logged out: every session of ${config.externalId} revoked`);
+    // SPEC set-session rule 5: revoking does not remove a running iframe, so the host removes it.
+    handle?.destroy();
+    handle = undefined;
+    container.hidden = true;
+    loggedOut.hidden = false;
+    setStatus('logged out');
+  } catch (error) {
+    log('error', 'log out failed: the demo backend did not answer', describeError(error));
+  } finally {
+    button.disabled = false;
+  }
+});
+
+$('login').addEventListener('click', () => {
+  log('info', 'logging in again');
+  mount();
+});
+
+$('clear-log').addEventListener('click', () => logList.replaceChildren());
+
+mount();

@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// `npm start`: runs svc with its demo account (`svc serve --demo`, arguments passed through) and the demo host next
+// to it, on another origin: http://localhost:3001 embeds the demo dashboard q1-review from svc.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startDemoHost } from './server.js';
+
+const SVC_BIN = fileURLToPath(new URL('../server/bin/svc.js', import.meta.url));
+/** The demo account's admin key: public, it is in apps/server/demo/demo.json. */
+const DEMO_API_KEY = 'svc_demo_admin_key_0001';
+const PUBLIC_ID = 'q1-review';
+const READY_TIMEOUT_MS = 60_000;
+
+const args = process.argv.slice(2);
+const svcAddress = svcAddressFrom(args);
+const hostPort = Number(process.env.SVC_DEMO_HOST_PORT ?? 3001);
+if (!Number.isInteger(hostPort) || hostPort < 0 || hostPort > 65535) {
+  console.error(`SVC_DEMO_HOST_PORT must be an integer from 0 to 65535, got ${process.env.SVC_DEMO_HOST_PORT}`);
+  process.exit(1);
+}
+
+// Its own process group: a Ctrl-C reaches svc once, forwarded from here, not twice (terminal and forward).
+const child = spawn(process.execPath, [SVC_BIN, 'serve', '--demo', ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+let listenedOn;
+let stdoutTail = '';
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  // svc prints "svc listening on http://127.0.0.1:3000 (...)": the address it really got (--port 0 too).
+  stdoutTail = (stdoutTail + chunk.toString('utf8')).slice(-2000);
+  const match = /svc listening on (https?:\/\/\S+)/.exec(stdoutTail);
+  if (match !== null && listenedOn === undefined) listenedOn = browserAddress(match[1]);
+});
+
+let host;
+let stopping = false;
+let childExited = false;
+/** Set when the demo host could not start: the exit code, whatever svc's is. */
+let failureCode;
+
+child.once('exit', (code, signal) => {
+  childExited = true;
+  const exitCode = code ?? (stopping ? 0 : 128 + (constants.signals[signal] ?? 0));
+  if (!stopping) console.error(`svc exited (${code === null ? `signal ${signal}` : `code ${code}`})`);
+  void closeHost().finally(() => process.exit(failureCode ?? exitCode));
+});
+child.once('error', (error) => {
+  console.error(`could not start svc: ${error.message}`);
+  process.exit(1);
+});
+// Never leave svc behind when this process ends on its own (a crash, an uncaught error).
+process.once('exit', () => {
+  if (!childExited) child.kill('SIGTERM');
+});
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    void closeHost();
+    if (!childExited) child.kill(signal);
+  });
+}
+
+async function closeHost() {
+  const running = host;
+  host = undefined;
+  await running?.close().catch(() => undefined);
+}
+
+try {
+  const svcUrl = await waitUntilReady();
+  const deploymentId = await demoDeploymentId(svcUrl);
+  if (stopping) process.exit(0);
+  host = await startDemoHost({ port: hostPort, host: '127.0.0.1', svcUrl, apiKey: DEMO_API_KEY, deploymentId, publicId: PUBLIC_ID });
+  const port = new URL(host.url).port;
+  console.log(`demo host: http://localhost:${port} (embeds the demo dashboard ${PUBLIC_ID} from ${svcUrl})`);
+  if (port !== '3001') {
+    console.log(`  note: the demo account allows embedding from http://localhost:3001 only; add http://localhost:${port} to allowedEmbedOrigins`);
+  }
+} catch (error) {
+  // When svc stopped by itself or on a signal, its exit handler above ends this process with svc's code.
+  if (!stopping && !childExited) {
+    console.error(`demo host: ${error instanceof Error ? error.message : String(error)}`);
+    failureCode = 1;
+    stopping = true;
+    child.kill('SIGTERM');
+  }
+}
+
+/** Polls svc's `/readyz` until it answers 200 (at most 60 s); resolves to svc's address for the browser. */
+async function waitUntilReady() {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (stopping || childExited) throw new Error('svc stopped before it was ready');
+    const url = listenedOn ?? svcAddress;
+    try {
+      const response = await globalThis.fetch(`${url}/readyz`, { signal: globalThis.AbortSignal.timeout(2000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return url;
+    } catch {
+      // not listening yet
+    }
+    await sleep(250);
+  }
+  throw new Error(`svc did not answer 200 on ${listenedOn ?? svcAddress}/readyz within ${READY_TIMEOUT_MS / 1000} s`);
+}
+
+/** The demo deployment: read from the demo dashboard, which names its deployment. */
+async function demoDeploymentId(svcUrl) {
+  const response = await globalThis.fetch(`${svcUrl}/api/v1/embed/dashboard/${PUBLIC_ID}`, {
+    headers: { authorization: `Bearer ${DEMO_API_KEY}`, accept: 'application/json' },
+    signal: globalThis.AbortSignal.timeout(10_000),
+  });
+  const body = await response.json().catch(() => undefined);
+  if (!response.ok || !Number.isInteger(body?.deploymentId)) {
+    throw new Error(`could not read the demo dashboard ${PUBLIC_ID} (svc answered ${response.status}: ${body?.error?.message ?? 'no deploymentId'}); `
+      + 'the demo account is loaded only into an empty database: start with a fresh --db');
+  }
+  return body.deploymentId;
+}
+
+/** svc's address from the passed-through `--port`/`--host` (or SVC_PORT/SVC_HOST), as the browser reaches it. */
+function svcAddressFrom(argv) {
+  let values = {};
+  try {
+    ({ values } = parseArgs({ args: argv, options: { port: { type: 'string' }, host: { type: 'string' } }, strict: false }));
+  } catch {
+    // svc itself reports bad arguments
+  }
+  const port = typeof values.port === 'string' ? values.port : process.env.SVC_PORT ?? '3000';
+  const hostName = typeof values.host === 'string' ? values.host : process.env.SVC_HOST ?? '127.0.0.1';
+  return browserAddress(`http://${hostName.includes(':') && !hostName.startsWith('[') ? `[${hostName}]` : hostName}:${port}`);
+}
+
+/** An address a browser can open: a wildcard listen address becomes 127.0.0.1. */
+function browserAddress(address) {
+  try {
+    const url = new URL(address);
+    if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = '127.0.0.1';
+    return url.origin;
+  } catch {
+    return address;
+  }
+}

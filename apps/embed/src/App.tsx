@@ -1,0 +1,228 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { ActionMessage, EmbedTheme } from '@svc/protocol';
+import type { CurrentSession, Dashboard } from './api.js';
+import { CommentPanel } from './comments/CommentPanel.js';
+import { DashboardView } from './Dashboard.js';
+import { formattersFor } from './format.js';
+import type { HostChannel } from './host.js';
+import { translator } from './i18n.js';
+import { parseRoute } from './page.js';
+import type { Route, UrlOptions } from './page.js';
+import { applyThemeVariables, firstOf, parseColorScheme, parseFilter, parseLocale, parseTimezone, themeVariables } from './preferences.js';
+import type { ColorScheme, Filter } from './preferences.js';
+import type { EmbedSession } from './session.js';
+
+export interface AppProps {
+  channel: HostChannel;
+  session: EmbedSession;
+  current: CurrentSession;
+  initialRoute: Route;
+  url: UrlOptions;
+  /** Subscribes to the session's lapse (svc:event:session-expired): the view shows it until set-session. */
+  onLapse(listener: () => void): void;
+}
+
+const browserTimezone = () => new Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+function initialFilters(parameters: string[]): Filter[] {
+  const filters: Filter[] = [];
+  for (const parameter of parameters) {
+    const parsed = parseFilter(parameter);
+    if (parsed.ok) filters.push(parsed.filter);
+  }
+  return filters;
+}
+
+/**
+ * The embed: one surface at a time (dashboard, chat, app), the host's actions (SPEC "Action catalog") applied to
+ * it, and the host told what happens (SPEC "Event catalog"). Precedence of each preference: the host's action,
+ * then the embed URL, then the session's settings (Generate Session), then the account's default, then the browser.
+ */
+export function App({ channel, session, current, initialRoute, url, onLapse }: AppProps) {
+  const [route, setRoute] = useState<Route>(initialRoute);
+  const [colorScheme, setColorScheme] = useState<ColorScheme>(parseColorScheme(url.colorScheme) ?? 'auto');
+  const [theme, setTheme] = useState<EmbedTheme>(current.embedTheme as EmbedTheme);
+  const [locale, setLocale] = useState<string>(() => firstOf(parseLocale(url.locale), parseLocale(current.defaults.locale), parseLocale(navigator.language)) ?? 'en-US');
+  const [timezone, setTimezone] = useState<string>(() => firstOf(parseTimezone(url.timezone), parseTimezone(current.defaults.timezone)) ?? browserTimezone());
+  const [filters, setFilters] = useState<Filter[]>(() => initialFilters(url.filters));
+  const [refreshKey, setRefreshKey] = useState(0);
+  const [isLapsed, setLapsed] = useState(false);
+  // A session renewed after it lapsed starts the surface afresh (set-session rule 2: transient state is gone).
+  const [epoch, setEpoch] = useState(0);
+  const [panelOpen, setPanelOpen] = useState(true);
+  const routeRef = useRef(route);
+  routeRef.current = route;
+
+  const t = useMemo(() => translator(locale), [locale]);
+  const format = useMemo(() => formattersFor(locale, timezone), [locale, timezone]);
+
+  const reportError = useCallback((error: unknown, context: string, fatal = false) => {
+    const message = error instanceof Error ? error.message : String(error);
+    const name = error instanceof Error ? error.name : 'Error';
+    channel.emit('svc:event:error', { message, name, context, fatal });
+  }, [channel]);
+
+  useEffect(() => onLapse(() => setLapsed(true)), [onLapse]);
+
+  // Colour scheme: `auto` follows the viewer's OS preference live.
+  const [prefersDark, setPrefersDark] = useState(() => matchMedia('(prefers-color-scheme: dark)').matches);
+  useEffect(() => {
+    const query = matchMedia('(prefers-color-scheme: dark)');
+    const onChange = (event: MediaQueryListEvent) => setPrefersDark(event.matches);
+    query.addEventListener('change', onChange);
+    return () => query.removeEventListener('change', onChange);
+  }, []);
+  const scheme = colorScheme === 'auto' ? (prefersDark ? 'dark' : 'light') : colorScheme;
+  useEffect(() => {
+    document.documentElement.dataset.colorScheme = scheme;
+    document.documentElement.style.colorScheme = scheme;
+  }, [scheme]);
+  useEffect(() => applyThemeVariables(document.documentElement, themeVariables(theme)), [theme]);
+  useEffect(() => {
+    document.documentElement.lang = locale;
+  }, [locale]);
+
+  // SPEC: `ready` first and once, when authenticated and mounted.
+  useEffect(() => {
+    const first = routeRef.current;
+    channel.emit('svc:event:ready', {
+      embedTenant: current.embedTenant, deploymentId: current.deploymentId, mode: current.mode, surface: first.surface,
+      ...(first.kind === 'dashboard' ? { publicId: first.publicId } : {}),
+    });
+    if (first.kind !== 'dashboard' && first.kind !== 'workbook') channel.emit('svc:event:view', { surface: first.surface, path: first.path });
+  }, [channel, current]);
+
+  const navigateTo = useCallback((path: string) => {
+    const previous = routeRef.current;
+    const next = parseRoute(path, previous.surface);
+    channel.setSurface(next.surface);
+    history.replaceState(history.state, '', next.path + location.search);
+    setRoute(next);
+    channel.emit('svc:event:navigate', { path: next.path, previousPath: previous.path });
+    if (next.kind === 'not-found') reportError(new Error(`nothing is shown at ${next.path}`), 'navigate');
+    if (next.kind !== 'dashboard' && next.kind !== 'workbook') channel.emit('svc:event:view', { surface: next.surface, path: next.path });
+  }, [channel, reportError]);
+
+  const applyAction = useCallback(async (action: ActionMessage): Promise<void> => {
+    switch (action.type) {
+      case 'svc:action:set-color-scheme':
+        setColorScheme(action.payload.scheme);
+        return;
+      case 'svc:action:set-theme':
+        setTheme((previous) => ({ ...previous, ...action.payload }));
+        return;
+      case 'svc:action:set-locale': {
+        const next = parseLocale(action.payload.locale);
+        if (next === undefined) throw Object.assign(new Error(`not a locale: ${JSON.stringify(action.payload.locale)}`), { name: 'InvalidActionError' });
+        setLocale(next);
+        return;
+      }
+      case 'svc:action:set-timezone': {
+        // SPEC: an IANA name; bare UTC offsets are ignored (the time zone stays as it was).
+        const next = parseTimezone(action.payload.timezone);
+        if (next === undefined) throw Object.assign(new Error(`not an IANA time zone (ignored): ${JSON.stringify(action.payload.timezone)}`), { name: 'InvalidActionError' });
+        setTimezone(next);
+        return;
+      }
+      case 'svc:action:set-filter': {
+        const parsed = parseFilter(action.payload.filterUrlParameter);
+        if (!parsed.ok) throw Object.assign(new Error(`set-filter: ${parsed.reason}`), { name: 'InvalidActionError' });
+        const { filter } = parsed;
+        setFilters((previous) => {
+          const others = previous.filter((f) => f.view !== filter.view || f.dimension !== filter.dimension);
+          // A null value clears the filter.
+          return filter.value === null ? others : [...others, filter];
+        });
+        return;
+      }
+      case 'svc:action:navigate':
+        navigateTo(action.payload.path);
+        return;
+      case 'svc:action:refresh':
+        setRefreshKey((key) => key + 1);
+        return;
+      case 'svc:action:set-session': {
+        if (session.mode !== 'signed') throw Object.assign(new Error('a private embed has no session to swap'), { name: 'EmbedSessionExchangeError' });
+        const wasLapsed = session.isLapsed;
+        await session.exchange(action.payload.sessionId);
+        if (wasLapsed) {
+          setLapsed(false);
+          setFilters(initialFilters(url.filters));
+          setEpoch((value) => value + 1);
+        }
+        return;
+      }
+    }
+  }, [navigateTo, session, url.filters]);
+
+  useEffect(() => channel.onAction((action) => {
+    applyAction(action).then(() => {
+      if (action.requestId !== undefined) channel.emit('svc:event:action-result', { requestId: action.requestId, action: action.type, ok: true });
+    }, (error: unknown) => {
+      const name = error instanceof Error ? error.name : 'Error';
+      const message = error instanceof Error ? error.message : String(error);
+      // SPEC set-session rule 3: a refused id is reported and the working embed stays as it is.
+      channel.emit('svc:event:error', { message, name, context: action.type === 'svc:action:set-session' ? 'session-renewal' : action.type.slice(11), fatal: false });
+      if (action.requestId !== undefined) channel.emit('svc:event:action-result', { requestId: action.requestId, action: action.type, ok: false, error: { name, message } });
+    });
+  }), [applyAction, channel]);
+
+  useEffect(() => channel.onInvalidAction((reason) => {
+    channel.emit('svc:event:error', { message: `an action was ignored: ${reason}`, name: 'InvalidActionError', context: 'action', fatal: false });
+  }), [channel]);
+
+  const onViewed = useCallback((dashboard: Dashboard) => {
+    const title = dashboard.title ?? dashboard.config.title ?? undefined;
+    channel.emit('svc:event:view', { surface: 'dashboard', path: routeRef.current.path, publicId: dashboard.publicId, ...(title ? { title } : {}) });
+  }, [channel]);
+
+  const onLoaded = useCallback((dashboard: Dashboard, widgetCount: number, startedAt: number) => {
+    channel.emit('svc:event:dashboard-loaded', { publicId: dashboard.publicId, widgetCount, loadDurationMs: Math.round(performance.now() - startedAt) });
+  }, [channel]);
+
+  const showComments = current.allowEmbedComments && current.mode === 'signed' && current.embedTenant !== null && current.embedUserId !== null;
+  const target = route.kind === 'dashboard' ? { publicId: route.publicId } : route.kind === 'workbook' ? { deploymentId: route.deploymentId, workbookId: route.workbookId } : undefined;
+
+  return (
+    <div className="embed" data-surface={route.surface} key={epoch}>
+      {target !== undefined ? (
+        <DashboardView
+          session={session}
+          target={target}
+          refreshKey={refreshKey}
+          filters={filters}
+          onRemoveFilter={(filter) => setFilters((previous) => previous.filter((f) => f !== filter))}
+          t={t}
+          format={format}
+          onViewed={onViewed}
+          onLoaded={onLoaded}
+          onError={reportError}
+          aside={showComments ? (dashboard) => (
+            <aside className={`comments-aside${panelOpen ? ' open' : ''}`}>
+              <button type="button" className="comments-toggle" aria-expanded={panelOpen} aria-controls="comment-panel" onClick={() => setPanelOpen((open) => !open)}>
+                {panelOpen ? t('closeComments') : t('openComments')}
+              </button>
+              <div id="comment-panel" hidden={!panelOpen}>
+                <CommentPanel session={session} publicId={dashboard.publicId} viewerId={current.embedUserId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)} />
+              </div>
+            </aside>
+          ) : undefined}
+        />
+      ) : route.kind === 'chat' ? (
+        <main className="surface-message"><h1>{t('chatTitle')}</h1><p>{t('chatUnavailable')}</p></main>
+      ) : route.kind === 'app' ? (
+        <main className="surface-message"><h1>{t('appTitle')}</h1><p>{t('appUnavailable')}</p></main>
+      ) : (
+        <main className="surface-message"><p role="alert">{t('notFound', { path: route.path })}</p></main>
+      )}
+      {isLapsed ? (
+        <div className="lapsed" role="alertdialog" aria-modal="true" aria-labelledby="lapsed-title">
+          <div>
+            <h2 id="lapsed-title">{t('sessionExpired')}</h2>
+            <p>{t('sessionExpiredHint')}</p>
+          </div>
+        </div>
+      ) : null}
+    </div>
+  );
+}

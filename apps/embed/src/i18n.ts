@@ -1,0 +1,117 @@
+/**
+ * The embed's own words in a few languages (SPEC set-locale: "Switch UI language"; full, short and regional codes).
+ * A locale picks its language's catalogue (`pt-BR` -> `pt`, `de` -> `de`); unknown languages read English, while
+ * dates and numbers still follow the full locale through Intl.
+ */
+const en = {
+  loading: 'Loading…',
+  updated: 'Updated {time}',
+  widgets: '{count} widgets',
+  filters: 'Filters',
+  removeFilter: 'Remove filter {name}',
+  notFound: 'Nothing is shown at {path}.',
+  dashboardError: 'This dashboard could not be loaded: {message}',
+  sessionExpired: 'Your session has ended.',
+  sessionExpiredHint: 'It resumes as soon as the page that shows this view renews it.',
+  comments: 'Comments',
+  openComments: 'Show comments',
+  closeComments: 'Hide comments',
+  filterOpen: 'Open',
+  filterResolved: 'Resolved',
+  filterAll: 'All',
+  threadFilter: 'Which threads',
+  newThread: 'Start a thread',
+  newThreadLabel: 'New comment',
+  post: 'Post',
+  reply: 'Reply',
+  replyLabel: 'Reply to this thread',
+  edit: 'Edit',
+  save: 'Save',
+  cancel: 'Cancel',
+  delete: 'Delete',
+  confirmDelete: 'Delete this comment?',
+  resolve: 'Resolve',
+  reopen: 'Re-open',
+  resolved: 'Resolved',
+  edited: 'edited',
+  loadMore: 'Load more',
+  noThreads: 'No threads yet.',
+  deletedUser: 'Deleted user',
+  you: 'you',
+  mentionSuggestions: 'People to mention',
+  chatTitle: 'Ask a question',
+  chatUnavailable: 'Questions in plain language are not set up on this svc server.',
+  appTitle: 'App',
+  appUnavailable: 'This app view has nothing to show here yet.',
+  widgetNoData: 'No data source is connected to this widget yet.',
+};
+
+export type Messages = typeof en;
+export type MessageKey = keyof Messages;
+
+const catalogues: Record<string, Partial<Messages>> = {
+  en,
+  de: {
+    loading: 'Wird geladen…', updated: 'Aktualisiert {time}', widgets: '{count} Elemente', filters: 'Filter', removeFilter: 'Filter {name} entfernen',
+    notFound: 'Unter {path} gibt es nichts anzuzeigen.', dashboardError: 'Dieses Dashboard konnte nicht geladen werden: {message}',
+    sessionExpired: 'Ihre Sitzung ist abgelaufen.', sessionExpiredHint: 'Sie wird fortgesetzt, sobald die umgebende Seite sie erneuert.',
+    comments: 'Kommentare', openComments: 'Kommentare anzeigen', closeComments: 'Kommentare ausblenden', filterOpen: 'Offen', filterResolved: 'Erledigt', filterAll: 'Alle',
+    threadFilter: 'Welche Diskussionen', newThread: 'Diskussion beginnen', newThreadLabel: 'Neuer Kommentar', post: 'Senden', reply: 'Antworten', replyLabel: 'Auf diese Diskussion antworten',
+    edit: 'Bearbeiten', save: 'Speichern', cancel: 'Abbrechen', delete: 'Löschen', confirmDelete: 'Diesen Kommentar löschen?', resolve: 'Erledigen', reopen: 'Wieder öffnen',
+    resolved: 'Erledigt', edited: 'bearbeitet', loadMore: 'Mehr laden', noThreads: 'Noch keine Diskussionen.', deletedUser: 'Gelöschter Benutzer', you: 'Sie',
+    mentionSuggestions: 'Personen zum Erwähnen', chatTitle: 'Eine Frage stellen', chatUnavailable: 'Fragen in natürlicher Sprache sind auf diesem svc-Server nicht eingerichtet.',
+    appTitle: 'App', appUnavailable: 'Diese App-Ansicht hat hier noch nichts anzuzeigen.', widgetNoData: 'Mit diesem Element ist noch keine Datenquelle verbunden.',
+  },
+  fr: {
+    loading: 'Chargement…', updated: 'Mis à jour {time}', widgets: '{count} éléments', filters: 'Filtres', removeFilter: 'Retirer le filtre {name}',
+    notFound: 'Rien à afficher à {path}.', dashboardError: "Ce tableau de bord n'a pas pu être chargé : {message}",
+    sessionExpired: 'Votre session a expiré.', sessionExpiredHint: 'Elle reprendra dès que la page qui affiche cette vue la renouvellera.',
+    comments: 'Commentaires', openComments: 'Afficher les commentaires', closeComments: 'Masquer les commentaires', filterOpen: 'Ouverts', filterResolved: 'Résolus', filterAll: 'Tous',
+    threadFilter: 'Quelles discussions', newThread: 'Lancer une discussion', newThreadLabel: 'Nouveau commentaire', post: 'Publier', reply: 'Répondre', replyLabel: 'Répondre à cette discussion',
+    edit: 'Modifier', save: 'Enregistrer', cancel: 'Annuler', delete: 'Supprimer', confirmDelete: 'Supprimer ce commentaire ?', resolve: 'Résoudre', reopen: 'Rouvrir',
+    resolved: 'Résolu', edited: 'modifié', loadMore: 'Charger plus', noThreads: 'Aucune discussion.', deletedUser: 'Utilisateur supprimé', you: 'vous',
+    mentionSuggestions: 'Personnes à mentionner', chatTitle: 'Poser une question', chatUnavailable: "Les questions en langage naturel ne sont pas configurées sur ce serveur svc.",
+    appTitle: 'Application', appUnavailable: "Cette vue d'application n'a encore rien à afficher.", widgetNoData: "Aucune source de données n'est encore reliée à cet élément.",
+  },
+  es: {
+    loading: 'Cargando…', updated: 'Actualizado {time}', widgets: '{count} elementos', filters: 'Filtros', removeFilter: 'Quitar el filtro {name}',
+    notFound: 'No hay nada que mostrar en {path}.', dashboardError: 'No se pudo cargar este panel: {message}',
+    sessionExpired: 'Tu sesión ha caducado.', sessionExpiredHint: 'Se reanudará en cuanto la página que muestra esta vista la renueve.',
+    comments: 'Comentarios', openComments: 'Mostrar comentarios', closeComments: 'Ocultar comentarios', filterOpen: 'Abiertos', filterResolved: 'Resueltos', filterAll: 'Todos',
+    threadFilter: 'Qué conversaciones', newThread: 'Iniciar una conversación', newThreadLabel: 'Nuevo comentario', post: 'Publicar', reply: 'Responder', replyLabel: 'Responder a esta conversación',
+    edit: 'Editar', save: 'Guardar', cancel: 'Cancelar', delete: 'Eliminar', confirmDelete: '¿Eliminar este comentario?', resolve: 'Resolver', reopen: 'Reabrir',
+    resolved: 'Resuelto', edited: 'editado', loadMore: 'Cargar más', noThreads: 'Aún no hay conversaciones.', deletedUser: 'Usuario eliminado', you: 'tú',
+    mentionSuggestions: 'Personas para mencionar', chatTitle: 'Haz una pregunta', chatUnavailable: 'Las preguntas en lenguaje natural no están configuradas en este servidor svc.',
+    appTitle: 'Aplicación', appUnavailable: 'Esta vista de aplicación aún no tiene nada que mostrar.', widgetNoData: 'Todavía no hay una fuente de datos conectada a este elemento.',
+  },
+  pt: {
+    loading: 'Carregando…', updated: 'Atualizado {time}', widgets: '{count} elementos', filters: 'Filtros', removeFilter: 'Remover o filtro {name}',
+    notFound: 'Não há nada para mostrar em {path}.', dashboardError: 'Não foi possível carregar este painel: {message}',
+    sessionExpired: 'Sua sessão expirou.', sessionExpiredHint: 'Ela será retomada assim que a página que exibe esta visão a renovar.',
+    comments: 'Comentários', openComments: 'Mostrar comentários', closeComments: 'Ocultar comentários', filterOpen: 'Abertos', filterResolved: 'Resolvidos', filterAll: 'Todos',
+    threadFilter: 'Quais conversas', newThread: 'Iniciar uma conversa', newThreadLabel: 'Novo comentário', post: 'Publicar', reply: 'Responder', replyLabel: 'Responder a esta conversa',
+    edit: 'Editar', save: 'Salvar', cancel: 'Cancelar', delete: 'Excluir', confirmDelete: 'Excluir este comentário?', resolve: 'Resolver', reopen: 'Reabrir',
+    resolved: 'Resolvido', edited: 'editado', loadMore: 'Carregar mais', noThreads: 'Ainda não há conversas.', deletedUser: 'Usuário excluído', you: 'você',
+    mentionSuggestions: 'Pessoas para mencionar', chatTitle: 'Faça uma pergunta', chatUnavailable: 'Perguntas em linguagem natural não estão configuradas neste servidor svc.',
+    appTitle: 'Aplicativo', appUnavailable: 'Esta visão de aplicativo ainda não tem nada para mostrar.', widgetNoData: 'Ainda não há uma fonte de dados ligada a este elemento.',
+  },
+};
+
+/** The catalogue language of a locale: its primary subtag when svc speaks it, else English. */
+export function languageOf(locale: string): string {
+  const language = locale.split('-')[0]!.toLowerCase();
+  return Object.hasOwn(catalogues, language) ? language : 'en';
+}
+
+/** A translator for a locale: `t('updated', { time })`. */
+export function translator(locale: string): (key: MessageKey, values?: Record<string, string | number>) => string {
+  const catalogue = catalogues[languageOf(locale)]!;
+  const numbers = new Intl.NumberFormat(locale);
+  return (key, values) => {
+    const template = catalogue[key] ?? en[key];
+    return values === undefined ? template : template.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = values[name];
+      return typeof value === 'number' ? numbers.format(value) : String(value ?? '');
+    });
+  };
+}

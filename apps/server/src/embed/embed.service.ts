@@ -1,0 +1,78 @@
+import { digestSecret } from '../accounts/accounts.keys.js';
+import { CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
+import { findEmbedAccountSettings } from '../accounts/accounts.store.js';
+import { isoTimestamp } from '../http/http.context.js';
+import type { ServiceContext } from '../http/http.context.js';
+import { SESSION_ID_PREFIX } from '../sessions/sessions.service.js';
+import { findAccountOfConsoleDigest, findAccountOfDeployment, findAccountOfPublicId, findAccountOfSessionDigest } from './embed.store.js';
+
+/** What an embed page request names: from its URL (and the console cookie, for a private embed). */
+export interface EmbedPageRequest {
+  sessionId: string | undefined;
+  publicId: string | undefined;
+  deploymentId: number | undefined;
+  consoleCookie: string | undefined;
+}
+
+/** What the page is told before any script runs (embedded in its HTML as JSON): never a secret. */
+export interface EmbedPageConfig {
+  /** The host origins that may frame this page and exchange messages with it (SPEC "Embed messaging"). */
+  allowedOrigins: string[];
+}
+
+/**
+ * The account whose `allowedEmbedOrigins` govern the page: the session id's account (looked up by digest,
+ * without redeeming it), else the console cookie's (private embedding), else the account of the dashboard or
+ * deployment the URL names. Undefined when none resolves: such a page may be framed by nobody.
+ */
+export async function findFramingAccount(ctx: ServiceContext, request: EmbedPageRequest): Promise<number | undefined> {
+  const { sessionId, consoleCookie, publicId, deploymentId } = request;
+  if (sessionId !== undefined && sessionId.startsWith(SESSION_ID_PREFIX) && sessionId.length <= 200) {
+    const account = await findAccountOfSessionDigest(ctx.db, digestSecret(sessionId));
+    if (account !== undefined) return account;
+  }
+  if (sessionId === undefined && consoleCookie !== undefined && consoleCookie.startsWith(CONSOLE_SESSION_PREFIX)) {
+    const account = await findAccountOfConsoleDigest(ctx.db, digestSecret(consoleCookie), isoTimestamp(ctx.now()));
+    if (account !== undefined) return account;
+  }
+  if (publicId !== undefined && !publicId.includes('\u0000')) {
+    const account = await findAccountOfPublicId(ctx.db, publicId);
+    if (account !== undefined) return account;
+  }
+  if (deploymentId !== undefined) return findAccountOfDeployment(ctx.db, deploymentId);
+  return undefined;
+}
+
+/** The page's config: the framing account's allowed origins, or none. */
+export async function describeEmbedPage(ctx: ServiceContext, request: EmbedPageRequest): Promise<EmbedPageConfig> {
+  const accountId = await findFramingAccount(ctx, request);
+  if (accountId === undefined) return { allowedOrigins: [] };
+  return { allowedOrigins: (await findEmbedAccountSettings(ctx.db, accountId)).allowedEmbedOrigins };
+}
+
+/**
+ * The page's Content-Security-Policy. `frame-ancestors` lists exactly the allowed origins ('none' when there are
+ * none: an account that allowed no host cannot be framed at all). Scripts, styles and requests stay on svc's
+ * own origin; the page's config travels as inert JSON, so no inline script is needed.
+ */
+export function embedContentSecurityPolicy(allowedOrigins: readonly string[]): string {
+  const ancestors = allowedOrigins.length === 0 ? "'none'" : allowedOrigins.join(' ');
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    "font-src 'self' data:",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    `frame-ancestors ${ancestors}`,
+  ].join('; ');
+}
+
+/** The page's HTML: the built index.html with its config inserted as JSON that no `</script>` can end early. */
+export function renderEmbedHtml(template: string, config: EmbedPageConfig): string {
+  const json = JSON.stringify(config).replace(/</g, '\\u003c');
+  return template.replace('</head>', `<script id="svc-embed-config" type="application/json">${json}</script></head>`);
+}

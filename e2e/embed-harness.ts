@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../apps/server/src/app.js';
+import { importFile } from '../apps/server/src/accounts/accounts.import.js';
+import type { ImportAccount } from '../apps/server/src/accounts/accounts.import-schema.js';
+import { openDatabase } from '../apps/server/src/db/db.database.js';
+import type { Db } from '../apps/server/src/db/db.database.js';
+import { migrateToLatest } from '../apps/server/src/db/db.migrations.js';
+import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
+
+/** A real svc over HTTP (SQLite in a fresh file), as the browser reaches it: `http://127.0.0.1:<port>`. */
+export interface RunningSvc {
+  origin: string;
+  app: FastifyInstance;
+  db: Db;
+  refs: Record<string, number>;
+  adminKey: string;
+  /** Generate Session with the admin key (the host backend's call); the session id. */
+  mint(body?: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+export const ADMIN_KEY = 'svc_e2e_admin_key_0001';
+
+/**
+ * The e2e account: one deployment with a published dashboard of three widgets (`sales-e2e`), a second one
+ * (`ops-e2e`, reached through in-embed navigation), a workbook path, and comments allowed; `allowedOrigins`
+ * are the host origins that may frame it.
+ */
+export function e2eAccount(allowedOrigins: string[], settings: Record<string, unknown> = {}): ImportAccount {
+  return {
+    ref: 'acme', name: 'Acme', tenantName: 'acme',
+    settings: { allowEmbedComments: true, allowedEmbedOrigins: allowedOrigins, ...settings },
+    users: [{ ref: 'alice', email: 'alice@acme.test', firstName: 'Alice', role: 'admin', password: 'alice-password', apiKeys: [ADMIN_KEY] }],
+    deployments: [{
+      ref: 'prod', name: 'Production',
+      items: [
+        { ref: 'wb-sales', type: 'WORKBOOK', name: 'Sales', createdBy: 'alice',
+          dashboard: { publicId: 'sales-e2e', status: 'published', allowEmbed: true, title: 'Sales overview',
+            config: { kind: 'CLASSIC', layout: { rowHeight: 40, cols: { lg: 12 } }, widgets: [
+              { id: 'w-revenue', type: 'CHART', position: { x: 0, y: 0, w: 6, h: 3 }, config: { title: 'Revenue' } },
+              { id: 'w-orders', type: 'CHART', position: { x: 6, y: 0, w: 6, h: 3 }, config: { title: 'Orders' } },
+              { id: 'w-note', type: 'TEXT', position: { x: 0, y: 3, w: 12, h: 1 }, config: { text: 'Figures in EUR' } },
+            ] } } },
+        { ref: 'wb-ops', type: 'WORKBOOK', name: 'Ops', createdBy: 'alice',
+          dashboard: { publicId: 'ops-e2e', status: 'published', allowEmbed: true, title: 'Operations', config: { widgets: [] } } },
+      ],
+    }],
+    embedTenants: [{ name: 'customer-a', users: [
+      { ref: 'ann', externalId: 'ann-1', username: 'ann', email: 'ann@a.test', firstName: 'Ann' },
+      { ref: 'annika', externalId: 'annika-1', username: 'annika', email: 'annika@a.test' },
+      { ref: 'bert', externalId: 'bert-1', username: 'bert', email: 'bert@a.test', firstName: 'Bert' },
+    ] }],
+  } as ImportAccount;
+}
+
+export async function startSvc(options: { account: ImportAccount; lifetimes?: EmbedLifetimes }): Promise<RunningSvc> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
+  const db = openDatabase(`sqlite:${join(dir, 'svc.db')}`);
+  await migrateToLatest(db);
+  const { refs } = await importFile(db.kysely, { accounts: [options.account] });
+  const app = await buildApp({ db, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), rateLimits: { generateSession: 100_000, exchange: 100_000, login: 100_000, windowMs: 60_000 } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return {
+    origin, app, db, refs, adminKey: ADMIN_KEY,
+    async mint(body = {}) {
+      const response = await fetch(`${origin}/api/v1/embed/generate-session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ deploymentId: refs.prod, externalId: 'ann-1', embedTenantName: 'customer-a', ...body }),
+      });
+      if (!response.ok) throw new Error(`generate-session answered ${response.status}: ${await response.text()}`);
+      return ((await response.json()) as { sessionId: string }).sessionId;
+    },
+    async close() {
+      await app.close();
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function bundle(entry: string): Promise<string> {
+  const result = await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', write: false, target: 'es2020' });
+  return result.outputFiles[0]!.text;
+}
+
+interface Answer { type: string; body: string; status?: number }
+export type Route = Answer | ((request: IncomingMessage, body: string) => Promise<Answer>);
+
+/** A tiny host (or third-party) web server on 127.0.0.1; reach it as `http://localhost:<port>` for another origin. */
+export function serve(routes: Record<string, Route>): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve) => {
+    const server = createServer((request, response) => {
+      const route = routes[new URL(request.url ?? '/', 'http://x').pathname];
+      if (route === undefined) {
+        response.writeHead(404).end();
+        return;
+      }
+      let body = '';
+      request.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+      request.on('end', () => {
+        void (async () => {
+          try {
+            const answer: Answer = typeof route === 'function' ? await route(request, body) : route;
+            response.writeHead(answer.status ?? 200, { 'content-type': answer.type, 'cache-control': 'no-store' }).end(answer.body);
+          } catch (error) {
+            response.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+          }
+        })();
+      });
+    });
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port }));
+  });
+}
+
+/** Reserves a free port (so an origin can be allowed before its server starts). */
+export async function freePort(): Promise<number> {
+  const { server, port } = await serve({});
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
