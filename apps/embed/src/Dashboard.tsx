@@ -32,7 +32,7 @@ export interface DashboardViewProps {
   aside?: (dashboard: Dashboard) => React.ReactNode;
 }
 
-type Load = { state: 'loading' } | { state: 'ready'; dashboard: Dashboard; at: number; startedAt: number } | { state: 'failed'; message: string };
+type Load = { state: 'loading' } | { state: 'ready'; dashboard: Dashboard; at: number; startedAt: number; seq: number } | { state: 'failed'; message: string };
 
 /**
  * The dashboard surface: reads the dashboard (by publicId, or a workbook's), lays its widgets out on the grid of
@@ -45,17 +45,25 @@ export function DashboardView(props: DashboardViewProps) {
   const callbacks = useRef(props);
   callbacks.current = props;
   const key = `${target.publicId ?? ''}|${target.deploymentId ?? ''}|${target.workbookId ?? ''}`;
+  const shownKey = useRef(key);
+  const loads = useRef(0);
 
   useEffect(() => {
     const controller = new AbortController();
     const startedAt = performance.now();
-    setLoad((previous) => (previous.state === 'ready' ? previous : { state: 'loading' }));
+    // A refresh keeps the current view until the new data is in; another dashboard replaces it at once, so that
+    // nothing of the old one reports `dashboard-loaded` after the navigation.
+    if (shownKey.current !== key) {
+      shownKey.current = key;
+      setLoad({ state: 'loading' });
+    }
+    const seq = ++loads.current;
     const request = target.publicId !== undefined
       ? fetchDashboard(session, target.publicId, controller.signal)
       : fetchWorkbookDashboard(session, target.deploymentId!, target.workbookId!, controller.signal);
     request.then((dashboard) => {
       if (controller.signal.aborted) return;
-      setLoad({ state: 'ready', dashboard, at: Date.now(), startedAt });
+      setLoad({ state: 'ready', dashboard, at: Date.now(), startedAt, seq });
       callbacks.current.onViewed(dashboard);
     }, (error: unknown) => {
       if (controller.signal.aborted) return;
@@ -97,7 +105,7 @@ export function DashboardView(props: DashboardViewProps) {
           ) : null}
         </header>
         <WidgetGrid
-          key={`${key}|${refreshKey}`}
+          key={load.seq}
           dashboard={dashboard}
           widgets={widgets}
           t={t}
@@ -138,20 +146,23 @@ function WidgetGrid({ dashboard, widgets, t, onAllRendered }: WidgetGridProps) {
   const report = useRef(onAllRendered);
   report.current = onAllRendered;
 
+  const frame = useRef<number | undefined>(undefined);
+  const reportOnce = () => {
+    if (reported.current) return;
+    reported.current = true;
+    // After the browser has painted the widgets, not merely committed them; never for a grid already gone.
+    frame.current = requestAnimationFrame(() => report.current());
+  };
   const markRendered = (id: string) => {
     rendered.current.add(id);
-    if (!reported.current && rendered.current.size >= widgets.length) {
-      reported.current = true;
-      // After the browser has painted the widgets, not merely committed them.
-      requestAnimationFrame(() => report.current());
-    }
+    if (rendered.current.size >= widgets.length) reportOnce();
   };
   useLayoutEffect(() => {
-    if (widgets.length === 0 && !reported.current) {
-      reported.current = true;
-      requestAnimationFrame(() => report.current());
-    }
-  }, [widgets.length]);
+    if (widgets.length === 0) reportOnce();
+  });
+  useEffect(() => () => {
+    if (frame.current !== undefined) cancelAnimationFrame(frame.current);
+  }, []);
 
   const snapshotFor = (widget: DashboardWidget): ReportSnapshot | undefined => {
     const index = typeof widget.config?.snapshotIndex === 'number' ? widget.config.snapshotIndex : widgets.filter((w) => w.type === 'CHART').indexOf(widget);

@@ -20,7 +20,7 @@ type UserSpec = Omit<NonNullable<ImportAccount['users']>[number], 'apiKeys' | 'e
 
 /**
  * Imports one fresh account through the real import path. Users get unique emails and an API key each;
- * publicIds are made unique by suffixing them.
+ * publicIds are used as given: pass unique ones (a suffix from uniqueSuffix()), since they are unique across accounts.
  *
  * @example
  * const { refs, keys } = await seedAccount(db, { users: [{ ref: 'alice', role: 'admin' }], deployments: [...] });

@@ -138,14 +138,17 @@ export interface EmbedAccountSettings {
   locale: string | null;
 }
 
-/** An origin as the browser writes it (`scheme://host[:port]`, no path), or undefined for anything else. */
+const ORIGIN_SHAPE = /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?\/?$/;
+
+/**
+ * An origin as the browser writes it (`scheme://host[:port]`, lowercase, default port left out), or undefined for
+ * anything that is not exactly an origin (a path, a query, credentials, a wildcard, a `;`, a port out of range).
+ */
 export function normalizeOrigin(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
+  if (typeof value !== 'string' || !ORIGIN_SHAPE.test(value)) return undefined;
   try {
-    const url = new URL(value);
-    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin === 'null') return undefined;
-    // Only a value that is exactly an origin: no path, query, credentials or a trailing anything.
-    return url.origin === value.replace(/\/$/, '').toLowerCase() ? url.origin : undefined;
+    const origin = new URL(value).origin;
+    return origin === 'null' ? undefined : origin;
   } catch {
     return undefined;
   }

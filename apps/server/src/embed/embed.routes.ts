@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -21,11 +22,12 @@ const ONE_YEAR_S = 365 * 24 * 3600;
  */
 export function embedRoutes(ctx: ServiceContext, distDir: string = EMBED_DIST): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const indexFile = `${distDir}index.html`;
+    const indexFile = join(distDir, 'index.html');
+    const assetsDir = join(distDir, 'assets');
     const template = existsSync(indexFile) ? readFileSync(indexFile, 'utf8') : undefined;
-    if (existsSync(`${distDir}assets`)) {
+    if (existsSync(assetsDir)) {
       await app.register(fastifyStatic, {
-        root: `${distDir}assets`,
+        root: assetsDir,
         prefix: '/embed/assets/',
         // Hashed file names: a changed file is a new URL, so a year of caching never serves a stale one.
         immutable: true,
@@ -38,7 +40,9 @@ export function embedRoutes(ctx: ServiceContext, distDir: string = EMBED_DIST): 
 
     const page = async (request: FastifyRequest, reply: FastifyReply, named: Omit<EmbedPageRequest, 'sessionId' | 'consoleCookie'>) => {
       const query = request.query as Record<string, unknown>;
-      const sessionId = typeof query.session === 'string' ? query.session : undefined;
+      // A repeated parameter counts by its first value, as the page's own URLSearchParams.get() reads it.
+      const given = Array.isArray(query.session) ? query.session[0] : query.session;
+      const sessionId = typeof given === 'string' ? given : undefined;
       const config = await describeEmbedPage(ctx, { ...named, sessionId, consoleCookie: request.cookies[CONSOLE_COOKIE] });
       reply
         .header('content-security-policy', embedContentSecurityPolicy(config.allowedOrigins))

@@ -17,11 +17,26 @@ export interface Logging {
 }
 
 /** Query parameters that carry a credential (the embed URL's single-use session id): their values never reach a log. */
-const SECRET_QUERY = /([?&](?:session|sessionId|token)=)[^&#]*/g;
+const SECRET_QUERY_NAMES = new Set(['session', 'sessionid', 'token']);
 
-/** A request URL fit for a log line. */
+const decodedName = (raw: string) => {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return raw.toLowerCase();
+  }
+};
+
+/** A request URL fit for a log line: the value of every credential parameter, however its name is encoded, is replaced. */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[Redacted]');
+  const start = url.indexOf('?');
+  if (start === -1) return url;
+  const query = url.slice(start + 1).split('&').map((part) => {
+    const equals = part.indexOf('=');
+    const name = equals === -1 ? part : part.slice(0, equals);
+    return SECRET_QUERY_NAMES.has(decodedName(name)) ? `${name}=[Redacted]` : part;
+  });
+  return `${url.slice(0, start)}?${query.join('&')}`;
 }
 
 /** Fastify's request fields, with the URL redacted. */
