@@ -146,12 +146,19 @@ function WidgetGrid({ dashboard, widgets, t, onAllRendered }: WidgetGridProps) {
   const report = useRef(onAllRendered);
   report.current = onAllRendered;
 
-  const frame = useRef<number | undefined>(undefined);
+  const pending = useRef<{ frame: number; timer: ReturnType<typeof setTimeout> } | undefined>(undefined);
   const reportOnce = () => {
     if (reported.current) return;
     reported.current = true;
-    // After the browser has painted the widgets, not merely committed them; never for a grid already gone.
-    frame.current = requestAnimationFrame(() => report.current());
+    // After the browser has painted the widgets (the next animation frame), not merely committed them. A frame the
+    // browser does not paint (offscreen, or hidden by the host) gets no animation frames: a timer stands in.
+    let isDone = false;
+    const done = () => {
+      if (isDone) return;
+      isDone = true;
+      report.current();
+    };
+    pending.current = { frame: requestAnimationFrame(done), timer: setTimeout(done, 100) };
   };
   const markRendered = (id: string) => {
     rendered.current.add(id);
@@ -160,8 +167,11 @@ function WidgetGrid({ dashboard, widgets, t, onAllRendered }: WidgetGridProps) {
   useLayoutEffect(() => {
     if (widgets.length === 0) reportOnce();
   });
+  // Never report for a grid already gone.
   useEffect(() => () => {
-    if (frame.current !== undefined) cancelAnimationFrame(frame.current);
+    if (pending.current === undefined) return;
+    cancelAnimationFrame(pending.current.frame);
+    clearTimeout(pending.current.timer);
   }, []);
 
   const snapshotFor = (widget: DashboardWidget): ReportSnapshot | undefined => {
