@@ -15,7 +15,10 @@ export interface HostChannel {
   readonly hostOrigin: string | undefined;
   /** Whether a parent at an allowed origin can hear this embed. */
   readonly isConnected: boolean;
-  /** Posts an event; events before `ready` wait for it, so that `ready` is always the first (SPEC). */
+  /**
+   * Posts an event; events before `ready` wait for it, so that `ready` is always the first (SPEC), except a fatal
+   * error, which is sent at once: after it, no `ready` comes.
+   */
   emit<T extends EventType>(type: T, payload: EventPayloads[T]): void;
   /** The surface stamped on events from now on. */
   setSurface(surface: Surface): void;
@@ -74,7 +77,8 @@ export function createHostChannel(win: Window, allowedOrigins: readonly string[]
         isReady = true;
         send();
         for (const next of held.splice(0)) next();
-      } else if (isReady) {
+      } else if (isReady || (type === 'svc:event:error' && (payload as EventPayloads['svc:event:error']).fatal === true)) {
+        // A fatal error before `ready` (the boot could not authenticate) means no `ready` will come: it goes now.
         send();
       } else {
         held.push(send);
