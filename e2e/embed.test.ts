@@ -6,11 +6,16 @@ import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { hasChromium, launchChromium } from './browser.js';
 import { bundle, e2eAccount, serve, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';
+import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
 
 /** The host page's globals, as the page.evaluate bodies see them. */
 type HostWindow = Window & {
   sdk: typeof Sdk;
   events: Array<[string, unknown]>;
+  /** When each event arrived (Date.now()), index for index with `events`. */
+  arrivals: number[];
+  second: Sdk.EmbedHandle;
+  secondEvents: Array<[string, unknown]>;
   handle: Sdk.EmbedHandle;
   minted: number;
   /** Ids handed out instead of minting (a bad id, a spent one). */
@@ -19,11 +24,13 @@ type HostWindow = Window & {
 };
 
 const HOST_PAGE = `<!doctype html><html><body>
-<div id="embed" style="height:600px"></div><iframe id="third" style="display:none"></iframe>
+<div id="embed" style="height:600px"></div><div id="embed2" style="height:300px"></div><iframe id="third" style="display:none"></iframe>
 <script type="module">
   import * as sdk from '/sdk.js';
   window.sdk = sdk;
   window.events = [];
+  window.arrivals = [];
+  window.secondEvents = [];
   window.minted = 0;
   window.nextIds = [];
   window.getSessionId = async () => {
@@ -44,6 +51,10 @@ export const ARTIFACTS = 'e2e/artifacts';
 const suite = hasChromium ? describe : describe.skip;
 
 suite('the embed runtime in Chromium', () => {
+  // A second svc with a token lifetime of 9.6 s: effective end at 9.2 s, session-expiring at 9.0 s (24 h, 23 h and
+  // 22 h 30 min, scaled by 1/9000), so that a whole expiry runs in seconds.
+  const SHORT: EmbedLifetimes = { sessionTtlMs: 60_000, tokenTtlMs: 9_600 };
+  let shortSvc: RunningSvc;
   let host: Server;
   let third: Server;
   let hostOrigin: string;
@@ -57,20 +68,27 @@ suite('the embed runtime in Chromium', () => {
     const started = await serve({
       '/': { type: 'text/html', body: HOST_PAGE },
       '/sdk.js': { type: 'text/javascript', body: sdkJs },
-      '/session': async () => ({ type: 'application/json', body: JSON.stringify({ sessionId: await svc.mint() }) }),
+      '/session': async (request) => {
+        const theme = request.url?.includes('theme=1') ? { embedTheme: { primaryColor: '#ff0000', borderRadius: '2px' } }
+          : request.url?.includes('settings=1') ? { settings: { timezone: 'Asia/Tokyo', locale: 'de-DE' } } : {};
+        const target = request.url?.includes('short=1') ? shortSvc : svc;
+        return { type: 'application/json', body: JSON.stringify({ sessionId: await target.mint(theme) }) };
+      },
     });
     host = started.server;
     hostOrigin = `http://localhost:${started.port}`;
     const other = await serve({ '/evil.html': { type: 'text/html', body: '<p>third party</p>' } });
     third = other.server;
     thirdOrigin = `http://localhost:${other.port}`;
-    svc = await startSvc({ account: e2eAccount([hostOrigin]) });
+    svc = await startSvc({ account: e2eAccount([hostOrigin, `http://127.0.0.1:${started.port}`]) });
+    shortSvc = await startSvc({ account: e2eAccount([hostOrigin]), lifetimes: SHORT });
     browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
     await svc?.close();
+    await shortSvc?.close();
     host?.close();
     third?.close();
   });
@@ -83,24 +101,427 @@ suite('the embed runtime in Chromium', () => {
   }
 
   /** Embeds `publicId` with the SDK; every event is recorded in window.events as [name, payload]. */
-  async function mount(page: Page, extra: Record<string, unknown> = {}, publicId = 'sales-e2e'): Promise<Frame> {
+  async function mount(page: Page, extra: Record<string, unknown> = {}, publicId = 'sales-e2e', target: RunningSvc = svc): Promise<Frame> {
     await page.evaluate(async ({ baseUrl, publicId, extra }) => {
       const w = window as unknown as HostWindow;
       const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, ...extra });
       w.handle = handle;
       const names = ['ready', 'view', 'navigate', 'dashboard-loaded', 'error', 'session-expiring', 'session-expired', 'action-result', 'renewal-failed'] as const;
-      for (const name of names) handle.on(name, (payload: unknown) => w.events.push([name, payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]));
+      for (const name of names) {
+        handle.on(name, (payload: unknown) => {
+          w.arrivals.push(Date.now());
+          w.events.push([name, payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]);
+        });
+      }
       await handle.ready;
-    }, { baseUrl: svc.origin, publicId, extra });
-    return page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    }, { baseUrl: target.origin, publicId, extra });
+    return page.frames().find((f) => f.url().startsWith(`${target.origin}/embed/`))!;
   }
 
   const events = (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
   const names = async (page: Page) => (await events(page)).map(([name]) => name);
 
+
+  /** Sends an action through the SDK handle (window.handle). */
+  const act = (page: Page, body: string) => page.evaluate(`window.handle.${body}`);
+  const frameText = (frame: Frame, selector: string) => frame.locator(selector).first().innerText();
+  const rootVar = (frame: Frame, name: string) => frame.evaluate((n) => getComputedStyle(document.documentElement).getPropertyValue(n).trim(), name);
+
+  it('applies the colour scheme: light, dark, and auto following prefers-color-scheme live', async () => {
+    const page = await hostPage();
+    const frame = await mount(page, { colorScheme: 'light' });
+    await expect.poll(() => names(page)).toContain('dashboard-loaded');
+    const background = () => frame.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const light = await background();
+    expect(await frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
+    await page.screenshot({ path: `${ARTIFACTS}/dashboard-light.png`, fullPage: true });
+    await act(page, "setColorScheme('dark')");
+    await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
+    expect(await background()).not.toBe(light);
+    await page.screenshot({ path: `${ARTIFACTS}/dashboard-dark.png`, fullPage: true });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await act(page, "setColorScheme('auto')");
+    await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
+    await page.close();
+  });
+
+  it("applies the session's embedTheme first, then set-theme over it as CSS variables; unusable values are not applied", async () => {
+    const page = await hostPage();
+    await page.evaluate(() => { (window as unknown as HostWindow).getSessionId = async () => (await (await fetch('/session?theme=1', { method: 'POST' })).json()).sessionId; });
+    const frame = await mount(page);
+    await expect.poll(() => rootVar(frame, '--svc-primary')).toBe('#ff0000');
+    expect(await rootVar(frame, '--svc-radius')).toBe('2px');
+    await act(page, "setTheme({ primaryColor: 'rgb(0, 128, 0)', borderRadius: 14, font: 'Georgia, serif' })");
+    await expect.poll(() => rootVar(frame, '--svc-primary')).toBe('rgb(0, 128, 0)');
+    expect(await rootVar(frame, '--svc-radius')).toBe('14px');
+    expect(await frame.evaluate(() => getComputedStyle(document.body).fontFamily)).toBe('Georgia, serif');
+    expect(await frame.evaluate(() => getComputedStyle(document.querySelector('.widget')!).borderTopColor)).toBe('rgb(0, 128, 0)');
+    await act(page, "setTheme({ primaryColor: 'not a colour; background: url(x)' })");
+    await act(page, 'refresh()');
+    await expect.poll(async () => (await names(page)).filter((n) => n === 'dashboard-loaded').length).toBe(2);
+    expect(await rootVar(frame, '--svc-primary')).toBe('#2563eb');
+    await page.close();
+  });
+
+  it('switches the UI language and Intl formats with full, short and regional locale codes', async () => {
+    const page = await hostPage();
+    const frame = await mount(page, { locale: 'en-US', timezone: 'UTC' });
+    await expect.poll(() => frameText(frame, '[data-testid=widget-count]')).toBe('3 widgets');
+    await act(page, "setLocale('de-DE')");
+    await expect.poll(() => frameText(frame, '[data-testid=widget-count]')).toBe('3 Elemente');
+    expect(await frameText(frame, '[data-testid=updated]')).toMatch(/^Aktualisiert \d{2}\.\d{2}\.\d{4}, \d{2}:\d{2}$/);
+    await act(page, "setLocale('fr')");
+    await expect.poll(() => frameText(frame, '[data-testid=widget-count]')).toBe('3 éléments');
+    await act(page, "setLocale('pt-BR')");
+    await expect.poll(() => frameText(frame, '[data-testid=updated]')).toMatch(/^Atualizado /);
+    expect(await frame.evaluate(() => document.documentElement.lang)).toBe('pt-BR');
+    await act(page, "setLocale('en-GB')");
+    await expect.poll(() => frameText(frame, '[data-testid=updated]')).toMatch(/^Updated \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}$/);
+    await act(page, "setLocale('???')");
+    await expect.poll(() => events(page)).toContainEqual(['error', expect.objectContaining({ name: 'InvalidActionError', context: 'set-locale', fatal: false })]);
+    expect(await frame.evaluate(() => document.documentElement.lang)).toBe('en-GB');
+    await page.close();
+  });
+
+  it('runs in the IANA time zone of set-timezone over the URL timezone; bare offsets are ignored', async () => {
+    const page = await hostPage();
+    const frame = await mount(page, { locale: 'en-US', timezone: 'America/New_York' });
+    const updated = () => frameText(frame, '[data-testid=updated]');
+    await expect.poll(updated).toMatch(/^Updated /);
+    const shownIn = (zone: string) => frame.evaluate((z) => {
+      const text = document.querySelector('[data-testid=updated]')!.textContent!;
+      const hour = new Intl.DateTimeFormat('en-US', { timeZone: z, hour: 'numeric', hour12: true }).format(new Date()).split(' ')[0];
+      return text.includes(`, ${hour}:`);
+    }, zone);
+    expect(await shownIn('America/New_York')).toBe(true);
+    await act(page, "setTimezone('Asia/Tokyo')");
+    await expect.poll(() => shownIn('Asia/Tokyo')).toBe(true);
+    await act(page, "setTimezone('+02:00')");
+    await expect.poll(() => events(page)).toContainEqual(['error', expect.objectContaining({ context: 'set-timezone', fatal: false })]);
+    expect(await shownIn('Asia/Tokyo')).toBe(true);
+    await page.close();
+  });
+
+  it('shows filters pushed with set-filter (value, list, range; null clears) and reports a malformed one', async () => {
+    const page = await hostPage();
+    const frame = await mount(page, { locale: 'en-US' });
+    await act(page, "setFilter('orders', 'status', ['paid', 'shipped'])");
+    await act(page, "setFilter('orders', 'amount', { gte: 1000, lte: 5000 })");
+    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts()).toEqual(['orders.status: paid, shipped\n×', 'orders.amount: 1,000 – 5,000\n×']);
+    await act(page, "setFilter('orders', 'status', null)");
+    await expect.poll(() => frame.locator('.filter-chip').count()).toBe(1);
+    await page.evaluate(() => { (window as unknown as HostWindow).handle.setFilter('orders', 'status; drop', 1); });
+    await expect.poll(() => events(page)).toContainEqual(['error', expect.objectContaining({ name: 'InvalidActionError', context: 'set-filter' })]);
+    await page.close();
+  });
+
+  it('navigates in the embed: navigate with previousPath, then view and dashboard-loaded of the new place (publicId and workbook paths)', async () => {
+    const page = await hostPage();
+    const frame = await mount(page);
+    await expect.poll(() => names(page)).toContain('dashboard-loaded');
+    await act(page, "navigate('/embed/dashboard/ops-e2e')");
+    await expect.poll(() => frameText(frame, 'h1')).toBe('Operations');
+    await expect.poll(async () => (await events(page)).slice(3)).toEqual([
+      ['navigate', { path: '/embed/dashboard/ops-e2e', previousPath: '/embed/dashboard/sales-e2e' }],
+      ['view', { surface: 'dashboard', path: '/embed/dashboard/ops-e2e', publicId: 'ops-e2e', title: 'Operations' }],
+      ['dashboard-loaded', { publicId: 'ops-e2e', widgetCount: 0, loadDurationMs: expect.any(Number) }],
+    ]);
+    const workbookPath = `/embed/d/${svc.refs.prod}/app/workbook/${svc.refs['wb-sales']}`;
+    await page.evaluate((path) => (window as unknown as HostWindow).handle.navigate(path), workbookPath);
+    await expect.poll(() => frameText(frame, 'h1')).toBe('Sales overview');
+    expect(await events(page)).toContainEqual(['navigate', { path: workbookPath, previousPath: '/embed/dashboard/ops-e2e' }]);
+    expect(await frame.evaluate(() => location.pathname)).toBe(workbookPath);
+    await page.close();
+  });
+
+  it('refresh re-runs the load: a second dashboard-loaded, and the page says when', async () => {
+    const page = await hostPage();
+    await mount(page);
+    await expect.poll(() => names(page)).toContain('dashboard-loaded');
+    await act(page, 'refresh()');
+    await expect.poll(async () => (await names(page)).filter((n) => n === 'dashboard-loaded').length).toBe(2);
+    await page.close();
+  });
+
+  it('keeps the token in memory only and strips the spent session id from its URL', async () => {
+    const page = await hostPage();
+    const frame = await mount(page);
+    await expect.poll(() => names(page)).toContain('dashboard-loaded');
+    expect(await frame.evaluate(() => location.search)).not.toContain('session=');
+    // A cross-site frame may be denied storage altogether; then nothing can be in it.
+    const stored = await frame.evaluate(() => {
+      const read = (get: () => unknown) => {
+        try {
+          return get();
+        } catch {
+          return 'denied';
+        }
+      };
+      return JSON.stringify({ local: read(() => ({ ...localStorage })), session: read(() => ({ ...sessionStorage })), cookie: read(() => document.cookie), history: history.state });
+    });
+    expect(stored).not.toMatch(/eyJ|ses_/);
+    await page.close();
+  });
+
+  it('set-session before the lapse swaps the token invisibly: filters and an unsaved comment draft stay; a refused id keeps the embed working', async () => {
+    const page = await hostPage();
+    const frame = await mount(page);
+    await act(page, "setFilter('orders', 'status', 'paid')");
+    const draft = frame.getByLabel('New comment');
+    await draft.fill('half-written thought');
+    expect(await page.evaluate(() => (window as unknown as HostWindow).handle.setSession().then(() => 'confirmed'))).toBe('confirmed');
+    expect(await draft.inputValue()).toBe('half-written thought');
+    expect(await frame.locator('.filter-chip').count()).toBe(1);
+    const refused = await page.evaluate(() => (window as unknown as HostWindow).handle.setSession('ses_unknown_id').then(() => 'confirmed', (e: { code: string }) => e.code));
+    expect(refused).toBe('action-rejected');
+    expect(await events(page)).toContainEqual(['error', expect.objectContaining({ name: 'EmbedSessionExchangeError', context: 'session-renewal', fatal: false })]);
+    // Still working, on the renewed token: the API answers and the view is intact.
+    await act(page, 'refresh()');
+    await expect.poll(async () => (await names(page)).filter((n) => n === 'dashboard-loaded').length).toBe(2);
+    expect(await draft.inputValue()).toBe('half-written thought');
+    expect(await names(page)).not.toContain('session-expired');
+    await page.close();
+  });
+
+  it('ignores actions from another window or origin, and reports a malformed one from the host', async () => {
+    const page = await hostPage();
+    const frame = await mount(page, { colorScheme: 'light' });
+    await expect.poll(() => names(page)).toContain('dashboard-loaded');
+    const dark = { source: 'svc-embed', direction: 'action', type: 'svc:action:set-color-scheme', payload: { scheme: 'dark' }, timestamp: Date.now() };
+    // A frame of a third origin, beside the embed in the host page, posts a valid action to it.
+    await page.evaluate(({ url }) => new Promise<void>((resolve) => {
+      const third = document.getElementById('third') as HTMLIFrameElement;
+      third.onload = () => resolve();
+      third.src = url;
+    }), { url: `${thirdOrigin}/evil.html` });
+    await page.frames().find((f) => f.url().startsWith(thirdOrigin))!.evaluate((message) => {
+      for (let i = 0; i < parent.frames.length; i++) parent.frames[i]!.postMessage(message, '*');
+    }, dark);
+    // The host window posts one with the wrong source, and one with a bad payload.
+    await page.evaluate((message) => {
+      const target = document.querySelector('#embed iframe') as HTMLIFrameElement;
+      target.contentWindow!.postMessage({ ...message, source: 'not-svc' }, '*');
+      target.contentWindow!.postMessage({ ...message, payload: { scheme: 'purple' } }, '*');
+    }, dark);
+    await expect.poll(() => events(page)).toContainEqual(['error', expect.objectContaining({ name: 'InvalidActionError', context: 'action' })]);
+    expect(await frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
+    await page.close();
+  });
+
+  it('refuses to render in a frame of an origin the account does not allow (CSP frame-ancestors)', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${thirdOrigin}/evil.html`);
+    const sessionId = await svc.mint();
+    const received: unknown[] = [];
+    await page.exposeFunction('record', (data: unknown) => received.push(data));
+    await page.evaluate((src) => new Promise<void>((resolve) => {
+      window.addEventListener('message', (event) => void (window as unknown as { record(d: unknown): void }).record(event.data));
+      const iframe = document.createElement('iframe');
+      iframe.onload = () => resolve();
+      iframe.src = src;
+      document.body.append(iframe);
+    }), `${svc.origin}/embed/dashboard/sales-e2e?session=${sessionId}`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const frame = page.frames().find((f) => f !== page.mainFrame())!;
+    expect(frame.url()).not.toMatch(/^http:\/\/127\.0\.0\.1/);
+    expect(received).toEqual([]);
+    // The page itself answered with the policy that blocked it.
+    const response = await fetch(`${svc.origin}/embed/dashboard/sales-e2e`);
+    expect(response.headers.get('content-security-policy')).toContain(`frame-ancestors ${hostOrigin}`);
+    await page.close();
+  });
+
+
+  it('keeps two embeds on one page apart: each its own ready and its own actions (the SDK against the real embed)', async () => {
+    const page = await hostPage();
+    const first = await mount(page);
+    await page.evaluate(async (baseUrl) => {
+      const w = window as unknown as HostWindow;
+      w.second = w.sdk.embed({ container: document.getElementById('embed2')!, baseUrl, surface: 'dashboard', publicId: 'ops-e2e', getSessionId: w.getSessionId, colorScheme: 'light' });
+      w.second.on('ready', (payload) => w.secondEvents.push(['ready', payload]));
+      await w.second.ready;
+    }, svc.origin);
+    const second = page.frames().find((f) => f.url().includes('/embed/dashboard/ops-e2e'))!;
+    await act(page, "setColorScheme('dark')");
+    await expect.poll(() => first.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
+    expect(await second.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
+    expect((await events(page)).filter(([name]) => name === 'ready')).toEqual([['ready', expect.objectContaining({ publicId: 'sales-e2e' })]]);
+    expect(await page.evaluate(() => (window as unknown as HostWindow).secondEvents)).toEqual([['ready', expect.objectContaining({ publicId: 'ops-e2e' })]]);
+    await page.evaluate(() => (window as unknown as HostWindow).second.destroy());
+    expect(await page.evaluate(() => document.querySelectorAll('#embed2 iframe').length)).toBe(0);
+    await page.close();
+  });
+
+  it('reports session-expired when an API call answers 401 (the viewer was logged out), and recovers on set-session', async () => {
+    const page = await hostPage();
+    const frame = await mount(page);
+    await expect.poll(() => names(page)).toContain('dashboard-loaded');
+    // The host's backend logs the viewer out: every session of theirs is revoked (SPEC set-session rule 5).
+    const revoked = await fetch(`${svc.origin}/api/v1/embed/session/revoke`, {
+      method: 'POST', headers: { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ externalId: 'ann-1', embedTenantName: 'customer-a' }),
+    });
+    expect(revoked.status).toBe(204);
+    // The running iframe stays (rule 5); its next call is refused, and it says so.
+    expect(await frame.locator('h1').innerText()).toBe('Sales overview');
+    await page.evaluate(() => { (window as unknown as HostWindow).nextIds = ['ses_refused_1', 'ses_refused_2', 'ses_refused_3', 'ses_refused_4']; });
+    await act(page, 'refresh()');
+    await expect.poll(() => names(page)).toContain('session-expired');
+    await expect.poll(() => frame.getByRole('alertdialog').isVisible()).toBe(true);
+    await page.evaluate(() => { (window as unknown as HostWindow).nextIds = []; });
+    expect(await page.evaluate(() => (window as unknown as HostWindow).handle.setSession().then(() => 'confirmed'))).toBe('confirmed');
+    await expect.poll(() => frame.getByRole('alertdialog').count()).toBe(0);
+    await expect.poll(async () => (await names(page)).filter((n) => n === 'dashboard-loaded').length).toBe(2);
+    await page.close();
+  });
+
+  it('runs a private embed on the console cookie: mode private, no tenant, no comment panel, no expiry events', async () => {
+    const sameSiteHost = `http://127.0.0.1:${(host.address() as { port: number }).port}`;
+    const page = await browser.context.newPage();
+    const login = await page.request.post(`${svc.origin}/api/v1/auth/login`, { data: { email: 'alice@acme.test', password: 'alice-password' } });
+    expect(login.status()).toBe(200);
+    await page.goto(`${sameSiteHost}/`);
+    const received: Array<{ type: string; payload: unknown }> = [];
+    await page.exposeFunction('record', (data: { type: string; payload: unknown }) => received.push(data));
+    await page.evaluate((src) => {
+      window.addEventListener('message', (event) => void (window as unknown as { record(d: unknown): void }).record(event.data));
+      const iframe = document.createElement('iframe');
+      iframe.src = src;
+      iframe.style.cssText = 'width:900px;height:500px';
+      document.body.append(iframe);
+    }, `${svc.origin}/embed/dashboard/sales-e2e`);
+    await expect.poll(() => received.map((m) => m.type), { timeout: 5000 }).toEqual(['svc:event:ready', 'svc:event:view', 'svc:event:dashboard-loaded']);
+    expect(received[0]!.payload).toEqual({ embedTenant: null, deploymentId: null, mode: 'private', surface: 'dashboard', publicId: 'sales-e2e' });
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    expect(await frame.locator('.comments-aside').count()).toBe(0);
+    await page.close();
+  });
+
+
+  /** A host page whose sessions come from the short-lived svc. */
+  async function shortHostPage(): Promise<Page> {
+    const page = await hostPage();
+    await page.evaluate(() => {
+      const w = window as unknown as HostWindow;
+      w.getSessionId = async () => {
+        w.minted++;
+        if (w.nextIds.length > 0) return w.nextIds.shift()!;
+        return (await (await fetch('/session?short=1', { method: 'POST' })).json()).sessionId;
+      };
+    });
+    return page;
+  }
+  const arrivalOf = async (page: Page, name: string) => page.evaluate((n) => {
+    const w = window as unknown as HostWindow;
+    const index = w.events.findIndex(([event]) => event === n);
+    return { payload: w.events[index]![1] as { expiresAt: number; expiresInMs: number; expiredAt: number }, at: w.arrivals[index]! };
+  }, name);
+
+  it('warns 1/48 of the token lifetime before the effective end (30 min of 23 h, scaled), lapses at the end, and recovers on set-session without a reload', async () => {
+    const page = await shortHostPage();
+    const frame = await mount(page, {}, 'sales-e2e', shortSvc);
+    // Every renewal the SDK tries is refused, so the session really lapses.
+    await page.evaluate(() => { (window as unknown as HostWindow).nextIds = ['ses_refused_1', 'ses_refused_2', 'ses_refused_3', 'ses_refused_4']; });
+    await frame.evaluate(() => { (window as unknown as { notReloaded: boolean }).notReloaded = true; });
+    await act(page, "setFilter('orders', 'status', 'paid')");
+    await expect.poll(() => names(page), { timeout: 15_000 }).toContain('session-expiring');
+    const expiring = await arrivalOf(page, 'session-expiring');
+    const lead = SHORT.tokenTtlMs / 48;
+    expect(expiring.payload.expiresInMs).toBeGreaterThan(lead - 150);
+    expect(expiring.payload.expiresInMs).toBeLessThanOrEqual(lead);
+    expect(expiring.payload.expiresAt - expiring.at).toBeGreaterThan(lead - 150);
+    expect(expiring.payload.expiresAt - expiring.at).toBeLessThan(lead + 150);
+    await expect.poll(() => names(page), { timeout: 5000 }).toContain('session-expired');
+    const expired = await arrivalOf(page, 'session-expired');
+    expect(Math.abs(expired.payload.expiredAt - expiring.payload.expiresAt)).toBeLessThan(250);
+    await expect.poll(() => frame.getByRole('alertdialog').isVisible()).toBe(true);
+    expect(await events(page)).toContainEqual(['error', expect.objectContaining({ name: 'EmbedSessionExchangeError', context: 'session-renewal' })]);
+    // After the lapse: a fresh id brings the embed back, without a reload, with its transient state gone.
+    await page.evaluate(() => { (window as unknown as HostWindow).nextIds = []; });
+    expect(await page.evaluate(() => (window as unknown as HostWindow).handle.setSession().then(() => 'confirmed'))).toBe('confirmed');
+    await expect.poll(() => frame.getByRole('alertdialog').count()).toBe(0);
+    await expect.poll(async () => (await names(page)).filter((n) => n === 'dashboard-loaded').length).toBe(2);
+    expect(await frame.locator('.filter-chip').count()).toBe(0);
+    expect(await frame.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect((await names(page)).filter((n) => n === 'ready')).toHaveLength(1);
+    await page.close();
+  }, 40_000);
+
+  it('is renewed by the SDK on session-expiring with one fresh id: the swap is invisible and no session-expired follows', async () => {
+    const page = await shortHostPage();
+    const frame = await mount(page, {}, 'sales-e2e', shortSvc);
+    await act(page, "setFilter('orders', 'status', 'paid')");
+    await expect.poll(() => names(page), { timeout: 15_000 }).toContain('session-expiring');
+    const expiring = await arrivalOf(page, 'session-expiring');
+    await expect.poll(() => page.evaluate(() => (window as unknown as HostWindow).minted)).toBe(2);
+    // Past the old session's end, with time to spare: the embed still works on the new token.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiring.payload.expiresAt + 800 - Date.now())));
+    expect(await names(page)).not.toContain('session-expired');
+    await act(page, 'refresh()');
+    await expect.poll(async () => (await names(page)).filter((n) => n === 'dashboard-loaded').length).toBe(2);
+    expect(await names(page)).not.toContain('session-expired');
+    expect(await frame.locator('.filter-chip').count()).toBe(1);
+    await page.close();
+  }, 40_000);
+
+
+  it('serves the chat surface at its URL: ready then view with surface chat, and says plainly what is not set up', async () => {
+    const page = await hostPage();
+    await page.evaluate(async (baseUrl) => {
+      const w = window as unknown as HostWindow;
+      w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'chat', getSessionId: w.getSessionId });
+      for (const name of ['ready', 'view'] as const) w.handle.on(name, (payload: unknown) => w.events.push([name, payload]));
+      await w.handle.ready;
+    }, svc.origin);
+    await expect.poll(() => events(page)).toEqual([
+      ['ready', { embedTenant: 'customer-a', deploymentId: svc.refs.prod, mode: 'signed', surface: 'chat' }],
+      ['view', { surface: 'chat', path: '/embed/chat' }],
+    ]);
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/chat`))!;
+    expect(await frame.locator('h1').innerText()).toBe('Ask a question');
+    await page.close();
+  });
+
+
+  it("starts in the session's settings (locale, time zone), which the URL's parameters override", async () => {
+    const page = await hostPage();
+    await page.evaluate(() => { (window as unknown as HostWindow).getSessionId = async () => (await (await fetch('/session?settings=1', { method: 'POST' })).json()).sessionId; });
+    const hourIn = (zone: string) => new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', hourCycle: 'h23' }).formatToParts(new Date()).find((p) => p.type === 'hour')!.value;
+    let frame = await mount(page);
+    await expect.poll(() => frameText(frame, '[data-testid=widget-count]')).toBe('3 Elemente');
+    expect(await frameText(frame, '[data-testid=updated]')).toContain(`, ${hourIn('Asia/Tokyo')}:`);
+    await page.evaluate(() => (window as unknown as HostWindow).handle.destroy());
+    frame = await mount(page, { timezone: 'America/New_York', locale: 'fr' });
+    await expect.poll(() => frameText(frame, '[data-testid=widget-count]')).toBe('3 éléments');
+    expect(await frameText(frame, '[data-testid=updated]')).toContain(` ${hourIn('America/New_York')}:`);
+    await page.close();
+  });
+
+
+  it('tells the host with a fatal error, and no ready, when its session id is refused at load', async () => {
+    const page = await hostPage();
+    await page.evaluate(async (baseUrl) => {
+      const w = window as unknown as HostWindow;
+      w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-e2e', getSessionId: async () => 'ses_never_minted' });
+      for (const name of ['ready', 'error'] as const) w.handle.on(name, (payload: unknown) => w.events.push([name, payload]));
+    }, svc.origin);
+    await expect.poll(() => events(page), { timeout: 5000 }).toEqual([
+      ['error', { message: expect.stringContaining('session id'), name: 'EmbedSessionExchangeError', context: 'embed-auth', fatal: true }],
+    ]);
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    expect(await frame.getByRole('alert').innerText()).toContain('session id');
+    await page.close();
+  });
+
   it('on load: ready first (authenticated, signed), then view, then dashboard-loaded with the widget count', async () => {
     const page = await hostPage();
     await mount(page);
+    // The embed URL of SPEC: {base_url}/embed/dashboard/<public_id>?session=<session_id>.
+    expect(await page.evaluate(() => (document.querySelector('#embed iframe') as HTMLIFrameElement).src)).toMatch(new RegExp(`^${svc.origin}/embed/dashboard/sales-e2e\\?session=ses_[A-Za-z0-9]+$`));
     await expect.poll(() => names(page)).toContain('dashboard-loaded');
     const all = await events(page);
     expect(all.map(([name]) => name)).toEqual(['ready', 'view', 'dashboard-loaded']);

@@ -1,0 +1,31 @@
+import type { Comment, MentionableUser } from '../api.js';
+
+/** The mentionable users known so far, by embed user id, and whether the first load of them is done. */
+export interface MentionDirectory {
+  users: ReadonlyMap<number, MentionableUser>;
+  isLoaded: boolean;
+}
+
+/**
+ * The name shown for a mentionable user: the first name, else the username (SPEC "Mentionable user": only
+ * `username` is guaranteed).
+ */
+export function displayNameOf(user: MentionableUser): string {
+  const firstName = user.firstName?.trim();
+  return firstName ? firstName : user.username;
+}
+
+/**
+ * A comment's author as shown: their display name; `deleted` when the comment outlived its author (a null
+ * `userId`, SPEC "Comment") or the author is not among the tenant's mentionable users; `undefined` while the
+ * directory is still loading.
+ *
+ * @example
+ * authorNameOf({ userId: 7, ... }, directory, 'Deleted user'); // 'Ann'
+ */
+export function authorNameOf(comment: Comment, directory: MentionDirectory, deleted: string): string | undefined {
+  if (comment.userId == null) return deleted;
+  const user = directory.users.get(comment.userId);
+  if (user !== undefined) return displayNameOf(user);
+  return directory.isLoaded ? deleted : undefined;
+}
