@@ -6,6 +6,7 @@ const benchmarks: Record<string, () => Promise<{ main(args: string[]): Promise<v
   sessions: () => import('./sessions/sessions.bench.js'),
   sdk: () => import('./sdk/sdk.bench.js'),
   comments: () => import('./comments/comments.bench.js'),
+  embed: () => import('./embed/embed.bench.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);
