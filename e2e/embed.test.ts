@@ -64,10 +64,12 @@ suite('the embed runtime in Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
+    const [sdkJs, reactJs] = await Promise.all([bundle('packages/embed-sdk/src/index.ts'), bundle('e2e/fixtures/react-host.ts')]);
     const started = await serve({
       '/': { type: 'text/html', body: HOST_PAGE },
       '/sdk.js': { type: 'text/javascript', body: sdkJs },
+      '/react.html': { type: 'text/html', body: '<!doctype html><div id="react"></div><script type="module" src="/react.js"></script>' },
+      '/react.js': { type: 'text/javascript', body: reactJs },
       '/session': async (request) => {
         const theme = request.url?.includes('theme=1') ? { embedTheme: { primaryColor: '#ff0000', borderRadius: '2px' } }
           : request.url?.includes('settings=1') ? { settings: { timezone: 'Asia/Tokyo', locale: 'de-DE' } } : {};
@@ -514,6 +516,47 @@ suite('the embed runtime in Chromium', () => {
     ]);
     const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
     expect(await frame.getByRole('alert').innerText()).toContain('session id');
+    await page.close();
+  });
+
+
+  it('<SvcEmbed> (the SDK for React) runs the real embed: events as props, a prop change applied as an action, nothing left on unmount', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${hostOrigin}/react.html`);
+    await page.waitForFunction(() => (window as unknown as { reactReady?: boolean }).reactReady === true);
+    const render = (colorScheme: 'light' | 'dark') => page.evaluate(({ baseUrl, colorScheme }) => {
+      (window as unknown as { render(p: Record<string, string>): void }).render({ baseUrl, colorScheme, publicId: 'sales-e2e', sessionUrl: '/session' });
+    }, { baseUrl: svc.origin, colorScheme });
+    const reactEvents = () => page.evaluate(() => (window as unknown as { reactEvents: Array<[string, unknown]> }).reactEvents);
+    await render('light');
+    await expect.poll(reactEvents, { timeout: 5000 }).toContainEqual(['onDashboardLoaded', { publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) }]);
+    expect(await reactEvents()).toContainEqual(['onReady', expect.objectContaining({ publicId: 'sales-e2e', mode: 'signed', embedTenant: 'customer-a' })]);
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/dashboard/sales-e2e`))!;
+    expect(await frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
+    await render('dark');
+    await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
+    await page.evaluate(() => (window as unknown as { unmount(): void }).unmount());
+    expect(await page.evaluate(() => document.querySelectorAll('#react iframe').length)).toBe(0);
+    await page.close();
+  });
+
+
+  it('the SDK hears only its own embed: a well-formed svc event from the host window or a third-origin frame is dropped', async () => {
+    const page = await hostPage();
+    await mount(page);
+    await expect.poll(() => names(page)).toContain('dashboard-loaded');
+    const spoof = { source: 'svc-embed', direction: 'event', type: 'svc:event:navigate', payload: { path: '/spoofed' }, timestamp: Date.now(), surface: 'dashboard' };
+    await page.evaluate((message) => window.postMessage(message, '*'), spoof);
+    await page.evaluate(({ url }) => new Promise<void>((resolve) => {
+      const third = document.getElementById('third') as HTMLIFrameElement;
+      third.onload = () => resolve();
+      third.src = url;
+    }), { url: `${thirdOrigin}/evil.html` });
+    await page.frames().find((f) => f.url().startsWith(thirdOrigin))!.evaluate((message) => parent.postMessage(message, '*'), spoof);
+    // The embed's own navigate still gets through, after both spoofs.
+    await act(page, "navigate('/embed/dashboard/ops-e2e')");
+    await expect.poll(() => names(page)).toContain('navigate');
+    expect((await events(page)).filter(([name]) => name === 'navigate')).toEqual([['navigate', { path: '/embed/dashboard/ops-e2e', previousPath: '/embed/dashboard/sales-e2e' }]]);
     await page.close();
   });
 
