@@ -43,21 +43,11 @@ const ARTIFACTS = 'e2e/artifacts';
 const DASHBOARDS = ['cmt-crud', 'cmt-others', 'cmt-filter', 'cmt-more', 'cmt-mention', 'cmt-keys', 'cmt-limits', 'cmt-drafts', 'cmt-lapse', 'cmt-shots'] as const;
 type DashboardId = (typeof DASHBOARDS)[number];
 
-function commentsAccount(hostOrigin: string) {
-  const account = e2eAccount([hostOrigin]) as unknown as {
-    deployments: Array<{ items: unknown[] }>;
-    embedTenants: Array<{ users: unknown[] }>;
-  };
-  for (const publicId of DASHBOARDS) {
-    account.deployments[0]!.items.push({
-      ref: `wb-${publicId}`, type: 'WORKBOOK', name: publicId, createdBy: 'alice',
-      dashboard: { publicId, status: 'published', allowEmbed: true, title: `Dashboard ${publicId}`, config: { widgets: [] } },
-    });
-  }
-  // Carl is deleted during a test: his comments outlive him with no author.
-  account.embedTenants[0]!.users.push({ ref: 'carl', externalId: 'carl-1', username: 'carl', email: 'carl@a.test', firstName: 'Carl' });
-  return account as unknown as ReturnType<typeof e2eAccount>;
-}
+/** The e2e account with one dashboard per test, and Carl, who is deleted during a test: his comments outlive him. */
+const commentsAccount = (hostOrigin: string) => e2eAccount([hostOrigin], {
+  dashboards: DASHBOARDS,
+  viewers: [{ ref: 'carl', externalId: 'carl-1', username: 'carl', email: 'carl@a.test', firstName: 'Carl' }],
+});
 
 interface ApiComment { id: number; body: string; editedAt?: string | null; userId?: number | null }
 interface ApiThread { root: ApiComment; replies: ApiComment[]; resolvedAt?: string | null }

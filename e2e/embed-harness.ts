@@ -33,7 +33,16 @@ export const ADMIN_KEY = 'svc_e2e_admin_key_0001';
  * (`ops-e2e`, reached through in-embed navigation), a workbook path, and comments allowed; `allowedOrigins`
  * are the host origins that may frame it.
  */
-export function e2eAccount(allowedOrigins: string[], settings: Record<string, unknown> = {}): ImportAccount {
+export interface E2eAccountExtras {
+  settings?: Record<string, unknown>;
+  /** More published dashboards (no widgets), one workbook each: `publicId` -> title `Dashboard <publicId>`. */
+  dashboards?: readonly string[];
+  /** More embed users of tenant customer-a. */
+  viewers?: Array<{ ref: string; externalId: string; username: string; email?: string; firstName?: string }>;
+}
+
+export function e2eAccount(allowedOrigins: string[], extras: E2eAccountExtras = {}): ImportAccount {
+  const { settings = {}, dashboards = [], viewers = [] } = extras;
   return {
     ref: 'acme', name: 'Acme', tenantName: 'acme',
     settings: { allowEmbedComments: true, allowedEmbedOrigins: allowedOrigins, ...settings },
@@ -50,12 +59,17 @@ export function e2eAccount(allowedOrigins: string[], settings: Record<string, un
             ] } } },
         { ref: 'wb-ops', type: 'WORKBOOK', name: 'Ops', createdBy: 'alice',
           dashboard: { publicId: 'ops-e2e', status: 'published', allowEmbed: true, title: 'Operations', config: { widgets: [] } } },
+        ...dashboards.map((publicId) => ({
+          ref: `wb-${publicId}`, type: 'WORKBOOK', name: publicId, createdBy: 'alice',
+          dashboard: { publicId, status: 'published', allowEmbed: true, title: `Dashboard ${publicId}`, config: { widgets: [] } },
+        })),
       ],
     }],
     embedTenants: [{ name: 'customer-a', users: [
       { ref: 'ann', externalId: 'ann-1', username: 'ann', email: 'ann@a.test', firstName: 'Ann' },
       { ref: 'annika', externalId: 'annika-1', username: 'annika', email: 'annika@a.test' },
       { ref: 'bert', externalId: 'bert-1', username: 'bert', email: 'bert@a.test', firstName: 'Bert' },
+      ...viewers,
     ] }],
   } as ImportAccount;
 }

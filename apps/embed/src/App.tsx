@@ -203,7 +203,7 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
                 {panelOpen ? t('closeComments') : t('openComments')}
               </button>
               <div id="comment-panel" hidden={!panelOpen}>
-                <CommentPanel session={session} publicId={dashboard.publicId} viewerId={current.embedUserId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)} />
+                <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)} />
               </div>
             </aside>
           ) : undefined}

@@ -2,12 +2,11 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { fetchDashboard, fetchWorkbookDashboard } from './api.js';
 import type { Dashboard, DashboardWidget, ReportSnapshot } from './api.js';
 import type { Formatters } from './format.js';
-import type { MessageKey } from './i18n.js';
+import type { Translate } from './i18n.js';
 import type { Filter } from './preferences.js';
 import type { EmbedSession } from './session.js';
 import { ApiError } from './session.js';
 
-type Translate = (key: MessageKey, values?: Record<string, string | number>) => string;
 
 export interface DashboardTarget {
   publicId?: string;

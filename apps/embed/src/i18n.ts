@@ -140,8 +140,11 @@ export function languageOf(locale: string): string {
   return Object.hasOwn(catalogues, language) ? language : 'en';
 }
 
+/** The embed's `t()`: a message of the catalogue, with `{name}` placeholders filled (numbers in the locale's format). */
+export type Translate = (key: MessageKey, values?: Record<string, string | number>) => string;
+
 /** A translator for a locale: `t('updated', { time })`. */
-export function translator(locale: string): (key: MessageKey, values?: Record<string, string | number>) => string {
+export function translator(locale: string): Translate {
   const catalogue = catalogues[languageOf(locale)]!;
   const numbers = new Intl.NumberFormat(locale);
   return (key, values) => {

@@ -7,7 +7,7 @@ import { Composer } from './Composer.js';
 import { isGone, isSessionLapse, isWorthReporting, messageOf } from './failures.js';
 import { ThreadView } from './ThreadView.js';
 import type { ThreadActions } from './ThreadView.js';
-import type { Translate } from './translate.js';
+import type { Translate } from '../i18n.js';
 import { useMentionDirectory } from './useMentionDirectory.js';
 import { canLoadMore, useThreads } from './useThreads.js';
 
@@ -16,8 +16,6 @@ export interface CommentPanelProps {
   session: EmbedSession;
   /** The dashboard whose threads are shown (SPEC B: `dashboardId` is its publicId). */
   publicId: string;
-  /** The viewer's embed user id (for "you"), from GET /api/v1/embed/session. */
-  viewerId: number | null;
   t: Translate;
   format: Formatters;
   /** Bumped by svc:action:refresh: the panel reloads its first page. */

@@ -3,7 +3,7 @@ import type { Comment, MentionableUser } from '../api.js';
 import type { Formatters } from '../format.js';
 import { Composer } from './Composer.js';
 import { splitMentions } from './mentions.js';
-import type { Translate } from './translate.js';
+import type { Translate } from '../i18n.js';
 
 export interface CommentViewProps {
   comment: Comment;

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { MentionableUser } from '../api.js';
 import { bodyLength, canSendBody, COUNTER_FROM, MAX_BODY_CHARACTERS } from './bodyLimits.js';
 import { MentionInput } from './MentionInput.js';
-import type { Translate } from './translate.js';
+import type { Translate } from '../i18n.js';
 
 export interface ComposerProps {
   /** The text area's id (unique in the page); other ids derive from it. */

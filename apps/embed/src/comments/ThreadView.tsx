@@ -5,7 +5,7 @@ import { authorNameOf } from './authors.js';
 import type { MentionDirectory } from './authors.js';
 import { CommentView } from './CommentView.js';
 import { Composer } from './Composer.js';
-import type { Translate } from './translate.js';
+import type { Translate } from '../i18n.js';
 
 /** What a thread asks of the panel: drafts (kept by the panel) and the mutations (server, then the list). */
 export interface ThreadActions {
