@@ -134,7 +134,8 @@ export async function freshDatabase(dialect: 'sqlite' | 'postgres', adminUrl: st
 
 export type BenchDialect = 'sqlite' | 'postgres';
 
-async function postgresAnswers(adminUrl: string): Promise<boolean> {
+/** Whether a PostgreSQL server answers at this URL (3 s at most). */
+export async function postgresAnswers(adminUrl: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3000 });
   try {
     await client.connect();

@@ -7,6 +7,7 @@ const benchmarks: Record<string, () => Promise<{ main(args: string[]): Promise<v
   sdk: () => import('./sdk/sdk.bench.js'),
   comments: () => import('./comments/comments.bench.js'),
   embed: () => import('./embed/embed.bench.js'),
+  data: () => import('./data/data.bench.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

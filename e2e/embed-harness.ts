@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { FastifyInstance } from 'fastify';
+import type { BrowserContext, Page } from 'playwright-core';
 import { buildApp } from '../apps/server/src/app.js';
 import { importFile } from '../apps/server/src/accounts/accounts.import.js';
+import type { AiSettings } from '../apps/server/src/data/data.ai.js';
 import type { ImportAccount } from '../apps/server/src/accounts/accounts.import-schema.js';
 import { openDatabase } from '../apps/server/src/db/db.database.js';
 import type { Db } from '../apps/server/src/db/db.database.js';
@@ -39,10 +41,12 @@ export interface E2eAccountExtras {
   dashboards?: readonly string[];
   /** More embed users of tenant customer-a. */
   viewers?: Array<{ ref: string; externalId: string; username: string; email?: string; firstName?: string }>;
+  /** More items of the deployment (workspace items of the import format, with their dashboards). */
+  items?: readonly unknown[];
 }
 
 export function e2eAccount(allowedOrigins: string[], extras: E2eAccountExtras = {}): ImportAccount {
-  const { settings = {}, dashboards = [], viewers = [] } = extras;
+  const { settings = {}, dashboards = [], viewers = [], items = [] } = extras;
   return {
     ref: 'acme', name: 'Acme', tenantName: 'acme',
     settings: { allowEmbedComments: true, allowedEmbedOrigins: allowedOrigins, ...settings },
@@ -63,6 +67,7 @@ export function e2eAccount(allowedOrigins: string[], extras: E2eAccountExtras = 
           ref: `wb-${publicId}`, type: 'WORKBOOK', name: publicId, createdBy: 'alice',
           dashboard: { publicId, status: 'published', allowEmbed: true, title: `Dashboard ${publicId}`, config: { widgets: [] } },
         })),
+        ...items,
       ],
     }],
     embedTenants: [{ name: 'customer-a', users: [
@@ -74,12 +79,29 @@ export function e2eAccount(allowedOrigins: string[], extras: E2eAccountExtras = 
   } as ImportAccount;
 }
 
-export async function startSvc(options: { account: ImportAccount; lifetimes?: EmbedLifetimes }): Promise<RunningSvc> {
+/**
+ * The demo account's "Sales performance" workbook (every widget type, over the bundled warehouse) and the folder of
+ * its reports, as apps/server/demo/demo.json has them: e2e tests and the data benchmark embed the demo itself.
+ */
+export function demoDashboardItems(): Array<Record<string, unknown>> {
+  const demo = JSON.parse(readFileSync(new URL('../apps/server/demo/demo.json', import.meta.url), 'utf8')) as { accounts: Array<{ deployments: Array<{ items: Array<Record<string, unknown>> }> }> };
+  return demo.accounts[0]!.deployments[0]!.items.filter((item) => item.ref === 'wb-sales-performance' || item.ref === 'f-sales-reports');
+}
+
+/** A new page on a host page whose inline module script ends with `window.ready = true`, once it is ready. */
+export async function openHostPage(context: BrowserContext, url: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+  return page;
+}
+
+export async function startSvc(options: { account: ImportAccount; lifetimes?: EmbedLifetimes; ai?: Partial<AiSettings> }): Promise<RunningSvc> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const db = openDatabase(`sqlite:${join(dir, 'svc.db')}`);
   await migrateToLatest(db);
   const { refs } = await importFile(db.kysely, { accounts: [options.account] });
-  const app = await buildApp({ db, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), rateLimits: { generateSession: 100_000, exchange: 100_000, login: 100_000, windowMs: 60_000 } });
+  const app = await buildApp({ db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), rateLimits: { generateSession: 100_000, exchange: 100_000, login: 100_000, windowMs: 60_000 } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {

@@ -28,7 +28,7 @@ const SVC_TIMEOUT_MS = 10_000;
  * @property {string} svcUrl svc's base URL, e.g. `http://127.0.0.1:3000`: the SDK's `baseUrl` and the backend's API.
  * @property {string} apiKey An admin API key of the svc account; used by the backend only, never sent to the browser.
  * @property {number} deploymentId The deployment the sessions are scoped to.
- * @property {string} [publicId] The dashboard to embed (default `q1-review`).
+ * @property {string} [publicId] The dashboard to embed (default `sales-performance`).
  * @property {string} [externalId] The demo viewer's external id (default `ann-1`).
  */
 
@@ -44,7 +44,7 @@ const SVC_TIMEOUT_MS = 10_000;
  * @param {DemoHostOptions} options
  * @returns {Promise<DemoHost>}
  */
-export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiKey, deploymentId, publicId = 'q1-review', externalId = DEMO_VIEWER.externalId }) {
+export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiKey, deploymentId, publicId = 'sales-performance', externalId = DEMO_VIEWER.externalId }) {
   if (typeof svcUrl !== 'string' || !/^https?:\/\//.test(svcUrl)) throw new TypeError(`svcUrl must be an http(s) URL, got ${JSON.stringify(svcUrl)}`);
   if (typeof apiKey !== 'string' || apiKey === '') throw new TypeError('apiKey is required');
   if (!Number.isInteger(deploymentId)) throw new TypeError(`deploymentId must be an integer, got ${JSON.stringify(deploymentId)}`);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm start`: runs svc with its demo account (`svc serve --demo`, arguments passed through) and the demo host next
-// to it, on another origin: http://localhost:3001 embeds the demo dashboard q1-review from svc.
+// to it, on another origin: http://localhost:3001 embeds the demo dashboard sales-performance from svc.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,7 +11,7 @@ import { startDemoHost } from './server.js';
 const SVC_BIN = fileURLToPath(new URL('../server/bin/svc.js', import.meta.url));
 /** The demo account's admin key: public, it is in apps/server/demo/demo.json. */
 const DEMO_API_KEY = 'svc_demo_admin_key_0001';
-const PUBLIC_ID = 'q1-review';
+const PUBLIC_ID = 'sales-performance';
 const READY_TIMEOUT_MS = 60_000;
 
 const args = process.argv.slice(2);

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { ActionMessage, EmbedTheme } from '@svc/protocol';
 import type { CurrentSession, Dashboard } from './api.js';
+import { ChatPanel } from './chat/ChatPanel.js';
+import type { AiQueryEvent } from './chat/ChatPanel.js';
 import { CommentPanel } from './comments/CommentPanel.js';
 import { DashboardView } from './Dashboard.js';
 import { formattersFor } from './format.js';
@@ -21,6 +23,9 @@ export interface AppProps {
   /** Subscribes to the session's lapse (svc:event:session-expired): the view shows it until set-session. */
   onLapse(listener: () => void): void;
 }
+
+/** Routes that show a dashboard (whose `view` comes once the dashboard is read): an APP one on the app surface too. */
+const showsDashboard = (route: Route) => route.kind === 'dashboard' || route.kind === 'workbook' || (route.kind === 'app' && route.publicId !== undefined);
 
 const browserTimezone = () => new Intl.DateTimeFormat().resolvedOptions().timeZone;
 
@@ -89,7 +94,7 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
       embedTenant: current.embedTenant, deploymentId: current.deploymentId, mode: current.mode, surface: first.surface,
       ...(first.kind === 'dashboard' ? { publicId: first.publicId } : {}),
     });
-    if (first.kind !== 'dashboard' && first.kind !== 'workbook') channel.emit('svc:event:view', { surface: first.surface, path: first.path });
+    if (!showsDashboard(first)) channel.emit('svc:event:view', { surface: first.surface, path: first.path });
   }, [channel, current]);
 
   const navigateTo = useCallback((path: string) => {
@@ -100,7 +105,7 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     setRoute(next);
     channel.emit('svc:event:navigate', { path: next.path, previousPath: previous.path });
     if (next.kind === 'not-found') reportError(new Error(`nothing is shown at ${next.path}`), 'navigate');
-    if (next.kind !== 'dashboard' && next.kind !== 'workbook') channel.emit('svc:event:view', { surface: next.surface, path: next.path });
+    if (!showsDashboard(next)) channel.emit('svc:event:view', { surface: next.surface, path: next.path });
   }, [channel, reportError]);
 
   const applyAction = useCallback(async (action: ActionMessage): Promise<void> => {
@@ -171,17 +176,30 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     channel.emit('svc:event:error', { message: `an action was ignored: ${reason}`, name: 'InvalidActionError', context: 'action', fatal: false });
   }), [channel]);
 
+  // A filter control's choice: the same state as svc:action:set-filter (null clears).
+  const onSetFilter = useCallback((member: string, value: unknown) => {
+    const [view, dimension] = member.split('.') as [string, string];
+    setFilters((previous) => {
+      const others = previous.filter((f) => f.view !== view || f.dimension !== dimension);
+      return value === null || value === undefined ? others : [...others, { view, dimension, value }];
+    });
+  }, []);
+
+  const onAiQuery = useCallback((event: AiQueryEvent, surface?: 'app') => channel.emit('svc:event:ai-query', event, surface), [channel]);
+
   const onViewed = useCallback((dashboard: Dashboard) => {
     const title = dashboard.title ?? dashboard.config.title ?? undefined;
-    channel.emit('svc:event:view', { surface: 'dashboard', path: routeRef.current.path, publicId: dashboard.publicId, ...(title ? { title } : {}) });
+    channel.emit('svc:event:view', { surface: routeRef.current.surface, path: routeRef.current.path, publicId: dashboard.publicId, ...(title ? { title } : {}) });
   }, [channel]);
 
   const onLoaded = useCallback((dashboard: Dashboard, widgetCount: number, startedAt: number) => {
+    // SPEC: dashboard-loaded is an event of the dashboard surface (an APP dashboard on the app surface has none).
+    if (routeRef.current.surface !== 'dashboard') return;
     channel.emit('svc:event:dashboard-loaded', { publicId: dashboard.publicId, widgetCount, loadDurationMs: Math.round(performance.now() - startedAt) });
   }, [channel]);
 
   const showComments = current.allowEmbedComments && current.mode === 'signed' && current.embedTenant !== null && current.embedUserId !== null;
-  const target = route.kind === 'dashboard' ? { publicId: route.publicId } : route.kind === 'workbook' ? { deploymentId: route.deploymentId, workbookId: route.workbookId } : undefined;
+  const target = route.kind === 'dashboard' || (route.kind === 'app' && route.publicId !== undefined) ? { publicId: route.publicId! } : route.kind === 'workbook' ? { deploymentId: route.deploymentId, workbookId: route.workbookId } : undefined;
 
   return (
     <div className="embed" data-surface={route.surface} key={epoch}>
@@ -189,14 +207,30 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
         <DashboardView
           session={session}
           target={target}
+          path={route.path}
           refreshKey={refreshKey}
           filters={filters}
+          onSetFilter={onSetFilter}
           onRemoveFilter={(filter) => setFilters((previous) => previous.filter((f) => f !== filter))}
+          timezone={timezone}
+          allowExport={url.allowExport}
+          dark={scheme === 'dark'}
           t={t}
           format={format}
           onViewed={onViewed}
           onLoaded={onLoaded}
           onError={reportError}
+          onDownload={(event) => channel.emit('svc:event:download', event)}
+          onDrilldown={(drill, path) => {
+            channel.emit('svc:event:drilldown', { member: drill.member, value: drill.value, widgetId: drill.widgetId });
+            channel.emit('svc:event:navigate', { path, previousPath: route.path });
+            channel.emit('svc:event:view', { surface: 'dashboard', path, ...(route.kind === 'dashboard' ? { publicId: route.publicId } : {}), title: drill.title });
+          }}
+          onAiQuery={onAiQuery}
+          onDrillClosed={(path, from) => {
+            channel.emit('svc:event:navigate', { path, previousPath: from });
+            channel.emit('svc:event:view', { surface: 'dashboard', path, ...(route.kind === 'dashboard' ? { publicId: route.publicId } : {}) });
+          }}
           aside={showComments ? (dashboard) => (
             <aside className={`comments-aside${panelOpen ? ' open' : ''}`}>
               <button type="button" className="comments-toggle" aria-expanded={panelOpen} aria-controls="comment-panel" onClick={() => setPanelOpen((open) => !open)}>
@@ -209,7 +243,11 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
           ) : undefined}
         />
       ) : route.kind === 'chat' ? (
-        <main className="surface-message"><h1>{t('chatTitle')}</h1><p>{t('chatUnavailable')}</p></main>
+        <main className="surface-chat" aria-labelledby="chat-title">
+          <h1 id="chat-title">{t('chatTitle')}</h1>
+          <ChatPanel session={session} t={t} locale={format.locale} timezone={timezone} dark={scheme === 'dark'}
+            onAiQuery={onAiQuery} onError={(error) => reportError(error, 'ai-query')} />
+        </main>
       ) : route.kind === 'app' ? (
         <main className="surface-message"><h1>{t('appTitle')}</h1><p>{t('appUnavailable')}</p></main>
       ) : (

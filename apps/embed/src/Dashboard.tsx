@@ -1,12 +1,16 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'react';
-import { fetchDashboard, fetchWorkbookDashboard } from './api.js';
-import type { Dashboard, DashboardWidget, ReportSnapshot } from './api.js';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
+import type { Dashboard, DashboardWidget, ReportSnapshot, WidgetData, WidgetDataRequest } from './api.js';
+import { DashboardDataContext, formatCell } from './dashboard/data.js';
+import type { DashboardData, Drilldown, DownloadEvent } from './dashboard/data.js';
+import { AppView } from './dashboard/AppView.js';
+import { DashboardGrid } from './dashboard/Grid.js';
 import type { Formatters } from './format.js';
 import type { Translate } from './i18n.js';
 import type { Filter } from './preferences.js';
 import type { EmbedSession } from './session.js';
+import type { AiQueryEvent } from './chat/ChatPanel.js';
 import { ApiError } from './session.js';
-
 
 export interface DashboardTarget {
   publicId?: string;
@@ -17,29 +21,53 @@ export interface DashboardTarget {
 export interface DashboardViewProps {
   session: EmbedSession;
   target: DashboardTarget;
+  /** The in-embed path of the dashboard (drill-down views open below it). */
+  path: string;
   refreshKey: number;
   filters: Filter[];
+  /** A filter control's choice (null clears): the same state as set-filter. */
+  onSetFilter(member: string, value: unknown): void;
   onRemoveFilter(filter: Filter): void;
+  timezone: string;
+  allowExport: boolean;
+  dark: boolean;
   t: Translate;
   format: Formatters;
   /** The dashboard's metadata arrived (for svc:event:view). */
   onViewed(dashboard: Dashboard): void;
-  /** Every widget rendered (svc:event:dashboard-loaded); `startedAt` is when this load began (performance.now()). */
+  /** Every widget rendered its data (svc:event:dashboard-loaded); `startedAt` is when this load began (performance.now()). */
   onLoaded(dashboard: Dashboard, widgetCount: number, startedAt: number): void;
   onError(error: unknown, context: string, fatal: boolean): void;
+  onDownload(event: DownloadEvent): void;
+  /** A mark was drilled into (svc:event:drilldown), and the in-embed view of its rows opened at `path`. */
+  onDrilldown(drill: Drilldown, path: string): void;
+  /** A question to the dashboard agent (an AI widget): svc:event:ai-query. */
+  onAiQuery(event: AiQueryEvent, surface?: 'app'): void;
+  /** The drill-down view closed: back at the dashboard's path. */
+  onDrillClosed(path: string, from: string): void;
   /** Drawn beside the dashboard (the comment panel), once the dashboard is known. */
   aside?: (dashboard: Dashboard) => React.ReactNode;
 }
 
 type Load = { state: 'loading' } | { state: 'ready'; dashboard: Dashboard; at: number; startedAt: number; seq: number } | { state: 'failed'; message: string };
 
+/** The report snapshot a CHART shows: `config.reportId`, else `config.snapshotIndex`, else its place among the charts (as the server). */
+export function snapshotFor(dashboard: Dashboard, widget: DashboardWidget): ReportSnapshot | undefined {
+  if (widget.type !== 'CHART') return undefined;
+  const config = widget.config ?? {};
+  if (typeof config.reportId === 'number') return dashboard.reportSnapshots.find((s) => s.reportId === config.reportId);
+  if (typeof config.snapshotIndex === 'number') return dashboard.reportSnapshots[config.snapshotIndex];
+  return dashboard.reportSnapshots[(dashboard.config.widgets ?? []).filter((w) => w.type === 'CHART').indexOf(widget)];
+}
+
 /**
  * The dashboard surface: reads the dashboard (by publicId, or a workbook's), lays its widgets out on the grid of
- * DashboardLayout and reports `dashboard-loaded` once every widget has rendered. A refresh or a new target loads
- * again, and reports again.
+ * DashboardLayout, runs each widget's query with the viewer's filters, time zone and controls, and reports
+ * `dashboard-loaded` once every widget has drawn its data (or its empty or error state). A refresh or a new
+ * target loads again, and reports again.
  */
 export function DashboardView(props: DashboardViewProps) {
-  const { session, target, refreshKey, t, format } = props;
+  const { session, target, refreshKey, t } = props;
   const [load, setLoad] = useState<Load>({ state: 'loading' });
   const callbacks = useRef(props);
   callbacks.current = props;
@@ -77,41 +105,11 @@ export function DashboardView(props: DashboardViewProps) {
 
   if (load.state === 'loading') return <p className="status" role="status">{t('loading')}</p>;
   if (load.state === 'failed') return <p className="status error" role="alert">{t('dashboardError', { message: load.message })}</p>;
-  const { dashboard } = load;
-  const widgets = dashboard.config.widgets ?? [];
-  const title = dashboard.title ?? dashboard.config.title ?? dashboard.publicId;
-  const description = dashboard.description ?? dashboard.config.description;
+  // The aside (the comment panel) stays mounted across refreshes: its drafts outlive a reload of the widgets.
   return (
     <div className="dashboard-page">
-      <main className="dashboard" aria-labelledby="dashboard-title">
-        <header className="dashboard-header">
-          <h1 id="dashboard-title">{title}</h1>
-          {description ? <p className="description">{description}</p> : null}
-          <p className="meta">
-            <span data-testid="updated">{t('updated', { time: format.dateTime(load.at) })}</span>
-            {' · '}
-            <span data-testid="widget-count">{t('widgets', { count: widgets.length })}</span>
-          </p>
-          {props.filters.length > 0 ? (
-            <ul className="filters" aria-label={t('filters')}>
-              {props.filters.map((filter) => (
-                <li key={`${filter.view}.${filter.dimension}`} className="filter-chip" data-filter={`${filter.view}.${filter.dimension}`}>
-                  <span>{filter.view}.{filter.dimension}: {describeValue(filter.value, format)}</span>
-                  <button type="button" aria-label={t('removeFilter', { name: `${filter.view}.${filter.dimension}` })} onClick={() => props.onRemoveFilter(filter)}>×</button>
-                </li>
-              ))}
-            </ul>
-          ) : null}
-        </header>
-        <WidgetGrid
-          key={load.seq}
-          dashboard={dashboard}
-          widgets={widgets}
-          t={t}
-          onAllRendered={() => callbacks.current.onLoaded(dashboard, widgets.length, load.startedAt)}
-        />
-      </main>
-      {props.aside?.(dashboard)}
+      <LoadedDashboard key={load.seq} {...props} dashboard={load.dashboard} loadedAt={load.at} startedAt={load.startedAt} />
+      {props.aside?.(load.dashboard)}
     </div>
   );
 }
@@ -126,96 +124,189 @@ function describeValue(value: unknown, format: Formatters): string {
   return String(value);
 }
 
-interface WidgetGridProps {
+interface LoadedProps extends DashboardViewProps {
   dashboard: Dashboard;
-  widgets: DashboardWidget[];
-  t: Translate;
-  onAllRendered(): void;
+  loadedAt: number;
+  startedAt: number;
 }
 
-/** DashboardLayout on a CSS grid: `cols.lg` columns of `rowHeight` rows, each widget at its position. */
-function WidgetGrid({ dashboard, widgets, t, onAllRendered }: WidgetGridProps) {
-  const layout = dashboard.config.layout ?? {};
-  const cols = layout.cols?.lg ?? 12;
-  const rowHeight = layout.rowHeight ?? 60;
-  const [marginX, marginY] = layout.margin ?? [12, 12];
-  const [padX, padY] = layout.containerPadding ?? [0, 0];
-  const reported = useRef(false);
-  const rendered = useRef(new Set<string>());
-  const report = useRef(onAllRendered);
-  report.current = onAllRendered;
+function LoadedDashboard(props: LoadedProps) {
+  const { dashboard, t, format } = props;
+  const widgets = useMemo(() => dashboard.config.widgets ?? [], [dashboard]);
+  const title = dashboard.title ?? dashboard.config.title ?? dashboard.publicId;
+  const description = dashboard.description ?? dashboard.config.description;
+  const [granularity, setGranularity] = useState<string | undefined>(undefined);
+  const [fields, setFields] = useState<Record<string, string>>({});
+  const [drill, setDrill] = useState<Drilldown | undefined>(undefined);
+  const callbacks = useRef(props);
+  callbacks.current = props;
+  const exports = useRef(new Map<string, { title: string; data: WidgetData }>()).current;
+  const main = useRef<HTMLElement>(null);
 
+  // dashboard-loaded: once every widget settled (data drawn, empty, or failed), after the browser painted them. A
+  // frame the browser does not paint (offscreen, or hidden by the host) gets no animation frames: a timer stands in.
+  const settled = useRef(new Set<string>());
+  const reported = useRef(false);
   const pending = useRef<{ frame: number; timer: ReturnType<typeof setTimeout> } | undefined>(undefined);
-  const reportOnce = () => {
+  const reportOnce = useCallback(() => {
     if (reported.current) return;
     reported.current = true;
-    // After the browser has painted the widgets (the next animation frame), not merely committed them. A frame the
-    // browser does not paint (offscreen, or hidden by the host) gets no animation frames: a timer stands in.
     let isDone = false;
     const done = () => {
       if (isDone) return;
       isDone = true;
-      report.current();
+      callbacks.current.onLoaded(callbacks.current.dashboard, widgets.length, callbacks.current.startedAt);
     };
     pending.current = { frame: requestAnimationFrame(done), timer: setTimeout(done, 100) };
-  };
-  const markRendered = (id: string) => {
-    rendered.current.add(id);
-    if (rendered.current.size >= widgets.length) reportOnce();
-  };
-  useLayoutEffect(() => {
-    if (widgets.length === 0) reportOnce();
-  });
-  // Never report for a grid already gone.
-  useEffect(() => () => {
-    if (pending.current === undefined) return;
-    cancelAnimationFrame(pending.current.frame);
-    clearTimeout(pending.current.timer);
-  }, []);
+  }, [widgets.length]);
+  const onSettled = useCallback((id: string) => {
+    settled.current.add(id);
+    if (settled.current.size >= widgets.length) reportOnce();
+  }, [reportOnce, widgets.length]);
+  useEffect(() => {
+    // An APP dashboard is loaded when its code is in its frame (AppView's onMounted).
+    if (widgets.length === 0 && dashboard.config.kind !== 'APP') reportOnce();
+    return () => {
+      if (pending.current === undefined) return;
+      cancelAnimationFrame(pending.current.frame);
+      clearTimeout(pending.current.timer);
+    };
+  }, [widgets.length, reportOnce, dashboard.config.kind]);
 
-  const snapshotFor = (widget: DashboardWidget): ReportSnapshot | undefined => {
-    const index = typeof widget.config?.snapshotIndex === 'number' ? widget.config.snapshotIndex : widgets.filter((w) => w.type === 'CHART').indexOf(widget);
-    return index >= 0 ? dashboard.reportSnapshots[index] : undefined;
+  const request = useMemo<WidgetDataRequest>(() => ({
+    filters: Object.fromEntries(props.filters.map((f) => [`${f.view}.${f.dimension}`, f.value])),
+    timezone: props.timezone,
+    ...(granularity !== undefined ? { granularity } : {}),
+    ...(Object.keys(fields).length > 0 ? { fields } : {}),
+  }), [props.filters, props.timezone, granularity, fields]);
+
+  const drillPath = (widgetId: string) => `${props.path.replace(/\/$/, '')}/drilldown/${encodeURIComponent(widgetId)}`;
+  const data: DashboardData = {
+    session: props.session, publicId: dashboard.publicId, request, refreshKey: props.refreshKey, t, format,
+    allowExport: props.allowExport, dark: props.dark, exports, onSettled,
+    onError: (error, context) => callbacks.current.onError(error, context, false),
+    onFilter: (member, value) => callbacks.current.onSetFilter(member, value),
+    onGranularity: setGranularity,
+    onField: (member, replacement) => setFields((previous) => {
+      const next = { ...previous };
+      if (replacement === undefined) delete next[member];
+      else next[member] = replacement;
+      return next;
+    }),
+    onDrilldown: (event) => {
+      setDrill(event);
+      callbacks.current.onDrilldown(event, drillPath(event.widgetId));
+    },
+    onDownload: (event) => callbacks.current.onDownload(event),
+    onAiQuery: (event) => callbacks.current.onAiQuery(event),
+    timezone: props.timezone,
+  };
+
+  const exportDashboard = (formatName: 'xlsx' | 'png' | 'pdf') => {
+    import('./dashboard/exports.js').then(async (files) => {
+      if (formatName === 'xlsx') {
+        const rowCount = await files.downloadXlsx([...exports.values()], title);
+        return props.onDownload({ format: 'xlsx', target: 'dashboard', title, rowCount });
+      }
+      await (formatName === 'png' ? files.downloadPng : files.downloadPdf)(main.current!, title);
+      return props.onDownload({ format: formatName, target: 'dashboard', title });
+    }).catch((error: unknown) => props.onError(error, 'download', false));
   };
 
   return (
-    <div
-      className="widget-grid"
-      style={{
-        gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))`,
-        gridAutoRows: `${rowHeight}px`,
-        gap: `${marginY ?? 12}px ${marginX ?? 12}px`,
-        padding: `${padY ?? 0}px ${padX ?? 0}px`,
-      }}
-    >
-      {widgets.map((widget) => (
-        <Widget key={widget.id} widget={widget} snapshot={snapshotFor(widget)} t={t} onRendered={markRendered} />
-      ))}
-    </div>
+    <DashboardDataContext.Provider value={data}>
+      <>
+        <main className="dashboard" aria-labelledby="dashboard-title" ref={main}>
+          <header className="dashboard-header">
+            <h1 id="dashboard-title">{title}</h1>
+            {description ? <p className="description">{description}</p> : null}
+            <p className="meta">
+              <span data-testid="updated">{t('updated', { time: format.dateTime(props.loadedAt) })}</span>
+              {' · '}
+              <span data-testid="widget-count">{t('widgets', { count: widgets.length })}</span>
+              {' · '}
+              <span data-testid="timezone">{props.timezone}</span>
+            </p>
+            {props.allowExport ? (
+              <div className="export-menu dashboard-exports" role="group" aria-label={t('exportDashboard')} data-export-skip="true">
+                {(['xlsx', 'png', 'pdf'] as const).map((f) => (
+                  <button key={f} type="button" className="export" data-format={f} onClick={() => exportDashboard(f)}>{f.toUpperCase()}</button>
+                ))}
+              </div>
+            ) : null}
+            {props.filters.length > 0 ? (
+              <ul className="filters" aria-label={t('filters')}>
+                {props.filters.map((filter) => (
+                  <li key={`${filter.view}.${filter.dimension}`} className="filter-chip" data-filter={`${filter.view}.${filter.dimension}`}>
+                    <span>{filter.view}.{filter.dimension}: {describeValue(filter.value, format)}</span>
+                    <button type="button" aria-label={t('removeFilter', { name: `${filter.view}.${filter.dimension}` })} onClick={() => props.onRemoveFilter(filter)}>×</button>
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+          </header>
+          {dashboard.config.kind === 'APP' ? (
+            <AppView dashboard={dashboard} session={props.session} timezone={props.timezone}
+              onMounted={() => reportOnce()}
+              onAiQuery={(event) => callbacks.current.onAiQuery(event, 'app')}
+              onError={(error, context) => callbacks.current.onError(error, context, false)} />
+          ) : (
+            <DashboardGrid dashboard={dashboard} snapshotOf={(widget) => snapshotFor(dashboard, widget)} />
+          )}
+        </main>
+        {drill !== undefined ? (
+          <DrillView drill={drill} publicId={dashboard.publicId} session={props.session} request={request} t={t} format={format}
+            onClose={() => {
+              setDrill(undefined);
+              props.onDrillClosed(props.path, drillPath(drill.widgetId));
+            }}
+            onError={(error) => props.onError(error, 'drilldown', false)} />
+        ) : null}
+      </>
+    </DashboardDataContext.Provider>
   );
 }
 
-interface WidgetProps {
-  widget: DashboardWidget;
-  snapshot: ReportSnapshot | undefined;
-  t: Translate;
-  onRendered(id: string): void;
-}
-
-function Widget({ widget, snapshot, t, onRendered }: WidgetProps) {
-  useEffect(() => onRendered(widget.id), [widget.id, onRendered]);
-  const { x, y, w, h } = widget.position;
-  const style = { gridColumn: `${x + 1} / span ${w}`, gridRow: `${y + 1} / span ${h}` };
-  const title = typeof widget.config?.title === 'string' ? widget.config.title : snapshot?.title ?? snapshot?.name ?? undefined;
-  if (widget.type === 'SPACER') return <div className="widget spacer" style={style} data-widget-id={widget.id} aria-hidden="true" />;
-  if (widget.type === 'DIVIDER') return <hr className="widget divider" style={style} data-widget-id={widget.id} />;
-  const text = typeof widget.config?.text === 'string' ? widget.config.text : typeof widget.config?.markdown === 'string' ? widget.config.markdown : undefined;
+/** The rows under a drilled mark, in a dialog over the dashboard. */
+function DrillView({ drill, publicId, session, request, t, format, onClose, onError }: {
+  drill: Drilldown; publicId: string; session: EmbedSession; request: WidgetDataRequest; t: Translate; format: Formatters; onClose(): void; onError(error: unknown): void;
+}) {
+  const [data, setData] = useState<WidgetData | 'loading' | 'failed'>('loading');
+  const close = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    const controller = new AbortController();
+    fetchWidgetData(session, publicId, drill.widgetId, { ...request, drilldown: { member: drill.member, point: drill.point } }, controller.signal)
+      .then((result) => setData(result), (error: unknown) => {
+        if (controller.signal.aborted) return;
+        setData('failed');
+        onError(error);
+      });
+    close.current?.focus();
+    return () => controller.abort();
+    // One drill, one query.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [drill]);
   return (
-    <section className={`widget widget-${widget.type.toLowerCase()}`} style={style} data-widget-id={widget.id} aria-label={title ?? widget.type}>
-      {title ? <h2 className="widget-title">{title}</h2> : null}
-      {widget.type === 'TEXT' && text !== undefined ? <p className="widget-text">{text}</p> : (
-        <p className="widget-empty">{snapshot?.kind ? `${snapshot.kind} · ` : ''}{t('widgetNoData')}</p>
-      )}
-    </section>
+    <div className="drill-view" role="dialog" aria-modal="true" aria-labelledby="drill-title" onKeyDown={(event) => event.key === 'Escape' && onClose()}>
+      <div className="drill-panel">
+        <header>
+          <h2 id="drill-title">{t('drillTitle', { title: drill.title, member: drill.member })}</h2>
+          <button type="button" ref={close} onClick={onClose}>{t('back')}</button>
+        </header>
+        {data === 'loading' ? <p role="status">{t('loading')}</p> : data === 'failed' ? <p role="alert">{t('widgetError')}</p> : (
+          <div className="drill-table-wrap">
+            <table className="drill-table">
+              <thead><tr>{data.columns.map((c) => <th key={c.name} scope="col">{c.title}</th>)}</tr></thead>
+              <tbody>
+                {data.rows.map((row, i) => (
+                  <tr key={i}>{data.columns.map((c, j) => <td key={c.name} className={c.type === 'number' ? 'numeric' : undefined}>{formatCell(c, row[j], format.locale)}</td>)}</tr>
+                ))}
+              </tbody>
+            </table>
+            <p className="meta" data-testid="drill-count">{t('drillRows', { count: data.rows.length })}</p>
+          </div>
+        )}
+      </div>
+    </div>
   );
 }

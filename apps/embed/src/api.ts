@@ -24,12 +24,50 @@ export interface DashboardWidget {
   responsiveLayouts?: Record<string, WidgetPosition | null> | null;
 }
 
+export interface ColumnFormat {
+  type: 'currency' | 'percent' | 'number';
+  decimalPlaces?: number | null;
+}
+
 export interface ReportSnapshot {
   id: number;
   reportId: number;
   name?: string | null;
   title?: string | null;
-  kind?: string | null;
+  description?: string | null;
+  kind?: 'vega' | 'table' | 'kpi' | 'html' | 'map' | 'sankey' | null;
+  meta?: Record<string, unknown> | null;
+  spec?: string | Record<string, unknown> | null;
+  sqlQuery?: string | null;
+  preferences?: { columnFormats?: Record<string, ColumnFormat> } | null;
+}
+
+/** A column of a widget's result (apps/server data.routes.ts ResultColumn). */
+export interface ResultColumn {
+  name: string;
+  member: string;
+  title: string;
+  type: 'string' | 'number' | 'time' | 'boolean';
+  kind: 'dimension' | 'measure';
+  granularity?: string;
+  measureType?: string;
+  format?: ColumnFormat;
+}
+
+export interface WidgetData {
+  columns: ResultColumn[];
+  rows: unknown[][];
+  truncated: boolean;
+  timezone: string;
+  ignoredFilters: string[];
+}
+
+export interface WidgetDataRequest {
+  filters?: Record<string, unknown>;
+  timezone?: string;
+  granularity?: string;
+  fields?: Record<string, string>;
+  drilldown?: { member: string; point?: Record<string, unknown> };
 }
 
 export interface Dashboard {
@@ -41,9 +79,16 @@ export interface Dashboard {
   description?: string | null;
   config: {
     kind?: string | null;
+    app?: { entry?: string | null; files?: Record<string, string> | null; html?: string | null } | null;
     title?: string | null;
     description?: string | null;
-    layout?: { rowHeight?: number | null; cols?: Record<string, number | null> | null; margin?: number[] | null; containerPadding?: number[] | null } | null;
+    layout?: {
+      rowHeight?: number | null;
+      cols?: Record<string, number | null> | null;
+      breakpoints?: Record<string, number | null> | null;
+      margin?: number[] | null;
+      containerPadding?: number[] | null;
+    } | null;
     widgets?: DashboardWidget[] | null;
   };
   reportSnapshots: ReportSnapshot[];
@@ -99,6 +144,25 @@ export function fetchDashboard(session: EmbedSession, publicId: string, signal?:
 
 export function fetchWorkbookDashboard(session: EmbedSession, deploymentId: number, workbookId: number, signal?: AbortSignal): Promise<Dashboard> {
   return session.request(`/api/v1/embed/deployments/${deploymentId}/workbooks/${workbookId}/dashboard`, { signal });
+}
+
+export function fetchWidgetData(session: EmbedSession, publicId: string, widgetId: string, body: WidgetDataRequest, signal?: AbortSignal): Promise<WidgetData> {
+  return session.request(`/api/v1/embed/dashboard/${enc(publicId)}/widgets/${enc(widgetId)}/data`, { method: 'POST', body, signal });
+}
+
+export function runAppQuery(session: EmbedSession, publicId: string, query: unknown, timezone: string): Promise<WidgetData> {
+  return session.request(`/api/v1/embed/dashboard/${enc(publicId)}/query`, { method: 'POST', body: { query, timezone } });
+}
+
+export interface AiAnswer extends WidgetData {
+  chatId: string;
+  question: string;
+  answer: string | null;
+  query: Record<string, unknown>;
+}
+
+export function askQuestion(session: EmbedSession, body: { question: string; chatId: string; publicId?: string; timezone?: string }, signal?: AbortSignal): Promise<AiAnswer> {
+  return session.request('/api/v1/embed/ai/query', { method: 'POST', body, signal });
 }
 
 const commentsPath = (publicId: string) => `/api/v1/embed/dashboard/${enc(publicId)}/comments`;

@@ -19,7 +19,7 @@ export interface HostChannel {
    * Posts an event; events before `ready` wait for it, so that `ready` is always the first (SPEC), except a fatal
    * error, which is sent at once: after it, no `ready` comes.
    */
-  emit<T extends EventType>(type: T, payload: EventPayloads[T]): void;
+  emit<T extends EventType>(type: T, payload: EventPayloads[T], surface?: Surface): void;
   /** The surface stamped on events from now on. */
   setSurface(surface: Surface): void;
   onAction(handler: (action: ActionMessage) => void): () => void;
@@ -70,8 +70,11 @@ export function createHostChannel(win: Window, allowedOrigins: readonly string[]
   return {
     hostOrigin: origin,
     isConnected: candidates.length > 0,
-    emit(type, payload) {
-      const send = () => post(createEvent(type, payload, surface));
+    emit(type, payload, stamped) {
+      // An event of an embedded app's own doing (SPEC: ai-query "reports surface app when run inside the embedded
+      // app") carries its surface, whatever the page's current one.
+      const on = stamped ?? surface;
+      const send = () => post(createEvent(type, payload, on));
       if (type === 'svc:event:ready') {
         if (isReady) return;
         isReady = true;

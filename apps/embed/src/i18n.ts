@@ -61,6 +61,25 @@ const en = {
   appTitle: 'App',
   appUnavailable: 'This app view has nothing to show here yet.',
   widgetNoData: 'No data source is connected to this widget yet.',
+  widgetError: 'This widget could not load its data.',
+  widgetEmpty: 'No data for these filters.',
+  truncated: 'Showing the first {count} rows.',
+  allValues: 'All',
+  from: 'from',
+  to: 'to',
+  timeGrain: 'Time grain',
+  asDesigned: 'As designed',
+  field: 'Measure',
+  askTitle: 'Ask a question',
+  exportWidget: 'Export {title}',
+  exportAs: 'Export {title} as {format}',
+  exportDashboard: 'Export the dashboard',
+  drillTitle: '{title}: rows behind {member}',
+  drillRows: '{count} rows',
+  back: 'Back to the dashboard',
+  ask: 'Ask',
+  askPlaceholder: 'Ask about your data, e.g. revenue by category',
+  thinking: 'Thinking…',
 };
 
 export type Messages = typeof en;
@@ -69,6 +88,8 @@ export type MessageKey = keyof Messages;
 const catalogues: Record<string, Partial<Messages>> = {
   en,
   de: {
+    widgetError: 'Dieses Element konnte seine Daten nicht laden.', widgetEmpty: 'Keine Daten für diese Filter.', allValues: 'Alle', back: 'Zurück zum Dashboard',
+    drillRows: '{count} Zeilen', timeGrain: 'Zeitraster', field: 'Kennzahl',
     loading: 'Wird geladen…', updated: 'Aktualisiert {time}', widgets: '{count} Elemente', filters: 'Filter', removeFilter: 'Filter {name} entfernen',
     notFound: 'Unter {path} gibt es nichts anzuzeigen.', dashboardError: 'Dieses Dashboard konnte nicht geladen werden: {message}',
     sessionExpired: 'Ihre Sitzung ist abgelaufen.', sessionExpiredHint: 'Sie wird fortgesetzt, sobald die umgebende Seite sie erneuert.',

@@ -20,7 +20,7 @@ export type Route =
   | { surface: 'dashboard'; kind: 'dashboard'; path: string; publicId: string }
   | { surface: 'dashboard'; kind: 'workbook'; path: string; deploymentId: number; workbookId: number }
   | { surface: 'chat'; kind: 'chat'; path: string }
-  | { surface: 'app'; kind: 'app'; path: string }
+  | { surface: 'app'; kind: 'app'; path: string; publicId?: string }
   | { surface: Surface; kind: 'not-found'; path: string };
 
 /**
@@ -42,7 +42,7 @@ export function parseRoute(rawPath: string, current: Surface = 'dashboard'): Rou
     return { surface: 'dashboard', kind: 'workbook', path, deploymentId: Number(rest[0]), workbookId: Number(rest[3]) };
   }
   if (head === 'chat' && rest.length === 0) return { surface: 'chat', kind: 'chat', path };
-  if (head === 'app') return { surface: 'app', kind: 'app', path };
+  if (head === 'app') return rest[0] ? { surface: 'app', kind: 'app', path, publicId: rest[0] } : { surface: 'app', kind: 'app', path };
   return { surface: current, kind: 'not-found', path };
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -17,6 +18,11 @@ import { rateLimitsFromEnv, registerRateLimiting } from './http/http.rate-limit.
 import type { RateLimits } from './http/http.rate-limit.js';
 import { commentRoutes } from './comments/comments.routes.js';
 import { dashboardRoutes } from './dashboards/dashboards.routes.js';
+import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
+import { aiSettingsFromEnv } from './data/data.ai.js';
+import type { AiSettings } from './data/data.ai.js';
+import { dataRoutes } from './data/data.routes.js';
+import { WarehouseRegistry } from './data/data.warehouse.js';
 import { embedRoutes } from './embed/embed.routes.js';
 import { embedLifetimesFromEnv } from './sessions/sessions.config.js';
 import type { EmbedLifetimes } from './sessions/sessions.config.js';
@@ -45,6 +51,36 @@ export interface AppConfig {
   jwtSecret?: string;
   /** The built embed runtime (default apps/embed/dist); tests point it elsewhere to check a missing build. */
   embedDistDir?: string;
+  /** The data path of dashboards (default from SVC_DATA_ROW_CAP, SVC_DATA_TIMEOUT_MS, SVC_DEMO_WAREHOUSE). */
+  data?: Partial<DataSettings>;
+  /** The OpenAI-compatible endpoint of the AI surfaces (default from SVC_AI_BASE_URL, SVC_AI_MODEL, SVC_AI_API_KEY). */
+  ai?: Partial<AiSettings>;
+}
+
+export interface DataSettings {
+  /** Most rows a widget's result carries (default 10,000). */
+  rowCap: number;
+  /** Longest a data source statement may run, in ms (default 30,000). */
+  timeoutMs: number;
+  /** The bundled demo warehouse's SQLite file, written at first use (default ./data/demo-warehouse.db). */
+  demoWarehousePath: string;
+}
+
+function positiveFromEnv(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return value;
+}
+
+/** The data path's settings from the environment. */
+export function dataSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): DataSettings {
+  return {
+    rowCap: positiveFromEnv('SVC_DATA_ROW_CAP', 10_000, env),
+    timeoutMs: positiveFromEnv('SVC_DATA_TIMEOUT_MS', 30_000, env),
+    demoWarehousePath: resolve(env.SVC_DEMO_WAREHOUSE ?? 'data/demo-warehouse.db'),
+  };
 }
 
 /** The listing cache size from `SVC_LISTING_CACHE_MB` (0 turns it off), else 32 MiB. */
@@ -99,6 +135,10 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.register(commentRoutes(ctx, pages));
   await app.register(workspaceRoutes(ctx, pages));
   await app.register(embedRoutes(ctx, config.embedDistDir));
+  const data = { ...dataSettingsFromEnv(), ...config.data };
+  const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
+  app.addHook('onClose', () => warehouses.close());
+  await app.register(dataRoutes({ ...ctx, warehouses, rowCap: data.rowCap, timeoutMs: data.timeoutMs }, { ...aiSettingsFromEnv(), ...config.ai }));
   await app.ready();
   return app;
 }

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { importFile, ImportError } from './accounts/accounts.import.js';
 import { digestSecret, generateApiKey } from './accounts/accounts.keys.js';
 import { insertApiKeyForEmail } from './accounts/accounts.store.js';
-import { buildApp } from './app.js';
+import { buildApp, dataSettingsFromEnv } from './app.js';
+import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
 import { DEFAULT_DATABASE_URL, describeDatabaseUrl, openDatabase } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
 import { migrateToLatest } from './db/db.migrations.js';
@@ -48,7 +49,11 @@ async function serve(args: string[]): Promise<number> {
   const url = databaseUrl(values.db);
   const db = openDatabase(url);
   await migrateToLatest(db);
-  if (values.demo) await loadDemoIfEmpty(db);
+  if (values.demo) {
+    await loadDemoIfEmpty(db);
+    // The demo dashboards read the bundled warehouse: written now (once), not on the first viewer's request.
+    ensureDemoWarehouseSqlite(dataSettingsFromEnv().demoWarehousePath);
+  }
 
   const app = await buildApp({ db, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
   const shutdown = async (signal: string) => {

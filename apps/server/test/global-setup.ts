@@ -1,16 +1,26 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/db.database.js';
 import { migrateToLatest } from '../src/db/db.migrations.js';
+import { loadDemoWarehousePostgres, writeDemoWarehouseSqlite } from '../src/data/data.demo-warehouse.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     postgresUrl: string | null;
+    /** The demo warehouse as a SQLite file, written once per run (also in SVC_DEMO_WAREHOUSE for every svc the tests start). */
+    demoWarehousePath: string;
   }
 }
 
 let created: { adminUrl: string; name: string } | undefined;
+let warehouseDir: string | undefined;
+
+/** The PostgreSQL schema of the test database that holds the demo warehouse. */
+export const WAREHOUSE_SCHEMA = 'demo_wh';
 
 function databaseUrl(base: string, name: string): string {
   const url = new URL(base);
@@ -24,6 +34,11 @@ function databaseUrl(base: string, name: string): string {
  * PostgreSQL half of every database suite is skipped, and this says so plainly.
  */
 export async function setup(project: TestProject): Promise<void> {
+  warehouseDir = mkdtempSync(join(tmpdir(), 'svc-warehouse-'));
+  const demoWarehousePath = join(warehouseDir, 'demo-warehouse.db');
+  writeDemoWarehouseSqlite(demoWarehousePath);
+  process.env.SVC_DEMO_WAREHOUSE = demoWarehousePath;
+  project.provide('demoWarehousePath', demoWarehousePath);
   const adminUrl = process.env.SVC_TEST_POSTGRES_URL;
   if (!adminUrl) {
     project.provide('postgresUrl', null);
@@ -48,11 +63,16 @@ export async function setup(project: TestProject): Promise<void> {
   const db = openDatabase(url);
   await migrateToLatest(db);
   await db.close();
+  const warehouse = new pg.Client({ connectionString: url });
+  await warehouse.connect();
+  await loadDemoWarehousePostgres(warehouse, WAREHOUSE_SCHEMA);
+  await warehouse.end();
   project.provide('postgresUrl', url);
   console.info(`PostgreSQL suites run on database ${name}`);
 }
 
 export async function teardown(): Promise<void> {
+  if (warehouseDir !== undefined) rmSync(warehouseDir, { recursive: true, force: true });
   if (!created) return;
   const client = new pg.Client({ connectionString: created.adminUrl });
   await client.connect();

@@ -1,3 +1,5 @@
+import type { DataSourceConfig, SemanticView } from '../data/data.model.js';
+
 /**
  * JSON Schema of the import file (DESIGN.md "The import file"). Plain JSON Schema rather than TypeBox because
  * the item tree is recursive. Unknown keys are rejected so that a typo names its path instead of being ignored.
@@ -10,6 +12,60 @@ export const TENANT_NAME_PATTERN = '^[a-z][a-z0-9-]{0,34}[a-z0-9]$';
 
 /** Integers that land in 32-bit columns. */
 const int32 = { type: 'integer', minimum: 1, maximum: 2147483647 } as const;
+
+const identifier = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$' } as const;
+const memberName = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}\\.[A-Za-z_][A-Za-z0-9_]{0,62}$' } as const;
+const memberSource = { column: identifier, sql: { type: 'string', minLength: 1, maxLength: 10000 }, title: { type: 'string', maxLength: 200 } } as const;
+
+/** A deployment's data source (issue 7): the bundled demo warehouse, a SQLite file, or a PostgreSQL URL. */
+const dataSource = {
+  oneOf: [
+    { type: 'object', additionalProperties: false, required: ['type'], properties: { type: { const: 'demo' } } },
+    { type: 'object', additionalProperties: false, required: ['type', 'path'], properties: { type: { const: 'sqlite' }, path: { type: 'string', minLength: 1, maxLength: 4096 } } },
+    {
+      type: 'object', additionalProperties: false, required: ['type', 'url'],
+      properties: { type: { const: 'postgres' }, url: { type: 'string', pattern: '^postgres(ql)?://', maxLength: 4096 }, schema: identifier },
+    },
+  ],
+} as const;
+
+/** Semantic views: the dimensions and measures a deployment's queries may use. */
+const semanticView = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'dimensions', 'measures'],
+  properties: {
+    name: identifier,
+    title: { type: 'string', maxLength: 200 },
+    table: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?$' },
+    sql: { type: 'string', minLength: 1, maxLength: 100000 },
+    joins: {
+      type: 'array',
+      items: { type: 'object', additionalProperties: false, required: ['view', 'foreignKey'], properties: { view: identifier, foreignKey: identifier, primaryKey: identifier } },
+    },
+    dimensions: {
+      type: 'array', maxItems: 500,
+      items: {
+        type: 'object', additionalProperties: false, required: ['name', 'type'],
+        properties: { name: identifier, type: { enum: ['string', 'number', 'time', 'boolean'] }, primaryKey: { type: 'boolean' }, ...memberSource },
+      },
+    },
+    measures: {
+      type: 'array', maxItems: 500,
+      items: {
+        type: 'object', additionalProperties: false, required: ['name', 'type'],
+        properties: {
+          name: identifier, type: { enum: ['count', 'sum', 'avg', 'min', 'max', 'count_distinct'] }, ...memberSource,
+          format: {
+            type: 'object', additionalProperties: false, required: ['type'],
+            properties: { type: { enum: ['currency', 'percent', 'number'] }, decimalPlaces: { type: ['integer', 'null'], minimum: 0, maximum: 10 } },
+          },
+        },
+      },
+    },
+    drillMembers: { type: 'array', items: memberName },
+  },
+} as const;
 
 const reportSnapshot = {
   type: 'object',
@@ -162,6 +218,8 @@ export const importFileSchema = {
               properties: {
                 ref,
                 name: { type: 'string', minLength: 1, maxLength: 200 },
+                dataSource,
+                semanticViews: { type: 'array', maxItems: 200, items: semanticView },
                 items: { type: 'array', items: { $ref: '#/definitions/item' } },
                 views: {
                   type: 'array',
@@ -277,6 +335,8 @@ export interface ImportAccount {
   deployments?: Array<{
     ref?: string;
     name: string;
+    dataSource?: DataSourceConfig;
+    semanticViews?: SemanticView[];
     items?: ImportItem[];
     views?: Array<{ user: string; item: string; at: string }>;
     favorites?: Array<{ user: string; item: string }>;

@@ -1,3 +1,4 @@
+import { semanticViewsProblem } from '../data/data.model.js';
 import { Ajv } from 'ajv';
 import type { ErrorObject } from 'ajv';
 import type { Kysely, Transaction } from 'kysely';
@@ -119,6 +120,10 @@ function checkFile(file: ImportFile, now: string): Map<ImportItem, PlannedItem> 
     (account.deployments ?? []).forEach((deployment, d) => {
       const dp = `${ap}.deployments[${d}]`;
       claimRef(deployment.ref, dp);
+      if (deployment.semanticViews !== undefined) {
+        const problem = semanticViewsProblem(deployment.semanticViews);
+        if (problem !== undefined) throw new ImportError(`${dp}.semanticViews${problem.path}`, problem.message);
+      }
       const itemTypes = new Map<string, ImportItem['type']>();
       const dashboards: Array<{ dashboard: ImportDashboard; path: string }> = [];
 
@@ -264,7 +269,11 @@ async function writeAccount(trx: Transaction<Database>, account: ImportAccount, 
 
   for (const deployment of account.deployments ?? []) {
     const deploymentId = (
-      await trx.insertInto('deployments').values({ account_id: accountId, name: deployment.name, created_at: now }).returning('id').executeTakeFirstOrThrow()
+      await trx.insertInto('deployments').values({
+        account_id: accountId, name: deployment.name, created_at: now,
+        data_source: deployment.dataSource === undefined ? null : JSON.stringify(deployment.dataSource),
+        semantic_views: deployment.semanticViews === undefined ? null : JSON.stringify(deployment.semanticViews),
+      }).returning('id').executeTakeFirstOrThrow()
     ).id;
     if (deployment.ref !== undefined) refs[deployment.ref] = deploymentId;
 

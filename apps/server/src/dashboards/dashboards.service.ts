@@ -29,9 +29,13 @@ export async function requireReadableDashboard(ctx: ServiceContext, reader: Dash
   return dashboard;
 }
 
+/** The reader a principal is: its account, and the deployment an embed session is confined to. */
+export function readerOf(principal: PlatformUserPrincipal | EmbedPrincipal): DashboardReader {
+  return { accountId: principal.accountId, deploymentId: principal.kind === 'embed' ? principal.deploymentId : null };
+}
+
 export async function readDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string): Promise<Dashboard> {
-  const reader = { accountId: principal.accountId, deploymentId: principal.kind === 'embed' ? principal.deploymentId : null };
-  const dashboard = await requireReadableDashboard(ctx, reader, publicId);
+  const dashboard = await requireReadableDashboard(ctx, readerOf(principal), publicId);
   return presentDashboard(dashboard, await selectReportSnapshots(ctx.db, principal.accountId, [dashboard.id]));
 }
 

@@ -447,6 +447,16 @@ function comments(dialect: Dialect): Migration {
   };
 }
 
+/** Issue 7: each deployment's data source and semantic views (JSON; null: the bundled demo warehouse and its views). */
+function dataSources(): Migration {
+  return {
+    async up(db: AnyDb) {
+      await db.schema.alterTable('deployments').addColumn('data_source', 'text').execute();
+      await db.schema.alterTable('deployments').addColumn('semantic_views', 'text').execute();
+    },
+  };
+}
+
 function migrationProvider(dialect: Dialect): MigrationProvider {
   return {
     getMigrations: async () => ({
@@ -454,6 +464,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0002_credential_notifications': credentialNotifications(dialect),
       '0003_embed_sessions': embedSessions(dialect),
       '0004_comments': comments(dialect),
+      '0005_data_sources': dataSources(),
     }),
   };
 }

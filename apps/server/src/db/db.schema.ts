@@ -57,6 +57,10 @@ export interface DeploymentsTable {
   account_id: number;
   name: string;
   created_at: string;
+  /** DataSourceConfig as JSON; null: the bundled demo warehouse. */
+  data_source: string | null;
+  /** SemanticView[] as JSON; null: the demo warehouse's views. */
+  semantic_views: string | null;
 }
 
 export type WorkspaceItemType = 'FOLDER' | 'WORKBOOK' | 'REPORT';

@@ -20,6 +20,31 @@ const ONE_YEAR_S = 365 * 24 * 3600;
  * build must be picked up at once); the hashed assets are cached for a year. No page is listed in the OpenAPI
  * document: they are not API.
  */
+export const APP_FRAME_CSP = [
+  'sandbox allow-scripts',
+  "default-src 'none'",
+  "script-src 'unsafe-inline' 'unsafe-eval'",
+  "style-src 'unsafe-inline'",
+  'img-src data: blob:',
+  'font-src data:',
+  "connect-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+/** Waits for the app's HTML from the embed (its parent, and only it), then writes it as the frame's document. */
+export const APP_FRAME_HTML = `<!doctype html><html><head><meta charset="utf-8"><title>svc app</title></head><body><script>
+addEventListener('message', function onSource(event) {
+  if (event.source !== parent || !event.data || event.data.svcApp !== 'source' || typeof event.data.html !== 'string') return;
+  removeEventListener('message', onSource);
+  document.open();
+  document.write(event.data.html);
+  document.close();
+  parent.postMessage({ svcApp: 'mounted' }, '*');
+});
+parent.postMessage({ svcApp: 'frame-ready' }, '*');
+</script></body></html>`;
+
 export function embedRoutes(ctx: ServiceContext, distDir: string = EMBED_DIST): FastifyPluginAsyncTypebox {
   return async (app) => {
     const indexFile = join(distDir, 'index.html');
@@ -62,7 +87,22 @@ export function embedRoutes(ctx: ServiceContext, distDir: string = EMBED_DIST): 
       page(request, reply, { publicId: request.params.publicId, deploymentId: undefined }));
     app.get('/embed/chat', hide, (request, reply) => page(request, reply, { publicId: undefined, deploymentId: undefined }));
     app.get('/embed/app', hide, (request, reply) => page(request, reply, { publicId: undefined, deploymentId: undefined }));
-    app.get('/embed/app/*', hide, (request, reply) => page(request, reply, { publicId: undefined, deploymentId: undefined }));
+    app.get<{ Params: { '*': string } }>('/embed/app/*', hide, (request, reply) => {
+      // `/embed/app/<publicId>`: an APP dashboard on the app surface; its account frames the page.
+      const first = request.params['*'].split('/')[0];
+      return page(request, reply, { publicId: first === undefined || first === '' ? undefined : first, deploymentId: undefined });
+    });
+    // The frame an APP dashboard's own code runs in: sandboxed to an opaque origin with scripts and nothing else,
+    // no network at all (connect-src 'none', images only from data:/blob:). It may be framed anywhere (the embed's
+    // frame-ancestors already name the host): alone it is an empty page that runs whatever its parent posts, with
+    // no more power than the parent's own page. Its code talks to svc only through the embed's bridge.
+    app.get('/embed/app-frame', hide, (_request, reply) => reply
+      .header('content-security-policy', APP_FRAME_CSP)
+      .header('cache-control', 'public, max-age=3600')
+      .header('referrer-policy', 'no-referrer')
+      .header('x-content-type-options', 'nosniff')
+      .type('text/html; charset=utf-8')
+      .send(APP_FRAME_HTML));
     app.get<{ Params: { deploymentId: string } }>('/embed/d/:deploymentId/*', hide, (request, reply) => {
       const id = /^[1-9][0-9]{0,9}$/.test(request.params.deploymentId) ? Number(request.params.deploymentId) : undefined;
       return page(request, reply, { publicId: undefined, deploymentId: id !== undefined && id <= 2147483647 ? id : undefined });

@@ -13,6 +13,9 @@ export type AppErrorCode =
   | 'uri_too_long'
   | 'unsupported_media_type'
   | 'too_many_requests'
+  | 'invalid_query'
+  | 'query_timeout'
+  | 'bad_gateway'
   | 'internal_error'
   | 'service_unavailable';
 
@@ -27,6 +30,9 @@ export const statusByCode: Record<AppErrorCode, number> = {
   uri_too_long: 414,
   unsupported_media_type: 415,
   too_many_requests: 429,
+  invalid_query: 422,
+  query_timeout: 504,
+  bad_gateway: 502,
   internal_error: 500,
   service_unavailable: 503,
 };

@@ -1,0 +1,136 @@
+import { useEffect, useLayoutEffect, useMemo, useRef } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import type { ReportSnapshot, ResultColumn, WidgetData } from '../api.js';
+import { formatCell, formatNumber, rowObjects } from './data.js';
+import type { RenderedChart } from './vega.js';
+
+export interface ChartProps {
+  widgetId: string;
+  snapshot: ReportSnapshot;
+  data: WidgetData;
+  locale: string;
+  dark: boolean;
+  /** The chart drew its data (for dashboard-loaded). */
+  onRendered(): void;
+  /** A mark of a measure was clicked: the measure, its value and the mark's dimension values. */
+  onDrill(member: string, value: unknown, point: Record<string, unknown>): void;
+  onFailed(error: unknown): void;
+  /** The rendered chart, for image exports. */
+  chartRef?: React.MutableRefObject<RenderedChart | undefined>;
+}
+
+export const pointOf = (columns: readonly ResultColumn[], row: Record<string, unknown>) =>
+  Object.fromEntries(columns.filter((c) => c.kind === 'dimension').map((c) => [c.name, row[c.name]]));
+
+/** vega and vega-lite charts (and the map), drawn by the lazily loaded vega module. */
+export function VegaChart({ snapshot, data, dark, onRendered, onDrill, onFailed, chartRef }: ChartProps) {
+  const element = useRef<HTMLDivElement>(null);
+  const callbacks = useRef({ onRendered, onDrill, onFailed });
+  callbacks.current = { onRendered, onDrill, onFailed };
+  useEffect(() => {
+    let chart: RenderedChart | undefined;
+    let cancelled = false;
+    import('./vega.js').then(({ renderChart }) => renderChart(element.current!, snapshot.spec, data, snapshot.kind, dark, (datum) => {
+      const measure = data.columns.find((c) => c.kind === 'measure' && c.name in datum);
+      if (measure === undefined) return;
+      // Time buckets went to vega as UTC instants: back to the server's local bucket text.
+      const point = Object.fromEntries(data.columns.filter((c) => c.kind === 'dimension').map((c) => {
+        const value = datum[c.name];
+        const bucket = c.type === 'time' && (typeof value === 'number' || value instanceof Date) ? new Date(value).toISOString().slice(0, 19) + '.000' : value;
+        return [c.name, bucket];
+      }));
+      callbacks.current.onDrill(measure.name, datum[measure.name], point);
+    })).then((rendered) => {
+      if (cancelled) return rendered.finalize();
+      chart = rendered;
+      if (chartRef) chartRef.current = rendered;
+      callbacks.current.onRendered();
+    }, (error: unknown) => {
+      if (!cancelled) callbacks.current.onFailed(error);
+    });
+    return () => {
+      cancelled = true;
+      chart?.finalize();
+    };
+  }, [snapshot, data, dark, chartRef]);
+  return <div className="chart vega-chart" ref={element} data-kind={snapshot.kind ?? 'vega'} />;
+}
+
+/** A table with the snapshot's column formats; only the rows in view are in the DOM (virtual scrolling). */
+export function TableChart({ data, locale, onRendered, onDrill }: ChartProps) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({ count: data.rows.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 8 });
+  useLayoutEffect(() => onRendered(), [onRendered]);
+  const objects = useMemo(() => rowObjects(data), [data]);
+  const template = `repeat(${data.columns.length}, minmax(6rem, 1fr))`;
+  return (
+    <div className="chart table-chart" role="table" aria-rowcount={data.rows.length + 1}>
+      <div className="table-head" role="row" style={{ gridTemplateColumns: template }}>
+        {data.columns.map((column) => (
+          <span key={column.name} role="columnheader" className={column.type === 'number' ? 'numeric' : undefined}>{column.title}</span>
+        ))}
+      </div>
+      <div className="table-body" ref={scroller}>
+        <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+          {virtualizer.getVirtualItems().map((item) => {
+            const row = data.rows[item.index]!;
+            return (
+              <div key={item.key} role="row" aria-rowindex={item.index + 2} className="table-row" style={{ gridTemplateColumns: template, transform: `translateY(${item.start}px)`, height: item.size }}>
+                {data.columns.map((column, i) => (
+                  column.kind === 'measure' && typeof row[i] === 'number' ? (
+                    <button key={column.name} type="button" role="cell" className="cell numeric drillable" onClick={() => onDrill(column.name, row[i], pointOf(data.columns, objects[item.index]!))}>
+                      {formatCell(column, row[i], locale)}
+                    </button>
+                  ) : (
+                    <span key={column.name} role="cell" className={column.type === 'number' ? 'cell numeric' : 'cell'}>{formatCell(column, row[i], locale)}</span>
+                  )
+                ))}
+              </div>
+            );
+          })}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** A single figure with its period comparison (`<measure>.percentChange`, `.previous`) when the snapshot has one. */
+export function KpiChart({ data, locale, onRendered, onDrill }: ChartProps) {
+  useLayoutEffect(() => onRendered(), [onRendered]);
+  const measure = data.columns.find((c) => c.kind === 'measure' && !/\.(previous|change|percentChange)$/.test(c.name));
+  const row = data.rows[0];
+  if (measure === undefined || row === undefined) return <p className="widget-empty">–</p>;
+  const index = data.columns.indexOf(measure);
+  const value = row[index];
+  const percent = data.columns.findIndex((c) => c.name === `${measure.name}.percentChange`);
+  const previous = data.columns.findIndex((c) => c.name === `${measure.name}.previous`);
+  const change = percent >= 0 ? (row[percent] as number | null) : null;
+  return (
+    <div className="chart kpi-chart">
+      <button type="button" className="kpi-value drillable" onClick={() => onDrill(measure.name, value, {})}>{formatCell(measure, value, locale)}</button>
+      {change !== null && change !== undefined ? (
+        <p className={`kpi-change ${change >= 0 ? 'up' : 'down'}`} data-testid="kpi-change">
+          <span aria-hidden="true">{change >= 0 ? '▲' : '▼'}</span> {formatNumber(change, { type: 'percent', decimalPlaces: 1 }, locale)}
+          {previous >= 0 && typeof row[previous] === 'number' ? <span className="kpi-previous"> · {formatCell(measure, row[previous], locale)}</span> : null}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/**
+ * HTML of the snapshot (its `spec` as text) with `{{column}}` replaced by the first row's formatted values, in a
+ * frame sandboxed without scripts: the markup shows, nothing in it runs.
+ */
+export function HtmlChart({ snapshot, data, locale, onRendered }: ChartProps) {
+  useLayoutEffect(() => onRendered(), [onRendered]);
+  const template = typeof snapshot.spec === 'string' ? snapshot.spec : typeof snapshot.meta?.html === 'string' ? snapshot.meta.html : '';
+  const first = data.rows[0] ?? [];
+  const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const html = template.replace(/\{\{\s*([^}]+?)\s*\}\}/g, (_, name: string) => {
+    const i = data.columns.findIndex((c) => c.name === name);
+    return i < 0 ? '' : escape(formatCell(data.columns[i]!, first[i], locale));
+  });
+  return <iframe className="chart html-chart" title={snapshot.title ?? snapshot.name ?? 'HTML'} sandbox="" srcDoc={html} />;
+}
+

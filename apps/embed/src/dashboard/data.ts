@@ -1,0 +1,120 @@
+import { createContext, useContext, useEffect, useRef, useState } from 'react';
+import { fetchWidgetData } from '../api.js';
+import type { ColumnFormat, ResultColumn, WidgetData, WidgetDataRequest } from '../api.js';
+import type { Formatters } from '../format.js';
+import type { Translate } from '../i18n.js';
+import type { EmbedSession } from '../session.js';
+import type { AiQueryEvent } from '../chat/ChatPanel.js';
+
+/** What every widget of a dashboard shares: who asks, for which dashboard, with which viewer choices. */
+export interface DashboardData {
+  session: EmbedSession;
+  publicId: string;
+  /** The viewer's filters by member (`view.dimension`), the time zone, the TIME_GRAIN and FIELD choices. */
+  request: WidgetDataRequest;
+  /** Changes on every refresh: each widget runs its query again. */
+  refreshKey: number;
+  t: Translate;
+  format: Formatters;
+  allowExport: boolean;
+  dark: boolean;
+  /** The widgets' current data, for dashboard-wide exports. */
+  exports: Map<string, { title: string; data: WidgetData }>;
+  /** A widget rendered its data, its empty state or its error (dashboard-loaded waits for all). */
+  onSettled(widgetId: string): void;
+  onError(error: unknown, context: string): void;
+  onFilter(member: string, value: unknown): void;
+  onGranularity(granularity: string | undefined): void;
+  onField(member: string, replacement: string | undefined): void;
+  onDrilldown(drill: Drilldown): void;
+  onDownload(download: DownloadEvent): void;
+  onAiQuery(event: AiQueryEvent): void;
+  timezone: string;
+}
+
+export interface Drilldown {
+  widgetId: string;
+  title: string;
+  member: string;
+  value: unknown;
+  point: Record<string, unknown>;
+}
+
+export interface DownloadEvent {
+  format: 'csv' | 'xlsx' | 'png' | 'pdf';
+  target: 'widget' | 'dashboard';
+  widgetId?: string;
+  title?: string;
+  rowCount?: number;
+}
+
+export const DashboardDataContext = createContext<DashboardData | null>(null);
+
+export function useDashboardData(): DashboardData {
+  const value = useContext(DashboardDataContext);
+  if (value === null) throw new Error('a widget rendered outside a dashboard');
+  return value;
+}
+
+export type DataState = { state: 'loading' } | { state: 'ready'; data: WidgetData } | { state: 'failed'; error: unknown };
+
+/** A widget's data: its query runs on mount, and again on a refresh or any change of the viewer's choices. */
+export function useWidgetData(widgetId: string, enabled = true): DataState {
+  const { session, publicId, request, refreshKey, onError } = useDashboardData();
+  const [state, setState] = useState<DataState>({ state: 'loading' });
+  const body = JSON.stringify(request);
+  const errors = useRef(onError);
+  errors.current = onError;
+  useEffect(() => {
+    if (!enabled) return;
+    const controller = new AbortController();
+    setState((previous) => (previous.state === 'ready' ? previous : { state: 'loading' }));
+    fetchWidgetData(session, publicId, widgetId, JSON.parse(body) as WidgetDataRequest, controller.signal).then(
+      (data) => {
+        if (!controller.signal.aborted) setState({ state: 'ready', data });
+      },
+      (error: unknown) => {
+        if (controller.signal.aborted) return;
+        setState({ state: 'failed', error });
+        errors.current(error, `widget:${widgetId}`);
+      },
+    );
+    return () => controller.abort();
+  }, [session, publicId, widgetId, body, refreshKey, enabled]);
+  return state;
+}
+
+/** Rows as objects keyed by column name (charts, exports). */
+export function rowObjects(data: WidgetData): Array<Record<string, unknown>> {
+  return data.rows.map((row) => Object.fromEntries(data.columns.map((column, i) => [column.name, row[i]])));
+}
+
+/** A number as its column format says: currency (the locale's currency by default USD), percent or number. */
+export function formatNumber(value: number, format: ColumnFormat | undefined, locale: string, currency = 'USD'): string {
+  const digits = format?.decimalPlaces ?? undefined;
+  const options: Intl.NumberFormatOptions = digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits };
+  if (format?.type === 'currency') return new Intl.NumberFormat(locale, { style: 'currency', currency, ...options }).format(value);
+  if (format?.type === 'percent') return new Intl.NumberFormat(locale, { style: 'percent', ...options }).format(value);
+  return new Intl.NumberFormat(locale, digits === undefined ? { maximumFractionDigits: 2 } : options).format(value);
+}
+
+/** A time bucket (`YYYY-MM-DDTHH:MM:SS.000`, local to the query's zone) as its granularity reads. */
+export function formatBucket(value: string, granularity: string | undefined, locale: string): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(value);
+  if (match === null) return value;
+  const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4]), Number(match[5])));
+  const options: Intl.DateTimeFormatOptions = { timeZone: 'UTC' };
+  if (granularity === 'year') options.year = 'numeric';
+  else if (granularity === 'quarter') return `Q${Math.floor(date.getUTCMonth() / 3) + 1} ${date.getUTCFullYear()}`;
+  else if (granularity === 'month') Object.assign(options, { year: 'numeric', month: 'short' });
+  else if (granularity === 'week' || granularity === 'day') Object.assign(options, { dateStyle: 'medium' });
+  else Object.assign(options, { dateStyle: 'medium', timeStyle: granularity === 'second' ? 'medium' : 'short' });
+  return new Intl.DateTimeFormat(locale, options).format(date);
+}
+
+export function formatCell(column: ResultColumn, value: unknown, locale: string): string {
+  if (value === null || value === undefined) return '–';
+  if (typeof value === 'number') return formatNumber(value, column.format, locale);
+  if (column.type === 'time' && typeof value === 'string') return formatBucket(value, column.granularity, locale);
+  return String(value);
+}

@@ -1,0 +1,124 @@
+/**
+ * Charts through vega-embed, loaded lazily (vega is most of the embed's weight): a snapshot's vega or vega-lite
+ * spec with the widget's rows as its data, or a spec made from the result's columns when the snapshot has none.
+ * Expressions run in vega-interpreter, since the embed's CSP allows no eval.
+ */
+import embed from 'vega-embed';
+import type { VisualizationSpec } from 'vega-embed';
+import { expressionInterpreter } from 'vega-interpreter';
+import type { ResultColumn, WidgetData } from '../api.js';
+
+type Spec = Record<string, unknown>;
+
+const escapeField = (name: string) => name.replace(/\./g, '\\.');
+
+/** Every `field` naming a result column, escaped (a dot in a vega field means a nested property). */
+function escapeFields(node: unknown, names: ReadonlySet<string>): unknown {
+  if (Array.isArray(node)) return node.map((item) => escapeFields(item, names));
+  if (typeof node !== 'object' || node === null) return node;
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [
+    key, key === 'field' && typeof value === 'string' && names.has(value) ? escapeField(value) : escapeFields(value, names),
+  ]));
+}
+
+function axisFormat(column: ResultColumn): Spec {
+  if (column.format?.type === 'percent') return { format: '.0%' };
+  if (column.format?.type === 'currency') return { format: '$,.0f' };
+  return { format: ',.4~g' };
+}
+
+const timeUnits: Record<string, string> = { year: 'utcyear', quarter: 'utcyearquarter', month: 'utcyearmonth', week: 'utcyearmonthdate', day: 'utcyearmonthdate', hour: 'utcyearmonthdatehours' };
+
+/** A chart from the columns alone: a line over time, bars by a dimension, bars coloured by a second one. */
+export function defaultSpec(data: WidgetData, kind: string | null | undefined): Spec {
+  const measures = data.columns.filter((c) => c.kind === 'measure');
+  const time = data.columns.find((c) => c.type === 'time');
+  const dimensions = data.columns.filter((c) => c.kind === 'dimension' && c !== time);
+  const measure = measures[0];
+  if (kind === 'map') {
+    const latitude = data.columns.find((c) => /latitude$/.test(c.name));
+    const longitude = data.columns.find((c) => /longitude$/.test(c.name));
+    const label = dimensions.find((c) => c !== latitude && c !== longitude);
+    return {
+      projection: { type: 'equalEarth' },
+      layer: [
+        { data: { graticule: { step: [30, 30] } }, mark: { type: 'geoshape', stroke: 'currentColor', strokeOpacity: 0.15, fill: null } },
+        {
+          mark: { type: 'circle', opacity: 0.7, color: 'var(--svc-primary, #2f6fdd)' },
+          encoding: {
+            latitude: { field: latitude?.name, type: 'quantitative' },
+            longitude: { field: longitude?.name, type: 'quantitative' },
+            ...(measure ? { size: { field: measure.name, type: 'quantitative', title: measure.title } } : {}),
+            tooltip: [...(label ? [{ field: label.name, title: label.title }] : []), ...(measure ? [{ field: measure.name, title: measure.title, type: 'quantitative' }] : [])],
+          },
+        },
+      ],
+    };
+  }
+  if (measure === undefined) return { mark: 'text', encoding: { text: { value: '' } } };
+  const y = { field: measure.name, type: 'quantitative', title: measure.title, axis: axisFormat(measure) };
+  if (time !== undefined) {
+    return {
+      mark: { type: 'line', point: true, tooltip: true },
+      encoding: {
+        x: { field: time.name, type: 'temporal', timeUnit: timeUnits[time.granularity ?? 'day'] ?? 'utcyearmonthdatehoursminutes', title: time.title },
+        y,
+        ...(dimensions[0] ? { color: { field: dimensions[0].name, type: 'nominal', title: dimensions[0].title } } : {}),
+      },
+    };
+  }
+  const category = dimensions[0];
+  if (category === undefined) return { mark: { type: 'text', fontSize: 28 }, encoding: { text: { field: measure.name, type: 'quantitative', format: ',' } } };
+  return {
+    mark: { type: 'bar', tooltip: true, cornerRadiusEnd: 2 },
+    encoding: {
+      y: { field: category.name, type: 'nominal', sort: '-x', title: category.title },
+      x: { ...y },
+      ...(dimensions[1] ? { color: { field: dimensions[1].name, type: 'nominal', title: dimensions[1].title } } : {}),
+    },
+  };
+}
+
+export interface RenderedChart {
+  finalize(): void;
+  toImageURL(type: 'png' | 'svg'): Promise<string>;
+}
+
+/** The item clicked: its datum (keyed by column name). */
+export type ChartClick = (datum: Record<string, unknown>) => void;
+
+/**
+ * Renders a chart into `element` at its size. Time buckets (local wall-clock text) reach vega as UTC instants
+ * with the same fields, so that vega's UTC time units show the wall-clock period as the server bucketed it.
+ */
+export async function renderChart(element: HTMLElement, snapshotSpec: unknown, data: WidgetData, kind: string | null | undefined, dark: boolean, onClick: ChartClick): Promise<RenderedChart> {
+  const names = new Set(data.columns.map((c) => c.name));
+  const values = data.rows.map((row) => Object.fromEntries(data.columns.map((column, i) => {
+    const value = row[i];
+    return [column.name, column.type === 'time' && typeof value === 'string' ? `${value.slice(0, 19)}Z` : value];
+  })));
+  const given = typeof snapshotSpec === 'string' ? (JSON.parse(snapshotSpec) as Spec) : (snapshotSpec as Spec | null | undefined);
+  const base = given && Object.keys(given).length > 0 ? given : defaultSpec(data, kind);
+  const isVega = typeof base.$schema === 'string' && /\/vega\/v\d/.test(base.$schema);
+  const color = getComputedStyle(element).color;
+  const config = { background: null, view: { stroke: null }, axis: { labelColor: color, titleColor: color, gridOpacity: dark ? 0.2 : 0.6 }, legend: { labelColor: color, titleColor: color }, title: { color } };
+  let spec: Spec;
+  if (isVega) {
+    const dataSets = ((base.data as Spec[] | undefined) ?? []).map((set) => (set.name === 'table' ? { ...set, values } : set));
+    spec = { ...base, data: dataSets, autosize: { type: 'fit', contains: 'padding' }, width: element.clientWidth, height: element.clientHeight, config: { ...config, ...(base.config as Spec | undefined) } };
+  } else {
+    spec = {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      ...(escapeFields(base, names) as Spec),
+      data: { values },
+      width: 'container', height: 'container', autosize: { type: 'fit', contains: 'padding' },
+      config: { ...config, ...(base.config as Spec | undefined) },
+    };
+  }
+  const result = await embed(element, spec as VisualizationSpec, { actions: false, renderer: 'svg', ast: true, expr: expressionInterpreter });
+  result.view.addEventListener('click', (_event, item) => {
+    const datum = (item as { datum?: Record<string, unknown> } | null | undefined)?.datum;
+    if (datum !== undefined) onClick(datum);
+  });
+  return { finalize: () => result.finalize(), toImageURL: (type) => result.view.toImageURL(type, 2) };
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import { readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
+import { AppError } from '../http/http.errors.js';
+import { findSessionPresentation } from '../sessions/sessions.store.js';
+import type { SemanticModel } from './data.model.js';
+import { parseSemanticQuery, SemanticQuery } from './data.query.js';
+import type { QueryResult } from './data.results.js';
+import { deploymentModel, resolveTimezone, runSemanticQuery } from './data.service.js';
+import type { DataContext } from './data.service.js';
+
+/**
+ * Questions in plain language (SPEC `svc:event:ai-query`): an OpenAI-compatible chat completions endpoint turns
+ * the question into one semantic query through a tool call; svc checks that query against the deployment's
+ * semantic views like any other, runs it, and answers with the rows. The model never sees data, only the
+ * semantic model and the question; it can reach nothing a widget could not.
+ */
+export interface AiSettings {
+  /** `SVC_AI_BASE_URL`, e.g. `https://api.openai.com/v1`; unset: the AI surfaces say they are not set up. */
+  baseUrl: string | undefined;
+  model: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+}
+
+export function aiSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): AiSettings {
+  return { baseUrl: env.SVC_AI_BASE_URL || undefined, model: env.SVC_AI_MODEL || 'gpt-4o-mini', apiKey: env.SVC_AI_API_KEY || undefined, timeoutMs: 60_000 };
+}
+
+export interface AiQueryRequest {
+  question: string;
+  chatId?: string;
+  /** The dashboard asked about (the AI widget, an app); else the session's deployment. */
+  publicId?: string;
+  timezone?: string;
+}
+
+export interface AiAnswer extends QueryResult {
+  chatId: string;
+  question: string;
+  /** The model's words, when it gave any beside the tool call. */
+  answer: string | null;
+  /** The semantic query the model asked for, as svc ran it. */
+  query: SemanticQuery;
+  timezone: string;
+}
+
+export const TOOL_NAME = 'run_semantic_query';
+
+/** The semantic model as the model reads it: every view with its members, types and titles. */
+export function describeModel(model: SemanticModel): string {
+  const lines: string[] = [];
+  for (const view of model.views.values()) {
+    lines.push(`view ${view.name}${view.title ? ` (${view.title})` : ''}${view.joins?.length ? `, joins ${view.joins.map((j) => j.view).join(', ')}` : ''}`);
+    for (const d of view.dimensions) lines.push(`  dimension ${view.name}.${d.name}: ${d.type}${d.title ? ` (${d.title})` : ''}`);
+    for (const m of view.measures) lines.push(`  measure ${view.name}.${m.name}: ${m.type}${m.title ? ` (${m.title})` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+interface ToolCall { function?: { name?: string; arguments?: string } }
+interface Completion { choices?: Array<{ message?: { content?: string | null; tool_calls?: ToolCall[] } }> }
+
+async function askModel(settings: AiSettings & { baseUrl: string }, model: SemanticModel, question: string, timezone: string, now: Date): Promise<{ arguments: unknown; content: string | null }> {
+  const system = [
+    'You answer questions about data by calling the tool run_semantic_query exactly once.',
+    'Use only these members (a query takes its measures from one view, and its dimensions from that view or the views it joins):',
+    describeModel(model),
+    `Dates are read in the time zone ${timezone}; today is ${now.toISOString().slice(0, 10)}.`,
+  ].join('\n');
+  let response: Response;
+  try {
+    response = await fetch(`${settings.baseUrl.replace(/\/$/, '')}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}) },
+      body: JSON.stringify({
+        model: settings.model,
+        messages: [{ role: 'system', content: system }, { role: 'user', content: question }],
+        tools: [{ type: 'function', function: { name: TOOL_NAME, description: 'Run a semantic query (Cube query format) and return its rows', parameters: SemanticQuery } }],
+        tool_choice: { type: 'function', function: { name: TOOL_NAME } },
+      }),
+      signal: AbortSignal.timeout(settings.timeoutMs),
+    });
+  } catch (error) {
+    throw new AppError('bad_gateway', `the AI endpoint could not be reached: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!response.ok) throw new AppError('bad_gateway', `the AI endpoint answered ${response.status}`);
+  const completion = (await response.json().catch(() => ({}))) as Completion;
+  const message = completion.choices?.[0]?.message;
+  const call = message?.tool_calls?.find((c) => c.function?.name === TOOL_NAME);
+  if (call?.function?.arguments === undefined) throw new AppError('bad_gateway', 'the AI endpoint answered without a run_semantic_query tool call');
+  try {
+    return { arguments: JSON.parse(call.function.arguments), content: message?.content ?? null };
+  } catch {
+    throw new AppError('bad_gateway', 'the AI endpoint\'s tool call arguments are not JSON');
+  }
+}
+
+/** `POST /api/v1/embed/ai/query`: a question, answered with a checked semantic query and its rows. */
+export async function answerQuestion(dc: DataContext, settings: AiSettings, principal: PlatformUserPrincipal | EmbedPrincipal, request: AiQueryRequest): Promise<AiAnswer> {
+  let deploymentId: number;
+  if (request.publicId !== undefined) {
+    deploymentId = (await requireReadableDashboard(dc, readerOf(principal), request.publicId)).deployment_id;
+  } else if (principal.kind === 'embed') {
+    deploymentId = principal.deploymentId;
+  } else {
+    throw new AppError('invalid_parameter', 'publicId: a platform user asks about a dashboard; give its publicId', 'publicId');
+  }
+  if (principal.kind === 'embed') {
+    const presentation = await findSessionPresentation(dc.db, principal.accountId, principal.sessionId);
+    const sessionSettings = JSON.parse(presentation?.settings ?? '{}') as { allowAi?: unknown };
+    if (sessionSettings.allowAi === false) throw new AppError('forbidden', 'this session was minted with settings.allowAi false', 'settings.allowAi');
+  }
+  if (settings.baseUrl === undefined) throw new AppError('service_unavailable', 'questions in plain language are not set up on this svc server (SVC_AI_BASE_URL is unset)');
+  const { source, model } = await deploymentModel(dc, principal.accountId, deploymentId);
+  const timezone = await resolveTimezone(dc, principal.accountId, request.timezone);
+  const asked = await askModel({ ...settings, baseUrl: settings.baseUrl }, model, request.question, timezone, dc.now());
+  let query: SemanticQuery;
+  try {
+    query = parseSemanticQuery(asked.arguments, 'toolCall');
+    const result = await runSemanticQuery(dc, source, model, query, timezone);
+    return { ...result, chatId: request.chatId ?? randomUUID(), question: request.question, answer: asked.content, query, timezone };
+  } catch (error) {
+    // The model's query is its own mistake, not the viewer's: a 422 naming the member.
+    if (error instanceof AppError && error.status === 400) throw new AppError('invalid_query', `the AI asked for a query svc cannot run: ${error.message}`, error.field?.replace(/^query/, 'toolCall'));
+    throw error;
+  }
+}

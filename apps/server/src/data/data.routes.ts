@@ -1,0 +1,52 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireAuthenticated } from '../http/http.auth.js';
+import { ErrorResponse } from '../http/http.schema.js';
+import { answerQuestion } from './data.ai.js';
+import type { AiQueryRequest, AiSettings } from './data.ai.js';
+import { AiAnswer, AiQueryBody, AppQueryBody, AppQueryResult, WidgetDataBody, WidgetDataResponse } from './data.schema.js';
+import { appQuery, widgetData } from './data.service.js';
+import type { DataContext, WidgetDataRequest } from './data.service.js';
+
+/** Issue 7: the widget data endpoint of the embed API, and questions in plain language. */
+export function dataRoutes(dc: DataContext, ai: AiSettings): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post('/api/v1/embed/dashboard/:publicId/widgets/:widgetId/data', {
+      schema: {
+        operationId: 'getWidgetData', tags: ['Embed'], security: [{ embedToken: [] }, { bearerAuth: [] }],
+        summary: "Run one widget's query (a CHART's report snapshot, a FILTER's values) with the viewer's filters and time zone",
+        params: Type.Object({ publicId: Type.String({ minLength: 1, maxLength: 200 }), widgetId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        body: WidgetDataBody,
+        response: {
+          200: WidgetDataResponse, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse,
+          422: ErrorResponse, 503: ErrorResponse, 504: ErrorResponse,
+        },
+      },
+    }, async (request) => widgetData(dc, requireAuthenticated(request), request.params.publicId, request.params.widgetId, request.body as WidgetDataRequest));
+
+    app.post('/api/v1/embed/dashboard/:publicId/query', {
+      schema: {
+        operationId: 'runAppQuery', tags: ['Embed'], security: [{ embedToken: [] }, { bearerAuth: [] }],
+        summary: "An APP dashboard's semantic query (the app asks through the embed's bridge); other dashboards: 403",
+        params: Type.Object({ publicId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        body: AppQueryBody,
+        response: {
+          200: AppQueryResult,
+          400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse, 504: ErrorResponse,
+        },
+      },
+    }, async (request) => appQuery(dc, requireAuthenticated(request), request.params.publicId, request.body));
+
+    app.post('/api/v1/embed/ai/query', {
+      schema: {
+        operationId: 'askQuestion', tags: ['Embed'], security: [{ embedToken: [] }, { bearerAuth: [] }],
+        summary: 'Answer a question in plain language: the configured OpenAI-compatible model picks a semantic query (tool call), svc checks and runs it',
+        body: AiQueryBody,
+        response: {
+          200: AiAnswer, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse,
+          502: ErrorResponse, 503: ErrorResponse, 504: ErrorResponse,
+        },
+      },
+    }, async (request) => answerQuestion(dc, ai, requireAuthenticated(request), request.body as AiQueryRequest));
+  };
+}

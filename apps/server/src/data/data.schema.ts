@@ -1,0 +1,93 @@
+import { Type } from 'typebox';
+import { Nullable } from '../http/http.schema.js';
+import { GRANULARITIES } from './data.model.js';
+import { SemanticQuery } from './data.query.js';
+
+/** Request and response schemas of the data endpoints (also the OpenAPI document). */
+const Scalar = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]);
+const MemberName = '^[A-Za-z_][A-Za-z0-9_]{0,62}\\.[A-Za-z_][A-Za-z0-9_]{0,62}$';
+
+export const WidgetDataBody = Type.Object(
+  {
+    filters: Type.Optional(Type.Record(
+      Type.String({ pattern: MemberName }),
+      Nullable(Type.Union([
+        Scalar,
+        Type.Array(Scalar, { maxItems: 1000 }),
+        Type.Object({ gte: Type.Optional(Scalar), lte: Type.Optional(Scalar) }, { additionalProperties: false }),
+      ])),
+      { description: 'The viewer\'s filters by member (`f_<semantic_view>.<dimension>=<JSON>` of the embed URL): a value, a list, or {gte, lte}; null: none' },
+    )),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone queries run in (default: the account\'s, else UTC)' })),
+    granularity: Type.Optional(Type.Enum([...GRANULARITIES], { description: 'A TIME_GRAIN control\'s choice: every bucketed time dimension at this granularity' })),
+    fields: Type.Optional(Type.Record(Type.String({ pattern: MemberName }), Type.String({ pattern: MemberName }), { description: 'FIELD controls: member -> member of the same kind and view' })),
+    drilldown: Type.Optional(Type.Object(
+      {
+        member: Type.String({ pattern: MemberName, description: 'The measure drilled into' }),
+        point: Type.Optional(Type.Record(Type.String({ maxLength: 210 }), Nullable(Scalar), { description: 'The mark\'s dimension values, by result column' })),
+      },
+      { additionalProperties: false },
+    )),
+  },
+  { additionalProperties: false, title: 'WidgetDataRequest' },
+);
+
+const Format = Type.Object({ type: Type.Enum(['currency', 'percent', 'number']), decimalPlaces: Type.Optional(Nullable(Type.Integer())) });
+export const ResultColumn = Type.Object(
+  {
+    name: Type.String(),
+    member: Type.String(),
+    title: Type.String(),
+    type: Type.Enum(['string', 'number', 'time', 'boolean']),
+    kind: Type.Enum(['dimension', 'measure']),
+    granularity: Type.Optional(Type.Enum([...GRANULARITIES])),
+    measureType: Type.Optional(Type.String()),
+    format: Type.Optional(Format),
+  },
+  { title: 'ResultColumn' },
+);
+
+export const WidgetDataResponse = Type.Object(
+  {
+    columns: Type.Array(ResultColumn),
+    rows: Type.Array(Type.Array(Type.Unknown()), { description: 'Rows as arrays in the order of columns; time buckets as local YYYY-MM-DDTHH:MM:SS.000' }),
+    truncated: Type.Boolean({ description: 'More rows matched than the row cap' }),
+    timezone: Type.String(),
+    ignoredFilters: Type.Array(Type.String(), { description: 'Filters naming members this widget cannot reach' }),
+  },
+  { title: 'WidgetData' },
+);
+
+export const AiQueryBody = Type.Object(
+  {
+    question: Type.String({ minLength: 1, maxLength: 2000, description: 'The question, in plain language' }),
+    chatId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'The conversation it belongs to (echoed; a new id when absent)' })),
+    publicId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The dashboard asked about (AI widget, app); default: the session\'s deployment' })),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false, title: 'AiQueryRequest' },
+);
+
+export const AiAnswer = Type.Object(
+  {
+    chatId: Type.String(),
+    question: Type.String(),
+    answer: Nullable(Type.String()),
+    query: SemanticQuery,
+    columns: Type.Array(ResultColumn),
+    rows: Type.Array(Type.Array(Type.Unknown())),
+    truncated: Type.Boolean(),
+    timezone: Type.String(),
+  },
+  { title: 'AiAnswer' },
+);
+
+export const AppQueryBody = Type.Object(
+  { query: SemanticQuery, timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
+  { additionalProperties: false, title: 'AppQueryRequest' },
+);
+
+export const AppQueryResult = Type.Object(
+  { columns: Type.Array(ResultColumn), rows: Type.Array(Type.Array(Type.Unknown())), truncated: Type.Boolean(), timezone: Type.String() },
+  { title: 'AppQueryResult' },
+);

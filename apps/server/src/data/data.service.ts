@@ -1,0 +1,347 @@
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import { findEmbedAccountSettings } from '../accounts/accounts.store.js';
+import { parseJson, presentReportSnapshot } from '../dashboards/dashboards.presenter.js';
+import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
+import { readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
+import { selectReportSnapshots } from '../dashboards/dashboards.store.js';
+import type { ServiceContext } from '../http/http.context.js';
+import { AppError } from '../http/http.errors.js';
+import { formatBucket, parseBucket, addPeriods, shiftInstant } from './data.calendar.js';
+import { compileSemanticQuery } from './data.compiler.js';
+import type { CompiledSemanticQuery, ResultColumn } from './data.compiler.js';
+import { parseDateRange } from './data.dates.js';
+import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
+import { SemanticModel } from './data.model.js';
+import type { DataSourceConfig, Granularity, SemanticView } from './data.model.js';
+import { parseSemanticQuery } from './data.query.js';
+import type { QueryFilter, SemanticQuery } from './data.query.js';
+import { applyColumnFormats, applyComparison, checkComparison, fillMissingRows } from './data.results.js';
+import type { PeriodComparison, QueryResult } from './data.results.js';
+import { findDeploymentData } from './data.store.js';
+import { isTimeZoneName } from './data.timezone.js';
+import type { WarehouseRegistry } from './data.warehouse.js';
+
+/** What the data path needs beyond the service context. */
+export interface DataContext extends ServiceContext {
+  warehouses: WarehouseRegistry;
+  /** Most rows a result carries (`truncated` tells when more matched). */
+  rowCap: number;
+  /** Longest a statement may run. */
+  timeoutMs: number;
+}
+
+export type FilterScalar = string | number | boolean;
+/** A viewer's filter value (SPEC `f_<semantic_view>.<dimension>=<JSON>`): a value, a list, or a range; null clears. */
+export type ViewerFilterValue = FilterScalar | FilterScalar[] | { gte?: FilterScalar; lte?: FilterScalar } | null;
+
+export interface WidgetDataRequest {
+  filters?: Record<string, ViewerFilterValue>;
+  timezone?: string;
+  granularity?: Granularity;
+  fields?: Record<string, string>;
+  drilldown?: { member: string; point?: Record<string, FilterScalar | null> };
+}
+
+export interface WidgetData extends QueryResult {
+  timezone: string;
+  /** Filters of the request that name no member this widget's query can reach: they do not apply to it. */
+  ignoredFilters: string[];
+}
+
+/** The deployment's data source and semantic model: its own, or the bundled demo warehouse's. */
+export async function deploymentModel(ctx: ServiceContext, accountId: number, deploymentId: number): Promise<{ source: DataSourceConfig; model: SemanticModel }> {
+  const row = await findDeploymentData(ctx.db, accountId, deploymentId);
+  if (row === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
+  const source = parseJson<DataSourceConfig>(row.data_source) ?? { type: 'demo' };
+  const views = parseJson<SemanticView[]>(row.semantic_views) ?? DEMO_SEMANTIC_VIEWS;
+  return { source, model: new SemanticModel(views) };
+}
+
+/** The time zone queries run in: the viewer's (an IANA name), else the account's default, else UTC. */
+export async function resolveTimezone(ctx: ServiceContext, accountId: number, asked: string | undefined): Promise<string> {
+  if (asked !== undefined) {
+    if (!isTimeZoneName(asked)) throw new AppError('invalid_parameter', `timezone must be an IANA time zone name (bare UTC offsets are not), got ${JSON.stringify(asked)}`, 'timezone');
+    return asked;
+  }
+  const settings = await findEmbedAccountSettings(ctx.db, accountId);
+  return settings.timezone !== null && isTimeZoneName(settings.timezone) ? settings.timezone : 'UTC';
+}
+
+type Widget = NonNullable<DashboardConfig['widgets']>[number];
+
+/** The report snapshot a CHART widget shows: `config.reportId`, else `config.snapshotIndex`, else its place among the charts. */
+export function snapshotOf(widget: Widget, widgets: readonly Widget[], snapshots: readonly ReportSnapshot[]): ReportSnapshot | undefined {
+  const config = (widget.config ?? {}) as { reportId?: unknown; snapshotIndex?: unknown };
+  if (typeof config.reportId === 'number') return snapshots.find((s) => s.reportId === config.reportId);
+  if (typeof config.snapshotIndex === 'number') return snapshots[config.snapshotIndex];
+  return snapshots[widgets.filter((w) => w.type === 'CHART').indexOf(widget)];
+}
+
+/** A viewer's filters as query filters on the members this query can reach; the others are ignored for it. */
+/** A viewer's filter value checked against its dimension's type: a 400 naming `filters.<member>` otherwise. */
+function checkViewerValue(type: string, value: FilterScalar, field: string, timezone: string): void {
+  const fail = (what: string) => {
+    throw new AppError('invalid_parameter', `${field}: ${JSON.stringify(value)} is not ${what}`, field);
+  };
+  if (type === 'number' && !(typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))))) fail('a number');
+  if (type === 'boolean' && !([true, false, 'true', 'false'] as FilterScalar[]).includes(value)) fail('a boolean');
+  if (type === 'time') {
+    if (typeof value !== 'string') fail('a date');
+    try {
+      parseDateRange(String(value), timezone, new Date(0), field);
+    } catch {
+      fail('a date (YYYY-MM-DD, optionally with a time) or a relative range');
+    }
+  }
+}
+
+function viewerFilters(model: SemanticModel, query: SemanticQuery, filters: Record<string, ViewerFilterValue>, skip: string | undefined, timezone: string): { filters: QueryFilter[]; ignored: string[] } {
+  const first = query.measures?.[0] ?? query.dimensions?.[0] ?? query.timeDimensions?.[0]?.dimension;
+  const base = first === undefined ? undefined : model.member(first, 'query').view;
+  const result: QueryFilter[] = [];
+  const ignored: string[] = [];
+  for (const [member, value] of Object.entries(filters)) {
+    const field = `filters.${member}`;
+    const resolved = model.dimension(member, field);
+    if (value === null || member === skip) continue;
+    const reachable = base !== undefined && (resolved.view === base || (base.joins ?? []).some((j) => j.view === resolved.view.name));
+    if (!reachable) {
+      ignored.push(member);
+      continue;
+    }
+    const isTime = resolved.dimension.type === 'time';
+    const scalars = Array.isArray(value) ? value : typeof value === 'object' ? [value.gte, value.lte].filter((v) => v !== undefined) : [value];
+    for (const scalar of scalars) checkViewerValue(resolved.dimension.type, scalar as FilterScalar, field, timezone);
+    if (Array.isArray(value)) {
+      if (value.length === 0) continue;
+      result.push(isTime ? { or: value.map((v) => ({ member, operator: 'inDateRange', values: [String(v)] }) as QueryFilter) } : { member, operator: 'equals', values: value });
+    } else if (typeof value === 'object') {
+      if (value.gte === undefined && value.lte === undefined) throw new AppError('invalid_parameter', `${field}: a range needs gte, lte or both`, field);
+      if (isTime) {
+        if (value.gte !== undefined) result.push({ member, operator: 'afterOrOnDate', values: [value.gte] });
+        if (value.lte !== undefined) result.push({ member, operator: 'beforeOrOnDate', values: [value.lte] });
+      } else {
+        if (value.gte !== undefined) result.push({ member, operator: 'gte', values: [value.gte] });
+        if (value.lte !== undefined) result.push({ member, operator: 'lte', values: [value.lte] });
+      }
+    } else {
+      result.push(isTime ? { member, operator: 'inDateRange', values: [String(value)] } : { member, operator: 'equals', values: [value] });
+    }
+  }
+  return { filters: result, ignored };
+}
+
+/** FIELD controls: a member of the query swapped for another of the same kind and view. */
+function swapFields(model: SemanticModel, query: SemanticQuery, fields: Record<string, string>): SemanticQuery {
+  const swaps = new Map<string, string>();
+  for (const [from, to] of Object.entries(fields)) {
+    const source = model.member(from, `fields.${from}`);
+    const target = model.member(to, `fields.${from}`);
+    if (source.kind !== target.kind || source.view !== target.view) {
+      throw new AppError('invalid_parameter', `fields.${from}: ${to} must be a ${source.kind} of view ${source.view.name} to replace ${from}`, `fields.${from}`);
+    }
+    swaps.set(from, to);
+  }
+  const swap = (name: string) => swaps.get(name) ?? name;
+  return {
+    ...query,
+    measures: query.measures?.map(swap),
+    dimensions: query.dimensions?.map(swap),
+    ...(query.order !== undefined ? { order: (Array.isArray(query.order) ? query.order : Object.entries(query.order)).map(([name, direction]) => [swap(name), direction] as [string, 'asc' | 'desc']) } : {}),
+  };
+}
+
+/** The query of a TIME_GRAIN control's choice: every bucketed time dimension at that granularity. */
+function withGranularity(query: SemanticQuery, granularity: Granularity | undefined): SemanticQuery {
+  if (granularity === undefined) return query;
+  return { ...query, timeDimensions: query.timeDimensions?.map((t) => (t.granularity === undefined ? t : { ...t, granularity })) };
+}
+
+async function execute(dc: DataContext, source: DataSourceConfig, compiled: CompiledSemanticQuery): Promise<QueryResult> {
+  const warehouse = dc.warehouses.get(source);
+  const { rows } = await warehouse.run(compiled.sql, compiled.parameters, { maxRows: compiled.limit, timeoutMs: dc.timeoutMs });
+  const truncated = compiled.capped && rows.length > compiled.limit;
+  return { columns: compiled.columns, rows: rows.slice(0, compiled.limit), truncated };
+}
+
+/** Runs a semantic query against a deployment's warehouse (the AI and apps use this too). */
+export async function runSemanticQuery(dc: DataContext, source: DataSourceConfig, model: SemanticModel, query: SemanticQuery, timezone: string): Promise<QueryResult> {
+  const compiled = compileSemanticQuery(model, query, { dialect: dialectOf(source), timezone, now: dc.now(), rowCap: dc.rowCap });
+  return execute(dc, source, compiled);
+}
+
+const dialectOf = (source: DataSourceConfig) => (source.type === 'postgres' ? 'postgres' : 'sqlite');
+
+/** A snapshot's raw SQL, read-only, inside a row cap: the statement must be one SELECT (or WITH ... SELECT). */
+async function runSqlSnapshot(dc: DataContext, source: DataSourceConfig, sqlQuery: string): Promise<QueryResult> {
+  const statement = sqlQuery.trim().replace(/;\s*$/, '');
+  if (!/^(select|with)\b/i.test(statement)) throw new AppError('invalid_query', 'sqlQuery: only a SELECT (or WITH ... SELECT) runs', 'sqlQuery');
+  const placeholder = dialectOf(source) === 'postgres' ? '$1' : '?';
+  const { fields, rows } = await dc.warehouses.get(source).run(`SELECT * FROM (${statement}) AS svc_q LIMIT ${placeholder}`, [dc.rowCap + 1], { maxRows: dc.rowCap, timeoutMs: dc.timeoutMs });
+  const columns: ResultColumn[] = fields.map((name, i) => {
+    const sample = rows.find((row) => row[i] !== null)?.[i];
+    return { name, member: name, title: name, type: typeof sample === 'number' ? 'number' : 'string', kind: typeof sample === 'number' ? 'measure' : 'dimension' };
+  });
+  return { columns, rows: rows.slice(0, dc.rowCap), truncated: rows.length > dc.rowCap };
+}
+
+/** The date range of a query's time dimension as local bucket text, for filling rows; undefined without one. */
+function localRange(query: SemanticQuery, timeDimension: string, timezone: string, now: Date): { from: string; to: string } | undefined {
+  const td = query.timeDimensions?.find((t) => t.dimension === timeDimension || `${t.dimension}.${t.granularity}` === timeDimension);
+  if (td?.dateRange === undefined) return undefined;
+  const interval = parseDateRange(td.dateRange, timezone, now, 'dateRange');
+  const local = (at: number) => {
+    const wall = parseBucket(new Date(at * 1000).toLocaleString('sv-SE', { timeZone: timezone }).replace(' ', 'T'));
+    return wall === undefined ? undefined : formatBucket(wall);
+  };
+  const from = local(interval.from);
+  const to = local(interval.to - 1);
+  return from === undefined || to === undefined ? undefined : { from, to };
+}
+
+/** The query over the period `offset` before: every date range of the time dimension moved back. */
+function shiftedQuery(query: SemanticQuery, comparison: PeriodComparison, timezone: string, now: Date): SemanticQuery {
+  const unit = comparison.offset.unit as Parameters<typeof addPeriods>[1];
+  return {
+    ...query,
+    timeDimensions: query.timeDimensions?.map((td) => {
+      if (td.dimension !== comparison.timeDimension || td.dateRange === undefined) return td;
+      const interval = parseDateRange(td.dateRange, timezone, now, 'dateRange');
+      const from = shiftInstant(interval.from, unit, -comparison.offset.amount, timezone);
+      const to = shiftInstant(interval.to, unit, -comparison.offset.amount, timezone);
+      // [from, to) as an inclusive range of absolute instants (an end with a time covers its second).
+      return { ...td, dateRange: [new Date(from * 1000).toISOString().replace('.000Z', 'Z'), new Date((to - 1) * 1000).toISOString().replace('.000Z', 'Z')] };
+    }),
+  };
+}
+
+/**
+ * `POST /api/v1/embed/dashboard/{publicId}/widgets/{widgetId}/data`: runs one widget's query, and only it, with
+ * the viewer's filters and time zone. CHART widgets run their report snapshot (a semantic query in `meta.query`,
+ * else its `sqlQuery`); FILTER widgets list their member's values. The dashboard is checked as for reading it.
+ */
+export async function widgetData(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, widgetId: string, request: WidgetDataRequest): Promise<WidgetData> {
+  const dashboard = await requireReadableDashboard(dc, readerOf(principal), publicId);
+  const config = parseJson<DashboardConfig>(dashboard.config) ?? {};
+  const widgets = config.widgets ?? [];
+  const widget = widgets.find((w) => w.id === widgetId);
+  if (widget === undefined) throw new AppError('not_found', `dashboard ${publicId} has no widget ${widgetId}`, 'widgetId');
+  const { source, model } = await deploymentModel(dc, principal.accountId, dashboard.deployment_id);
+  const timezone = await resolveTimezone(dc, principal.accountId, request.timezone);
+  const filters = request.filters ?? {};
+  // Every filter must name a declared dimension, whether or not it applies to this widget.
+  for (const member of Object.keys(filters)) model.dimension(member, `filters.${member}`);
+
+  if (widget.type === 'FILTER') {
+    const member = (widget.config as { member?: unknown } | null | undefined)?.member;
+    const dimension = model.dimension(member, `widgets.${widgetId}.config.member`);
+    if (dimension.dimension.type === 'time') return { columns: [], rows: [], truncated: false, timezone, ignoredFilters: [] };
+    const query: SemanticQuery = { dimensions: [dimension.name], limit: 1000 };
+    // A filter control lists the values the other filters leave, not narrowed by its own choice.
+    const applied = viewerFilters(model, query, filters, dimension.name, timezone);
+    const result = await runSemanticQuery(dc, source, model, { ...query, filters: applied.filters }, timezone);
+    return { ...result, timezone, ignoredFilters: applied.ignored };
+  }
+  if (widget.type !== 'CHART') throw new AppError('invalid_parameter', `widget ${widgetId} is a ${widget.type} widget, which runs no query`, 'widgetId');
+
+  const snapshots = (await selectReportSnapshots(dc.db, principal.accountId, [dashboard.id])).map(presentReportSnapshot);
+  const snapshot = snapshotOf(widget, widgets, snapshots);
+  if (snapshot === undefined) throw new AppError('invalid_query', `widget ${widgetId} names no report snapshot of dashboard ${publicId}`, 'widgetId');
+  const rawQuery = (snapshot.meta as { query?: unknown } | null)?.query;
+  if (rawQuery === undefined) {
+    if (typeof snapshot.sqlQuery !== 'string' || snapshot.sqlQuery.trim() === '') {
+      throw new AppError('invalid_query', `report snapshot ${snapshot.reportId} has neither meta.query nor sqlQuery`, 'widgetId');
+    }
+    if (request.drilldown !== undefined) throw new AppError('invalid_parameter', 'drilldown: a widget of raw SQL has no semantic members to drill into', 'drilldown');
+    const result = await runSqlSnapshot(dc, source, snapshot.sqlQuery);
+    return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: Object.keys(filters) };
+  }
+
+  let query = snapshotQuery(dc, model, rawQuery, snapshot, source, timezone);
+  const fields = request.fields ?? {};
+  query = withGranularity(swapFields(model, query, fields), request.granularity);
+  // A swapped measure is compared in its place.
+  const comparisons = (snapshot.periodComparisons ?? []).map((c) => ({ ...c, measure: fields[c.measure] ?? c.measure }));
+  const applied = viewerFilters(model, query, filters, undefined, timezone);
+  query = { ...query, filters: [...(query.filters ?? []), ...applied.filters] };
+
+  if (request.drilldown !== undefined) return { ...(await drilldown(dc, source, model, query, request.drilldown, timezone)), timezone, ignoredFilters: applied.ignored };
+
+  let result = await runSemanticQuery(dc, source, model, query, timezone);
+  for (const [i, comparison] of comparisons.entries()) {
+    checkComparison(comparison, result.columns, `periodComparisons[${i}]`);
+    const previous = await runSemanticQuery(dc, source, model, shiftedQuery(query, comparison, timezone, dc.now()), timezone);
+    result = applyComparison(result, previous, comparison);
+  }
+  if (snapshot.fillMissingRows) {
+    const member = snapshot.fillMissingRows.member;
+    const td = result.columns.find((c) => c.granularity !== undefined && (c.name === member || c.member === member));
+    result = fillMissingRows(result, snapshot.fillMissingRows, td === undefined ? undefined : localRange(query, td.member, timezone, dc.now()), dc.rowCap);
+  }
+  return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: applied.ignored };
+}
+
+/**
+ * A snapshot's semantic query, checked by compiling it alone: a query the model cannot run is the dashboard's
+ * fault, not the viewer's, so it is a 422 naming the snapshot's member (`meta.query.measures[0]`).
+ */
+function snapshotQuery(dc: DataContext, model: SemanticModel, raw: unknown, snapshot: ReportSnapshot, source: DataSourceConfig, timezone: string): SemanticQuery {
+  try {
+    const query = parseSemanticQuery(raw, 'query');
+    compileSemanticQuery(model, query, { dialect: dialectOf(source), timezone, now: dc.now(), rowCap: dc.rowCap });
+    return query;
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status !== 400) throw error;
+    const field = error.field?.replace(/^query/, 'meta.query');
+    throw new AppError('invalid_query', `report snapshot ${snapshot.reportId}: ${error.message.replace(/^query/, 'meta.query')}`, field);
+  }
+}
+
+/**
+ * The rows under one mark of a measure: the widget's filters, plus the mark's dimension values (a time bucket
+ * becomes its period), listing the measure's view's drill members (default: its dimensions).
+ */
+async function drilldown(dc: DataContext, source: DataSourceConfig, model: SemanticModel, query: SemanticQuery, drill: NonNullable<WidgetDataRequest['drilldown']>, timezone: string): Promise<QueryResult> {
+  const measure = model.measure(drill.member, 'drilldown.member');
+  if (!(query.measures ?? []).includes(measure.name)) throw new AppError('invalid_parameter', `drilldown.member: ${measure.name} is not a measure of this widget`, 'drilldown.member');
+  const filters: QueryFilter[] = [...(query.filters ?? [])];
+  for (const [name, value] of Object.entries(drill.point ?? {})) {
+    const field = `drilldown.point.${name}`;
+    const td = query.timeDimensions?.find((t) => t.granularity !== undefined && `${t.dimension}.${t.granularity}` === name);
+    if (td !== undefined) {
+      const wall = typeof value === 'string' ? parseBucket(value) : undefined;
+      if (wall === undefined) throw new AppError('invalid_parameter', `${field}: a time bucket as YYYY-MM-DDTHH:MM:SS.000`, field);
+      const end = addPeriods(wall, td.granularity!, 1) - 1000;
+      filters.push({ member: td.dimension, operator: 'inDateRange', values: [formatBucket(wall).slice(0, 19), formatBucket(end).slice(0, 19)] });
+      continue;
+    }
+    if (!(query.dimensions ?? []).includes(name)) throw new AppError('invalid_parameter', `${field}: ${name} is not a dimension of this widget`, field);
+    filters.push(value === null ? { member: name, operator: 'notSet' } : { member: name, operator: 'equals', values: [value] });
+  }
+  const members = measure.view.drillMembers ?? measure.view.dimensions.map((d) => `${measure.view.name}.${d.name}`);
+  const dimensions: string[] = [];
+  const timeDimensions: NonNullable<SemanticQuery['timeDimensions']> = [];
+  for (const name of members) {
+    const member = model.dimension(name, 'drillMembers');
+    if (member.dimension.type === 'time') timeDimensions.push({ dimension: name, granularity: 'second' });
+    else dimensions.push(name);
+  }
+  for (const td of query.timeDimensions ?? []) if (td.dateRange !== undefined) timeDimensions.push({ dimension: td.dimension, dateRange: td.dateRange });
+  const key = measure.view.dimensions.find((d) => d.primaryKey);
+  const order: Array<[string, 'asc' | 'desc']> = key !== undefined && dimensions.includes(`${measure.view.name}.${key.name}`) ? [[`${measure.view.name}.${key.name}`, 'asc']] : [];
+  return runSemanticQuery(dc, source, model, { dimensions, timeDimensions, filters, order, limit: Math.min(dc.rowCap, 1000) }, timezone);
+}
+
+/**
+ * `POST /api/v1/embed/dashboard/{publicId}/query`: an APP dashboard's own code asks for a semantic query through
+ * the embed's bridge. Only APP dashboards may: a CLASSIC dashboard's viewers run its widgets' queries and no other.
+ */
+export async function appQuery(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, body: { query: unknown; timezone?: string }): Promise<QueryResult & { timezone: string }> {
+  const dashboard = await requireReadableDashboard(dc, readerOf(principal), publicId);
+  const config = parseJson<DashboardConfig>(dashboard.config) ?? {};
+  if (config.kind !== 'APP') throw new AppError('forbidden', `dashboard ${publicId} is not an APP dashboard: only its widgets' queries run`, 'publicId');
+  const { source, model } = await deploymentModel(dc, principal.accountId, dashboard.deployment_id);
+  const timezone = await resolveTimezone(dc, principal.accountId, body.timezone);
+  const query = parseSemanticQuery(body.query, 'query');
+  return { ...(await runSemanticQuery(dc, source, model, query, timezone)), timezone };
+}

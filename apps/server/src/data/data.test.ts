@@ -1,0 +1,345 @@
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { describeEachDialect } from '../../test/dialects.js';
+import { mintViewer } from '../../test/embed.js';
+import type { ViewerSession } from '../../test/embed.js';
+import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
+import { WAREHOUSE_SCHEMA } from '../../test/global-setup.js';
+import { demoRows } from '../../test/warehouse.js';
+import { buildApp } from '../app.js';
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/** A dashboard of every data-bearing widget kind over the demo warehouse. */
+function salesDashboard(publicId: string) {
+  return {
+    publicId, status: 'published' as const, allowEmbed: true, title: 'Sales',
+    config: {
+      widgets: ([
+        { id: 'category', type: 'FILTER', position: { x: 0, y: 0, w: 3, h: 1 }, config: { member: 'products.category' } },
+        { id: 'monthly', type: 'CHART', position: { x: 0, y: 1, w: 6, h: 4 }, config: { reportId: 101 } },
+        { id: 'kpi', type: 'CHART', position: { x: 6, y: 1, w: 3, h: 2 }, config: { reportId: 102 } },
+        { id: 'daily-returns', type: 'CHART', position: { x: 0, y: 5, w: 6, h: 4 }, config: { reportId: 103 } },
+        { id: 'raw', type: 'CHART', position: { x: 6, y: 5, w: 6, h: 4 }, config: { reportId: 104 } },
+        { id: 'broken', type: 'CHART', position: { x: 0, y: 9, w: 6, h: 4 }, config: { reportId: 105 } },
+        { id: 'writer', type: 'CHART', position: { x: 6, y: 9, w: 6, h: 4 }, config: { reportId: 106 } },
+        { id: 'sequence', type: 'CHART', position: { x: 0, y: 12, w: 6, h: 1 }, config: { reportId: 107 } },
+        { id: 'note', type: 'TEXT', position: { x: 0, y: 13, w: 12, h: 1 }, config: { markdown: '**hi**' } },
+      ] as Array<{ id: string; type: 'FILTER' | 'CHART' | 'TEXT'; position: { x: number; y: number; w: number; h: number }; config: Record<string, unknown> }>),
+    },
+    reportSnapshots: [
+      {
+        report: 'r-monthly', name: 'Revenue by month', kind: 'vega',
+        meta: { query: { measures: ['orders.revenue', 'orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2025-01-01', '2025-12-31'] }] } },
+        preferences: { columnFormats: { 'orders.revenue': { type: 'currency', decimalPlaces: 0 } } },
+      },
+      {
+        report: 'r-kpi', name: 'Revenue 2025', kind: 'kpi',
+        meta: { query: { measures: ['orders.revenue'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2025-01-01', '2025-12-31'] }] } },
+        periodComparisons: [{ measure: 'orders.revenue', timeDimension: 'orders.created_at', offset: { amount: 1, unit: 'year' }, outputs: ['previous', 'change', 'percentChange'] }],
+      },
+      {
+        report: 'r-returns', name: 'Returns a day', kind: 'table',
+        meta: { query: { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2025-01-01', '2025-01-31'] }], filters: [{ member: 'orders.status', operator: 'equals', values: ['returned'] }] } },
+        fillMissingRows: { member: 'orders.created_at' },
+      },
+      { report: 'r-raw', name: 'Raw SQL', kind: 'table', sqlQuery: 'SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY status;' },
+      { report: 'r-broken', name: 'Broken', kind: 'table', meta: { query: { measures: ['orders.profit'] } } },
+      { report: 'r-writer', name: 'Writer', kind: 'table', sqlQuery: 'SELECT count(*) AS n FROM orders; DELETE FROM orders' },
+      { report: 'r-sequence', name: 'Sequence', kind: 'table', sqlQuery: "SELECT nextval('svc_test_writes') AS n" },
+    ],
+  };
+}
+
+const reports = ['r-monthly', 'r-kpi', 'r-returns', 'r-raw', 'r-broken', 'r-writer', 'r-sequence'].map((ref, i) => ({ ref, type: 'REPORT' as const, name: ref, _id: 101 + i }));
+
+describeEachDialect('widget data endpoint', (t) => {
+  const { orders, products } = demoRows();
+  let s: Awaited<ReturnType<typeof seedAccount>>;
+  let viewer: ViewerSession;
+  let publicId: string;
+  const url = (widgetId: string, id = publicId) => `/api/v1/embed/dashboard/${id}/widgets/${widgetId}/data`;
+  const post = (widgetId: string, payload: unknown = {}, headers: Record<string, string> = viewer.headers, id = publicId) =>
+    t().app.inject({ method: 'POST', url: url(widgetId, id), headers, payload: payload as object });
+
+  beforeAll(async () => {
+    publicId = `sales-${uniqueSuffix()}`;
+    s = await seedAccount(t().db.kysely, {
+      users: [{ ref: 'admin', role: 'admin' }],
+      deployments: [
+        { ref: 'prod', name: 'Production', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'Sales', dashboard: salesDashboard(publicId) }, ...reports.map(({ ref, type, name }) => ({ ref, type, name }))] },
+        { ref: 'other', name: 'Other' },
+      ],
+      embedTenants: [{ name: 'customer-a' }, { name: 'customer-b' }],
+    });
+    // Snapshots name their reports by ref; the widgets above name them by id: map each widget to its report's id.
+    const ids = Object.fromEntries(reports.map((r) => [r._id, s.refs[r.ref]!]));
+    const row = await t().db.kysely.selectFrom('dashboards').select(['id', 'config']).where('public_id', '=', publicId).executeTakeFirstOrThrow();
+    const config = JSON.parse(row.config) as { widgets: Array<{ config?: { reportId?: number } }> };
+    for (const widget of config.widgets) if (widget.config?.reportId !== undefined) widget.config.reportId = ids[widget.config.reportId];
+    await t().db.kysely.updateTable('dashboards').set({ config: JSON.stringify(config) }).where('id', '=', row.id).execute();
+    viewer = await mintViewer(t().app, s.keys.admin!, { deploymentId: s.refs.prod!, embedTenantName: 'customer-a' });
+  });
+
+  const productById = () => new Map(products.map((p) => [p.id, p]));
+  const inYear = (year: string) => orders.filter((o) => o.created_at.startsWith(year));
+
+  it("runs a CHART widget's semantic query: monthly revenue of 2025 with the snapshot's column format", async () => {
+    const res = await post('monthly');
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.columns.map((c: { name: string }) => c.name)).toEqual(['orders.created_at.month', 'orders.revenue', 'orders.count']);
+    expect(body.columns[1].format).toEqual({ type: 'currency', decimalPlaces: 0 });
+    expect(body.timezone).toBe('UTC');
+    expect(body.truncated).toBe(false);
+    expect(body.rows).toHaveLength(12);
+    const january = inYear('2025-01');
+    expect(body.rows[0][0]).toBe('2025-01-01T00:00:00.000');
+    expect(body.rows[0][1]).toBeCloseTo(sum(january.map((o) => o.amount)), 2);
+    expect(body.rows[0][2]).toBe(january.length);
+  });
+
+  it("applies the viewer's filters: a value, a list and a range change the numbers", async () => {
+    const books = (await post('monthly', { filters: { 'products.category': 'Books' } })).json();
+    const byId = productById();
+    const january = inYear('2025-01');
+    expect(books.rows[0][2]).toBe(january.filter((o) => byId.get(o.product_id)!.category === 'Books').length);
+    const two = (await post('monthly', { filters: { 'products.category': ['Books', 'Toys'] } })).json();
+    expect(two.rows[0][2]).toBe(january.filter((o) => ['Books', 'Toys'].includes(byId.get(o.product_id)!.category)).length);
+    const range = (await post('monthly', { filters: { 'orders.amount': { gte: 100, lte: 200 } } })).json();
+    expect(range.rows[0][2]).toBe(january.filter((o) => o.amount >= 100 && o.amount <= 200).length);
+    const dated = (await post('monthly', { filters: { 'orders.created_at': { gte: '2025-03-01', lte: '2025-04-30' } } })).json();
+    expect(dated.rows.map((r: unknown[]) => r[0])).toEqual(['2025-03-01T00:00:00.000', '2025-04-01T00:00:00.000']);
+    const cleared = (await post('monthly', { filters: { 'products.category': null } })).json();
+    expect(cleared.rows[0][2]).toBe(january.length);
+  });
+
+  it('buckets in the viewer\'s time zone: a New York January holds other orders than a UTC one', async () => {
+    const utc = (await post('monthly')).json();
+    const ny = (await post('monthly', { timezone: 'America/New_York' })).json();
+    expect(ny.timezone).toBe('America/New_York');
+    const local = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit' });
+    const nyJanuary = orders.filter((o) => local.format(new Date(o.created_at)) === '2025-01').length;
+    expect(ny.rows[0][2]).toBe(nyJanuary);
+    expect(ny.rows).not.toEqual(utc.rows);
+  });
+
+  it('swaps the granularity for a TIME_GRAIN choice', async () => {
+    const quarters = (await post('monthly', { granularity: 'quarter' })).json();
+    expect(quarters.columns[0].name).toBe('orders.created_at.quarter');
+    expect(quarters.rows.map((r: unknown[]) => r[0])).toEqual(['2025-01-01T00:00:00.000', '2025-04-01T00:00:00.000', '2025-07-01T00:00:00.000', '2025-10-01T00:00:00.000']);
+  });
+
+  it('swaps a measure for a FIELD choice of the same view', async () => {
+    const res = await post('monthly', { fields: { 'orders.revenue': 'orders.units' } });
+    expect(res.json().columns[1].name).toBe('orders.units');
+    expect(res.json().rows[0][1]).toBe(sum(inYear('2025-01').map((o) => o.quantity)));
+    const refused = await post('monthly', { fields: { 'orders.revenue': 'customers.count' } });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.field).toBe('fields.orders.revenue');
+  });
+
+  it('compares a KPI with the same period a year before (previous, change, percentChange)', async () => {
+    const body = (await post('kpi')).json();
+    const now = sum(inYear('2025').map((o) => o.amount));
+    const before = sum(inYear('2024').map((o) => o.amount));
+    expect(body.columns.map((c: { name: string }) => c.name)).toEqual(['orders.revenue', 'orders.revenue.previous', 'orders.revenue.change', 'orders.revenue.percentChange']);
+    const [current, previous, change, percent] = body.rows[0] as number[];
+    expect(current).toBeCloseTo(now, 2);
+    expect(previous).toBeCloseTo(before, 2);
+    expect(change).toBeCloseTo(now - before, 2);
+    expect(percent).toBeCloseTo(now / before - 1, 6);
+  });
+
+  it('fills the days without returns with 0 (fillMissingRows)', async () => {
+    const body = (await post('daily-returns')).json();
+    expect(body.rows).toHaveLength(31);
+    expect(body.rows[0][0]).toBe('2025-01-01T00:00:00.000');
+    expect(body.rows[30][0]).toBe('2025-01-31T00:00:00.000');
+    const returned = inYear('2025-01').filter((o) => o.status === 'returned');
+    for (const [day, count] of body.rows as Array<[string, number]>) {
+      expect(count).toBe(returned.filter((o) => o.created_at.startsWith(day.slice(0, 10))).length);
+    }
+    expect((body.rows as Array<[string, number]>).some(([, count]) => count === 0)).toBe(true);
+  });
+
+  it("lists a FILTER widget's values, unnarrowed by its own choice", async () => {
+    const body = (await post('category', { filters: { 'products.category': 'Books' } })).json();
+    expect(body.rows.map((r: unknown[]) => r[0])).toEqual(['Books', 'Electronics', 'Garden', 'Home', 'Sports', 'Toys']);
+  });
+
+  it("runs a snapshot's raw SQL read-only, and refuses a statement that writes", async () => {
+    const raw = (await post('raw')).json();
+    expect(raw.columns.map((c: { name: string }) => c.name)).toEqual(['status', 'n']);
+    expect(raw.rows.find((r: unknown[]) => r[0] === 'returned')[1]).toBe(orders.filter((o) => o.status === 'returned').length);
+    const writer = await post('writer');
+    expect(writer.statusCode).toBe(422);
+    expect(writer.json().error.code).toBe('invalid_query');
+    expect((await post('raw')).json().rows).toEqual(raw.rows);
+  });
+
+  it("reports a widget whose snapshot's query names an undeclared member as 422, naming the member", async () => {
+    const res = await post('broken');
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('invalid_query');
+    expect(res.json().error.field).toBe('meta.query.measures[0]');
+  });
+
+  it('drills into a mark: the rows under one month of one measure, with the drill members', async () => {
+    const res = await post('daily-returns', { drilldown: { member: 'orders.count', point: { 'orders.created_at.day': '2025-01-15T00:00:00.000' } } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.columns.map((c: { name: string }) => c.name)).toEqual(['orders.id', 'orders.status', 'customers.name', 'customers.city', 'products.name', 'orders.quantity', 'orders.amount', 'orders.created_at.second']);
+    const expected = orders.filter((o) => o.status === 'returned' && o.created_at.startsWith('2025-01-15')).map((o) => o.id);
+    expect(body.rows.map((r: unknown[]) => r[0])).toEqual(expected);
+    const refused = await post('daily-returns', { drilldown: { member: 'orders.revenue' } });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.field).toBe('drilldown.member');
+  });
+
+  it('refuses bad input with 400 naming the field', async () => {
+    const cases: Array<[string, unknown, string]> = [
+      ['monthly', { filters: { 'orders.nope': 1 } }, 'filters.orders.nope'],
+      ['monthly', { filters: { 'orders.amount': 'a lot' } }, 'filters.orders.amount'],
+      ['monthly', { filters: { 'orders.created_at': { gte: '2025-02-30' } } }, 'filters.orders.created_at'],
+      ['monthly', { filters: { 'orders.amount': {} } }, 'filters.orders.amount'],
+      ['monthly', { timezone: '+02:00' }, 'timezone'],
+      ['monthly', { timezone: 'Mars/Olympus' }, 'timezone'],
+      ['monthly', { granularity: 'fortnight' }, 'granularity'],
+      ['monthly', { limit: 5 }, 'limit'],
+      ['note', {}, 'widgetId'],
+    ];
+    for (const [widget, payload, field] of cases) {
+      const res = await post(widget, payload);
+      expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(res.json().error.field, JSON.stringify(payload)).toBe(field);
+    }
+  });
+
+  it('runs only the widgets of this dashboard, for sessions that may read it', async () => {
+    expect((await post('nope')).statusCode).toBe(404);
+    expect((await post('monthly', {}, {})).statusCode).toBe(401);
+    expect((await post('monthly', {}, { authorization: 'Embed-Token nope' })).statusCode).toBe(401);
+    // Another tenant of the same account reads the same dashboard (tenants separate comments, not dashboards).
+    const b = await mintViewer(t().app, s.keys.admin!, { deploymentId: s.refs.prod!, embedTenantName: 'customer-b' });
+    expect((await post('monthly', {}, b.headers)).statusCode).toBe(200);
+    // A session of another deployment of the account: 403; of another account: the dashboard does not resolve.
+    const elsewhere = await mintViewer(t().app, s.keys.admin!, { deploymentId: s.refs.other! });
+    expect((await post('monthly', {}, elsewhere.headers)).statusCode).toBe(403);
+    const stranger = await seedAccount(t().db.kysely, { users: [{ ref: 'admin', role: 'admin' }], deployments: [{ ref: 'prod', name: 'P' }] });
+    const foreign = await mintViewer(t().app, stranger.keys.admin!, { deploymentId: stranger.refs.prod! });
+    expect((await post('monthly', {}, foreign.headers)).statusCode).toBe(404);
+    // The account's own admin may read it with an API key (private embedding, tools).
+    expect((await post('monthly', {}, bearer(s.keys.admin!))).statusCode).toBe(200);
+  });
+
+  it("runs an APP dashboard's own queries (the bridge's endpoint); a CLASSIC dashboard runs only its widgets' (403)", async () => {
+    const classic = await t().app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/query`, headers: viewer.headers, payload: { query: { measures: ['orders.count'] } } });
+    expect(classic.statusCode).toBe(403);
+    expect(classic.json().error.field).toBe('publicId');
+    const appId = `app-${uniqueSuffix()}`;
+    const a = await seedAccount(t().db.kysely, {
+      users: [{ ref: 'admin', role: 'admin' }],
+      deployments: [{ ref: 'prod', name: 'P', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'App', dashboard: {
+        publicId: appId, status: 'published', allowEmbed: true, config: { kind: 'APP', app: { html: '<p>app</p>' } } } }] }],
+    });
+    const session = await mintViewer(t().app, a.keys.admin!, { deploymentId: a.refs.prod! });
+    const run = (query: unknown) => t().app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${appId}/query`, headers: session.headers, payload: { query } });
+    const ok = await run({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'equals', values: ['returned'] }] });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json().rows).toEqual([[orders.filter((o) => o.status === 'returned').length]]);
+    const bad = await run({ measures: ['orders.secret'] });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.field).toBe('query.measures[0]');
+    // Another account's viewer does not even find it.
+    expect((await t().app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${appId}/query`, headers: viewer.headers, payload: { query: { measures: ['orders.count'] } } })).statusCode).toBe(404);
+  });
+
+  it('serves the app frame sandboxed to scripts only, with no network', async () => {
+    const res = await t().app.inject({ url: '/embed/app-frame' });
+    expect(res.statusCode).toBe(200);
+    const csp = String(res.headers['content-security-policy']);
+    expect(csp).toContain('sandbox allow-scripts');
+    expect(csp).not.toContain('allow-same-origin');
+    expect(csp).toContain("connect-src 'none'");
+    expect(csp).toContain("default-src 'none'");
+    expect(res.body).toContain("event.source !== parent");
+  });
+
+  it('stops a statement past its time and keeps serving (504, then 200)', async () => {
+    const app: FastifyInstance = await buildApp({ db: t().db, data: { timeoutMs: 300 } });
+    try {
+      const slowId = `slow-${uniqueSuffix()}`;
+      const slow = await seedAccount(t().db.kysely, {
+        users: [{ ref: 'admin', role: 'admin' }],
+        deployments: [{
+          ref: 'prod', name: 'P', items: [{
+            ref: 'wb', type: 'WORKBOOK', name: 'Slow', dashboard: {
+              publicId: slowId, status: 'published', allowEmbed: true, config: { widgets: [
+                { id: 'forever', type: 'CHART', position: { x: 0, y: 0, w: 1, h: 1 } },
+                { id: 'quick', type: 'CHART', position: { x: 1, y: 0, w: 1, h: 1 } },
+              ] },
+              reportSnapshots: [
+                { report: 'r1', sqlQuery: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c' },
+                { report: 'r2', sqlQuery: 'SELECT count(*) AS n FROM orders' },
+              ],
+            },
+          }, { ref: 'r1', type: 'REPORT', name: 'r1' }, { ref: 'r2', type: 'REPORT', name: 'r2' }],
+        }],
+      });
+      const session = await mintViewer(app, slow.keys.admin!, { deploymentId: slow.refs.prod! });
+      const started = Date.now();
+      const res = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${slowId}/widgets/forever/data`, headers: session.headers, payload: {} });
+      expect(res.statusCode).toBe(504);
+      expect(res.json().error.code).toBe('query_timeout');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const quick = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${slowId}/widgets/quick/data`, headers: session.headers, payload: {} });
+      expect(quick.statusCode).toBe(200);
+      expect(quick.json().rows).toEqual([[orders.length]]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('widget data on a PostgreSQL data source', () => {
+  const postgresUrl = inject('postgresUrl');
+  it.skipIf(postgresUrl === null)('runs the same widget against the demo warehouse loaded into PostgreSQL, read-only', async () => {
+    const { openDatabase } = await import('../db/db.database.js');
+    const db = openDatabase(postgresUrl!);
+    const app = await buildApp({ db, data: { timeoutMs: 2_000 } });
+    try {
+      const id = `pg-${uniqueSuffix()}`;
+      const dashboard = salesDashboard(id);
+      const s = await seedAccount(db.kysely, {
+        users: [{ ref: 'admin', role: 'admin' }],
+        deployments: [{
+          ref: 'prod', name: 'P', dataSource: { type: 'postgres', url: postgresUrl!, schema: WAREHOUSE_SCHEMA },
+          items: [{ ref: 'wb', type: 'WORKBOOK', name: 'Sales', dashboard: { ...dashboard, config: { widgets: dashboard.config.widgets.map((w) => ({ ...w, config: w.type === 'CHART' ? {} : w.config })) } } },
+            ...reports.map(({ ref, type, name }) => ({ ref, type, name }))],
+        }],
+      });
+      const session = await mintViewer(app, s.keys.admin!, { deploymentId: s.refs.prod! });
+      const post = (widget: string, payload: object = {}) => app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${id}/widgets/${widget}/data`, headers: session.headers, payload });
+      const { orders } = demoRows();
+      const monthly = (await post('monthly', { timezone: 'Europe/Berlin' })).json();
+      const local = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit' });
+      expect(monthly.rows[0][2]).toBe(orders.filter((o) => local.format(new Date(o.created_at)) === '2025-01').length);
+      expect((await post('writer')).statusCode).toBe(422);
+      // A function that writes fails inside the read-only transaction every statement runs in.
+      const pool = new pg.Client({ connectionString: postgresUrl! });
+      await pool.connect();
+      await pool.query(`CREATE SEQUENCE IF NOT EXISTS ${WAREHOUSE_SCHEMA}.svc_test_writes`);
+      await pool.end();
+      const sequence = await post('sequence');
+      expect(sequence.statusCode).toBe(422);
+      expect(sequence.json().error.message).toMatch(/read-only transaction/);
+      const raw = (await post('raw')).json();
+      expect(raw.rows.find((r: unknown[]) => r[0] === 'returned')[1]).toBe(orders.filter((o) => o.status === 'returned').length);
+    } finally {
+      await app.close();
+      await db.close();
+    }
+  });
+});

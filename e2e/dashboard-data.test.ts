@@ -1,0 +1,289 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import Papa from 'papaparse';
+import type { Download, Frame, Page } from 'playwright-core';
+import { readSheet } from 'read-excel-file/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type * as Sdk from '../packages/embed-sdk/src/index.js';
+import { demoRows } from '../apps/server/test/warehouse.js';
+import { hasChromium, launchChromium } from './browser.js';
+import { bundle, demoDashboardItems, e2eAccount, openHostPage, serve, startSvc } from './embed-harness.js';
+import type { RunningSvc } from './embed-harness.js';
+
+type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; handle: Sdk.EmbedHandle; getSessionId(): Promise<string> };
+
+const HOST_PAGE = `<!doctype html><html><body style="margin:0">
+<div id="embed" style="width:1300px;height:2300px"></div>
+<script type="module">
+  import * as sdk from '/sdk.js';
+  window.sdk = sdk;
+  window.events = [];
+  window.getSessionId = async () => (await (await fetch('/session', { method: 'POST' })).json()).sessionId;
+  window.ready = true;
+</script></body></html>`;
+
+const ARTIFACTS = 'e2e/artifacts';
+
+/** A copy of it whose revenue-by-category widget asks for a member no view declares. */
+function brokenItems(): unknown[] {
+  const [workbook, folder] = structuredClone(demoDashboardItems()) as Array<Record<string, unknown>>;
+  const dashboard = workbook!.dashboard as { publicId: string; reportSnapshots: Array<{ report: string; meta: { query: { measures: string[] } } }> };
+  dashboard.publicId = 'sales-broken';
+  dashboard.reportSnapshots[3]!.meta.query.measures = ['orders.profit'];
+  for (const snapshot of dashboard.reportSnapshots) snapshot.report = `${snapshot.report}-b`;
+  const reports = (folder!.children as Array<{ ref: string }>).map((report) => ({ ...report, ref: `${report.ref}-b` }));
+  return [{ ...workbook, ref: 'wb-broken' }, { ...folder, ref: 'f-broken', name: 'Broken reports', children: reports }];
+}
+
+const suite = hasChromium ? describe : describe.skip;
+
+suite('dashboards with real data in Chromium', () => {
+  let host: Server;
+  let hostOrigin: string;
+  let svc: RunningSvc;
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  const { orders, products, customers } = demoRows();
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
+    const started = await serve({
+      '/': { type: 'text/html', body: HOST_PAGE },
+      '/sdk.js': { type: 'text/javascript', body: sdkJs },
+      '/session': async () => ({ type: 'application/json', body: JSON.stringify({ sessionId: await svc.mint() }) }),
+    });
+    host = started.server;
+    hostOrigin = `http://localhost:${started.port}`;
+    svc = await startSvc({ account: e2eAccount([hostOrigin], { items: [...demoDashboardItems(), ...brokenItems()] }) });
+    browser = await launchChromium();
+    browser.context.setDefaultTimeout(10_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.close();
+    host?.close();
+  });
+
+  /** Embeds a dashboard with exports allowed; every event lands in window.events. Resolves at dashboard-loaded. */
+  async function mount(publicId = 'sales-performance', extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
+    const page = await openHostPage(browser.context, `${hostOrigin}/`);
+    await page.evaluate(async ({ baseUrl, publicId, extra }) => {
+      const w = window as unknown as HostWindow;
+      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, allowExport: true, getSessionId: w.getSessionId, ...extra });
+      w.handle = handle;
+      for (const name of ['ready', 'view', 'navigate', 'dashboard-loaded', 'download', 'drilldown', 'error'] as const) {
+        handle.on(name, (payload: unknown) => w.events.push([name, payload]));
+      }
+      await handle.ready;
+    }, { baseUrl: svc.origin, publicId, extra });
+    await waitForEvent(page, 'dashboard-loaded');
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    return { page, frame };
+  }
+
+  const events = (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
+  async function waitForEvent(page: Page, name: string, count = 1): Promise<unknown> {
+    await page.waitForFunction(({ name, count }) => (window as unknown as HostWindow).events.filter(([n]) => n === name).length >= count, { name, count }, { timeout: 20_000 });
+    return (await events(page)).filter(([n]) => n === name)[count - 1]![1];
+  }
+
+  const kpi = (frame: Frame, id: string) => frame.locator(`[data-widget-id="${id}"] .kpi-value`).innerText();
+  const money = (value: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 0, minimumFractionDigits: 0 }).format(value);
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  const categoryOf = new Map(products.map((p) => [p.id, p.category]));
+
+  it('renders every widget type with its data, then reports dashboard-loaded', async () => {
+    const { page, frame } = await mount();
+    const loaded = (await events(page)).find(([n]) => n === 'dashboard-loaded')![1] as { widgetCount: number; loadDurationMs: number; publicId: string };
+    expect(loaded).toMatchObject({ publicId: 'sales-performance', widgetCount: 19 });
+    expect(loaded.loadDurationMs).toBeGreaterThan(0);
+    const types = await frame.locator('[data-widget-type]').evaluateAll((nodes) => [...new Set(nodes.map((n) => (n as HTMLElement).dataset.widgetType))].sort());
+    expect(types).toEqual(['AI', 'CHART', 'CONTAINER', 'DIVIDER', 'FIELD', 'FILTER', 'SPACER', 'TEXT', 'TIME_GRAIN']);
+    // Every chart kind drew its data.
+    expect(await kpi(frame, 'kpi-revenue')).toBe(money(sum(orders.filter((o) => o.created_at.startsWith('2025')).map((o) => o.amount))));
+    expect(await kpi(frame, 'kpi-orders')).toBe(new Intl.NumberFormat('en-US').format(orders.filter((o) => o.created_at.startsWith('2025')).length));
+    expect(await frame.locator('[data-widget-id="kpi-revenue"] [data-testid="kpi-change"]').innerText()).toMatch(/%/);
+    await expect.poll(() => frame.locator('[data-widget-id="trend"] svg .mark-symbol.role-mark path').count()).toBe(24);
+    expect(await frame.locator('[data-widget-id="by-category"] svg .mark-rect.role-mark path').count()).toBe(6);
+    expect(await frame.locator('[data-widget-id="top-customers"] [role="row"]').count()).toBeGreaterThan(5);
+    // Virtual scrolling: 500 rows, far fewer in the DOM.
+    expect(await frame.locator('[data-widget-id="top-customers"] [role="table"]').getAttribute('aria-rowcount')).toBe('501');
+    expect(await frame.locator('[data-widget-id="top-customers"] [role="row"]').count()).toBeLessThan(60);
+    expect(await frame.locator('[data-widget-id="map"] svg .mark-symbol.role-mark path').count()).toBe(new Set(customers.map((c) => c.city)).size);
+    expect(await frame.locator('[data-widget-id="flows"] path.sankey-link').count()).toBe(24);
+    const html = frame.locator('[data-widget-id="average"] iframe');
+    expect(await html.getAttribute('sandbox')).toBe('');
+    expect(await html.getAttribute('srcdoc')).toMatch(/\$\d+\.\d\d/);
+    expect(await frame.locator('[data-widget-id="returns"] svg .mark-symbol.role-mark path').count()).toBe(31);
+    expect(await frame.locator('[data-widget-id="by-status"] [role="row"]').count()).toBe(6);
+    // Markdown is sanitised: the bold shows, the script does not exist.
+    expect(await frame.locator('[data-widget-id="intro"] strong').first().innerText()).toBe('Sales performance');
+    expect(await frame.locator('[data-widget-id="intro"] script').count()).toBe(0);
+    expect(await frame.locator('[data-widget-id="f-category"] option').allInnerTexts()).toEqual(['All', 'Books', 'Electronics', 'Garden', 'Home', 'Sports', 'Toys']);
+    expect((await events(page)).filter(([n]) => n === 'error')).toEqual([]);
+    await page.screenshot({ path: `${ARTIFACTS}/data-dashboard-light.png`, fullPage: true });
+    await page.evaluate(() => (window as unknown as HostWindow).handle.setColorScheme('dark'));
+    await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: `${ARTIFACTS}/data-dashboard-dark.png`, fullPage: true });
+    await page.close();
+  });
+
+  it('filters change the numbers: a FILTER control and set-filter share one state', async () => {
+    const { page, frame } = await mount();
+    const books = orders.filter((o) => o.created_at.startsWith('2025') && categoryOf.get(o.product_id) === 'Books');
+    await frame.locator('[data-widget-id="f-category"] select').selectOption({ label: 'Books' });
+    await expect.poll(() => kpi(frame, 'kpi-revenue'), { timeout: 10_000 }).toBe(money(sum(books.map((o) => o.amount))));
+    expect(await frame.locator('[data-filter="products.category"]').innerText()).toContain('Books');
+    // The host's set-filter lands in the same state: the control shows it, and the numbers follow.
+    await page.evaluate(() => (window as unknown as HostWindow).handle.setFilter('products', 'category', 'Toys'));
+    const toys = orders.filter((o) => o.created_at.startsWith('2025') && categoryOf.get(o.product_id) === 'Toys');
+    await expect.poll(() => kpi(frame, 'kpi-revenue'), { timeout: 10_000 }).toBe(money(sum(toys.map((o) => o.amount))));
+    expect(await frame.locator('[data-widget-id="f-category"] select').inputValue()).toBe('"Toys"');
+    // A filter no row matches: each widget shows its empty state; the dashboard stays.
+    await page.evaluate(() => (window as unknown as HostWindow).handle.setFilter('products', 'category', 'Nothing'));
+    await expect.poll(() => frame.locator('[data-widget-id="by-category"] .widget-empty').count(), { timeout: 10_000 }).toBe(1);
+    expect(await frame.locator('[data-widget-id="by-category"] .widget-empty').innerText()).toBe('No data for these filters.');
+    await expect.poll(() => kpi(frame, 'kpi-revenue'), { timeout: 10_000 }).toBe('–');
+    await page.evaluate(() => (window as unknown as HostWindow).handle.setFilter('products', 'category', null));
+    await expect.poll(() => frame.locator('[data-filter="products.category"]').count(), { timeout: 10_000 }).toBe(0);
+    await page.close();
+  });
+
+  it('set-timezone re-runs time-bucketed queries in that zone', async () => {
+    const { page, frame } = await mount();
+    const count2025 = (timeZone: string) => {
+      const year = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric' });
+      return orders.filter((o) => year.format(new Date(o.created_at)) === '2025').length;
+    };
+    await page.evaluate(() => (window as unknown as HostWindow).handle.setTimezone('Pacific/Kiritimati'));
+    const expected = new Intl.NumberFormat('en-US').format(count2025('Pacific/Kiritimati'));
+    expect(expected).not.toBe(new Intl.NumberFormat('en-US').format(count2025('UTC')));
+    await expect.poll(() => kpi(frame, 'kpi-orders'), { timeout: 10_000 }).toBe(expected);
+    expect(await frame.locator('[data-testid="timezone"]').innerText()).toBe('Pacific/Kiritimati');
+    await page.close();
+  });
+
+  it('TIME_GRAIN and FIELD controls drive the queries', async () => {
+    const { frame, page } = await mount();
+    await frame.locator('[data-widget-id="grain"] select').selectOption('quarter');
+    await expect.poll(() => frame.locator('[data-widget-id="trend"] svg .mark-symbol.role-mark path').count(), { timeout: 10_000 }).toBe(8);
+    await frame.locator('[data-widget-id="measure"] select').selectOption('orders.count');
+    const count = new Intl.NumberFormat('en-US').format(orders.filter((o) => o.created_at.startsWith('2025')).length);
+    await expect.poll(() => kpi(frame, 'kpi-revenue'), { timeout: 10_000 }).toBe(count);
+    await page.close();
+  });
+
+  async function saved(download: Download): Promise<Buffer> {
+    return readFileSync((await download.path())!);
+  }
+
+  it('exports csv, xlsx, png and pdf files that open, and tells the host without the rows', async () => {
+    const { page, frame } = await mount();
+    const widget = frame.locator('[data-widget-id="by-status"]');
+    const take = async (format: string, locator = widget) => {
+      const [download] = await Promise.all([page.waitForEvent('download'), locator.locator(`button[data-format="${format}"]`).click()]);
+      return { download, bytes: await saved(download) };
+    };
+    const csv = await take('csv');
+    expect(csv.download.suggestedFilename()).toBe('orders-by-status.csv');
+    const parsed = Papa.parse<string[]>(csv.bytes.toString('utf8').replace(/^\ufeff/, ''), { skipEmptyLines: true });
+    expect(parsed.data[0]).toEqual(['Status', 'Orders', 'Revenue']);
+    expect(parsed.data).toHaveLength(6);
+    const returned = parsed.data.find((row) => row[0] === 'returned')!;
+    expect(Number(returned[1])).toBe(orders.filter((o) => o.status === 'returned').length);
+
+    const xlsx = await take('xlsx');
+    const sheet = await readSheet(xlsx.bytes);
+    expect(sheet[0]).toEqual(['Status', 'Orders', 'Revenue']);
+    expect(sheet).toHaveLength(6);
+
+    const png = await take('png', frame.locator('[data-widget-id="by-category"]'));
+    expect([...png.bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const pdf = await take('pdf', frame.locator('[data-widget-id="top-customers"]'));
+    expect(pdf.bytes.subarray(0, 5).toString()).toBe('%PDF-');
+
+    const whole = await take('xlsx', frame.locator('.dashboard-exports'));
+    expect(whole.download.suggestedFilename()).toBe('sales-performance.xlsx');
+    await waitForEvent(page, 'download', 5);
+    const downloads = (await events(page)).filter(([n]) => n === 'download').map(([, p]) => p as Record<string, unknown>);
+    expect(downloads[0]).toEqual({ format: 'csv', target: 'widget', widgetId: 'by-status', title: 'Orders by status', rowCount: 5 });
+    expect(downloads[1]).toEqual({ format: 'xlsx', target: 'widget', widgetId: 'by-status', title: 'Orders by status', rowCount: 5 });
+    expect(downloads[2]).toEqual({ format: 'png', target: 'widget', widgetId: 'by-category', title: 'Revenue by category' });
+    expect(downloads[3]).toMatchObject({ format: 'pdf', target: 'widget', widgetId: 'top-customers' });
+    expect(downloads[4]).toMatchObject({ format: 'xlsx', target: 'dashboard', title: 'Sales performance' });
+    for (const payload of downloads) expect(Object.keys(payload).sort()).not.toContain('rows');
+    await page.close();
+  });
+
+  it("lays widgets out by DashboardLayout's breakpoints and cols, and by a widget's responsiveLayouts", async () => {
+    const { page, frame } = await mount();
+    const width = (id: string) => frame.locator(`[data-widget-id="${id}"]`).evaluate((n) => n.getBoundingClientRect().width);
+    const grid = await frame.locator('.widget-grid').evaluate((n) => n.getBoundingClientRect().width);
+    // lg (12 cols): the KPI spans 3 of 12 columns, the trend chart 6.
+    expect((await width('kpi-revenue')) / grid).toBeCloseTo(3 / 12, 1);
+    expect((await width('trend')) / grid).toBeCloseTo(6 / 12, 1);
+    // sm (a grid of 640-900 px, 6 cols): the revenue KPI's own sm layout spans all 6; the orders KPI, which has none,
+    // keeps its lg width scaled to 6 cols: round(3 * 6 / 12) = 2 of 6.
+    await page.evaluate(() => { document.getElementById('embed')!.style.width = '1100px'; });
+    const share = async (id: string) => (await width(id)) / (await frame.locator('.widget-grid').evaluate((n) => n.getBoundingClientRect().width));
+    await expect.poll(async () => frame.locator('.widget-grid').evaluate((n) => n.getBoundingClientRect().width), { timeout: 10_000 }).toBeLessThan(900);
+    expect(await frame.locator('.widget-grid').evaluate((n) => n.getBoundingClientRect().width)).toBeGreaterThan(640);
+    await expect.poll(() => share('kpi-revenue'), { timeout: 10_000 }).toBeGreaterThan(0.95);
+    expect(await share('kpi-orders')).toBeCloseTo(2 / 6, 1);
+    await page.close();
+  });
+
+  it('shows no export without allowExport=true', async () => {
+    const { page, frame } = await mount('sales-performance', { allowExport: false });
+    expect(await frame.locator('button[data-format]').count()).toBe(0);
+    await page.close();
+  });
+
+  it('drills into a bar: drilldown, navigate and view events, and the rows behind it in the embed', async () => {
+    const { page, frame } = await mount();
+    await frame.locator('[data-widget-id="by-category"] svg .mark-rect.role-mark path').first().click();
+    const drill = await waitForEvent(page, 'drilldown') as { member: string; value: number; widgetId: string };
+    expect(drill.member).toBe('orders.revenue');
+    expect(drill.widgetId).toBe('by-category');
+    expect(typeof drill.value).toBe('number');
+    const dialog = frame.locator('[role="dialog"]');
+    await dialog.locator('[data-testid="drill-count"]').waitFor();
+    expect(await dialog.locator('tbody tr').count()).toBeGreaterThan(10);
+    const navigate = (await events(page)).filter(([n]) => n === 'navigate').map(([, p]) => p);
+    expect(navigate.at(-1)).toEqual({ path: '/embed/dashboard/sales-performance/drilldown/by-category', previousPath: '/embed/dashboard/sales-performance' });
+    const view = (await events(page)).filter(([n]) => n === 'view').map(([, p]) => p).at(-1);
+    expect(view).toMatchObject({ surface: 'dashboard', path: '/embed/dashboard/sales-performance/drilldown/by-category' });
+    await page.screenshot({ path: `${ARTIFACTS}/data-drilldown.png` });
+    await dialog.getByRole('button').click();
+    await waitForEvent(page, 'navigate', 2);
+    expect((await events(page)).filter(([n]) => n === 'navigate').at(-1)![1]).toEqual({ path: '/embed/dashboard/sales-performance', previousPath: '/embed/dashboard/sales-performance/drilldown/by-category' });
+    await page.close();
+  });
+
+  it('a broken widget shows its error and reports it; the others render and dashboard-loaded still comes', async () => {
+    const { page, frame } = await mount('sales-broken');
+    const errors = (await events(page)).filter(([n]) => n === 'error').map(([, p]) => p as { context: string; fatal: boolean; message: string });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ context: 'widget:by-category', fatal: false });
+    expect(errors[0]!.message).toMatch(/orders\.profit/);
+    expect(await frame.locator('[data-widget-id="by-category"] [role="alert"]').count()).toBe(1);
+    expect(await frame.locator('[data-widget-id="trend"] svg .mark-symbol.role-mark path').count()).toBe(24);
+    expect(await kpi(frame, 'kpi-orders')).toMatch(/^\d/);
+    await page.close();
+  });
+
+  it('refresh re-runs every query', async () => {
+    const { page, frame } = await mount();
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/widgets/') && request.url().endsWith('/data')) asked.push(request.url().split('/widgets/')[1]!.split('/')[0]!);
+    });
+    await page.evaluate(() => (window as unknown as HostWindow).handle.refresh());
+    await waitForEvent(page, 'dashboard-loaded', 2);
+    expect(new Set(asked)).toEqual(new Set(['f-category', 'f-region', 'kpi-revenue', 'kpi-orders', 'trend', 'by-category', 'top-customers', 'map', 'flows', 'average', 'by-status', 'returns']));
+    void frame;
+    await page.close();
+  });
+});
