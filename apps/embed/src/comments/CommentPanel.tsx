@@ -87,9 +87,26 @@ export function CommentPanel(props: CommentPanelProps) {
     });
   }, [publicId]);
 
-  const focusLater = (find: () => HTMLElement | null | undefined) => requestAnimationFrame(() => find()?.focus());
-  const focusThread = (rootId: number) => focusLater(() => panel.current?.querySelector<HTMLElement>(`[data-thread-id="${rootId}"]`));
-  const focusHeading = () => focusLater(() => heading.current);
+  // A thread to focus once it is on screen: the list update that adds it may commit after the next frame, so the
+  // effect below tries again after every render until the thread is there.
+  const pendingFocus = useRef<number | null>(null);
+  const focusPending = () => {
+    const rootId = pendingFocus.current;
+    if (rootId === null) return;
+    const thread = panel.current?.querySelector<HTMLElement>(`[data-thread-id="${rootId}"]`);
+    if (!thread) return;
+    pendingFocus.current = null;
+    thread.focus();
+  };
+  useEffect(focusPending);
+  const focusThread = (rootId: number) => {
+    pendingFocus.current = rootId;
+    requestAnimationFrame(focusPending);
+  };
+  const focusHeading = () => {
+    pendingFocus.current = null;
+    requestAnimationFrame(() => heading.current?.focus());
+  };
 
   const onFailure = useCallback((error: unknown): string | undefined => {
     if (isSessionLapse(error)) return undefined;
