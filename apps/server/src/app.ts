@@ -119,7 +119,8 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   const ctx: ServiceContext = { db: config.db.kysely, dialect: config.db.dialect, now: config.now ?? (() => new Date()) };
 
   registerErrorHandling(app, logging.failures);
-  await app.register(cookie);
+  // Without its hooks: only the console cookie is read (consoleCookieOf) or set, and other requests skip both passes.
+  await app.register(cookie, { hook: false });
   await registerRateLimiting(app);
   const rateLimits = config.rateLimits ?? rateLimitsFromEnv();
   const signer = await loadTokenSigner(ctx.db, config.jwtSecret ?? process.env.SVC_JWT_SECRET, ctx.now);

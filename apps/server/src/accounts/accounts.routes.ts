@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { consoleCookieOf } from '../http/http.auth.js';
 import type { ServiceContext } from '../http/http.context.js';
 import { rateLimitFor } from '../http/http.rate-limit.js';
 import { ErrorResponse } from '../http/http.schema.js';
@@ -32,6 +33,11 @@ export function consoleCookieOptions(request: FastifyRequest, expires: Date) {
   };
 }
 
+/** Sets the console cookie; an expiry in the past clears it. */
+function setConsoleCookie(reply: FastifyReply, value: string, options: ReturnType<typeof consoleCookieOptions> & { maxAge?: number }): void {
+  void reply.header('set-cookie', reply.server.serializeCookie(CONSOLE_COOKIE, value, options));
+}
+
 /** Console sign-in for platform users (DESIGN "Credentials": console session, an httpOnly cookie). */
 export function accountRoutes(ctx: ServiceContext, loginLimit: { max: number; windowMs: number }): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -48,7 +54,7 @@ export function accountRoutes(ctx: ServiceContext, loginLimit: { max: number; wi
       }, 'preHandler'),
     }, async (request, reply) => {
       const result = await login(ctx, request.body);
-      void reply.setCookie(CONSOLE_COOKIE, result.sessionId, consoleCookieOptions(request, new Date(result.expiresAt)));
+      setConsoleCookie(reply, result.sessionId, consoleCookieOptions(request, new Date(result.expiresAt)));
       return { expiresAt: result.expiresAt, user: result.user };
     });
 
@@ -59,8 +65,8 @@ export function accountRoutes(ctx: ServiceContext, loginLimit: { max: number; wi
         response: { 204: Type.Null({ description: 'No Content' }) },
       },
     }, async (request, reply) => {
-      await logout(ctx, request.cookies[CONSOLE_COOKIE]);
-      void reply.clearCookie(CONSOLE_COOKIE, consoleCookieOptions(request, new Date(0)));
+      await logout(ctx, consoleCookieOf(request));
+      setConsoleCookie(reply, '', { ...consoleCookieOptions(request, new Date(0)), maxAge: 0 });
       return reply.status(204).send(null);
     });
   };

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { CONSOLE_COOKIE } from '../accounts/accounts.console.js';
+import { consoleCookieOf } from '../http/http.auth.js';
 import type { ServiceContext } from '../http/http.context.js';
 import { describeEmbedPage, embedContentSecurityPolicy, renderEmbedHtml } from './embed.service.js';
 import type { EmbedPageRequest } from './embed.service.js';
@@ -68,7 +68,7 @@ export function embedRoutes(ctx: ServiceContext, distDir: string = EMBED_DIST): 
       // A repeated parameter counts by its first value, as the page's own URLSearchParams.get() reads it.
       const given = Array.isArray(query.session) ? query.session[0] : query.session;
       const sessionId = typeof given === 'string' ? given : undefined;
-      const config = await describeEmbedPage(ctx, { ...named, sessionId, consoleCookie: request.cookies[CONSOLE_COOKIE] });
+      const config = await describeEmbedPage(ctx, { ...named, sessionId, consoleCookie: consoleCookieOf(request) });
       reply
         .header('content-security-policy', embedContentSecurityPolicy(config.allowedOrigins))
         .header('cache-control', 'no-store')

@@ -57,6 +57,12 @@ export class VerifiedTokens {
     this.#maxEntries = maxEntries;
   }
 
+  /** The claims of a token that verified before and has not expired; undefined says nothing (verify() decides). */
+  held(token: string, nowMs: number): EmbedTokenClaims | undefined {
+    const held = this.#entries.get(token);
+    return held !== undefined && held.exp * 1000 > nowMs ? held : undefined;
+  }
+
   async verify(token: string, nowMs: number): Promise<EmbedTokenClaims | undefined> {
     // Keyed by the whole token (a forged token differs somewhere, so it never finds another's entry).
     const held = this.#entries.get(token);
@@ -74,14 +80,12 @@ export class VerifiedTokens {
  * Resolves the request's credential into a principal; an unknown or invalid credential is anonymous.
  * `Bearer` carries an API key (`svc_...`) or an embed token; `Api-Key` only an API key; `Embed-Token` only an
  * embed token. An embed token must verify (pinned algorithm, issuer, audience, expiry) and its session must be
- * neither revoked nor gone.
+ * neither revoked nor gone. A credential held in memory resolves without waiting (no promise): that is every
+ * request but a credential's first, and an awaited hook would cost each of them a turn of the queue.
  */
-export async function resolvePrincipal(auth: Authenticator, header: string | undefined, consoleCookie?: string): Promise<Principal> {
+export function resolvePrincipal(auth: Authenticator, header: string | undefined, consoleCookie?: string): Principal | Promise<Principal> {
   if (header === undefined && consoleCookie !== undefined && consoleCookie.startsWith(CONSOLE_SESSION_PREFIX)) {
-    const digest = digestSecret(consoleCookie);
-    const session = await auth.consoleSessions.resolve(digest, () => findConsoleSession(auth.ctx.db, digest));
-    // Checked on every request, so that a session held in memory still ends at its expiry.
-    return session !== undefined && session.expiresAt > isoTimestamp(auth.ctx.now()) ? session.principal : ANONYMOUS;
+    return resolveConsoleSession(auth, digestSecret(consoleCookie));
   }
   const parsed = parseAuthorization(header);
   if (parsed === undefined) return ANONYMOUS;
@@ -89,13 +93,40 @@ export async function resolvePrincipal(auth: Authenticator, header: string | und
   if (credential.startsWith(API_KEY_PREFIX)) {
     if (scheme === 'Embed-Token') return ANONYMOUS;
     const digest = digestSecret(credential);
-    return (await auth.apiKeys.resolve(digest, () => findPlatformUserByKeyDigest(auth.ctx.db, digest))) ?? ANONYMOUS;
+    return auth.apiKeys.held(digest) ?? orAnonymous(auth.apiKeys.resolve(digest, () => findPlatformUserByKeyDigest(auth.ctx.db, digest)));
   }
   if (scheme === 'Api-Key') return ANONYMOUS;
-  const claims = await auth.verifiedTokens.verify(credential, auth.ctx.now().getTime());
+  const nowMs = auth.ctx.now().getTime();
+  const claims = auth.verifiedTokens.held(credential, nowMs);
+  const held = claims === undefined ? undefined : auth.embedSessions.held(sessionKeyOf(claims));
+  return held ?? resolveEmbedToken(auth, credential, nowMs);
+}
+
+const sessionKeyOf = (claims: EmbedTokenClaims) => `${claims.acc}:${claims.sid}`;
+
+async function orAnonymous(principal: Promise<Principal | undefined>): Promise<Principal> {
+  return (await principal) ?? ANONYMOUS;
+}
+
+async function resolveConsoleSession(auth: Authenticator, digest: string): Promise<Principal> {
+  const session = await auth.consoleSessions.resolve(digest, () => findConsoleSession(auth.ctx.db, digest));
+  // Checked on every request, so that a session held in memory still ends at its expiry.
+  return session !== undefined && session.expiresAt > isoTimestamp(auth.ctx.now()) ? session.principal : ANONYMOUS;
+}
+
+async function resolveEmbedToken(auth: Authenticator, token: string, nowMs: number): Promise<Principal> {
+  const claims = await auth.verifiedTokens.verify(token, nowMs);
   if (claims === undefined) return ANONYMOUS;
-  const principal = await auth.embedSessions.resolve(`${claims.acc}:${claims.sid}`, () => loadEmbedPrincipal(auth.ctx, claims));
-  return principal ?? ANONYMOUS;
+  return (await auth.embedSessions.resolve(sessionKeyOf(claims), () => loadEmbedPrincipal(auth.ctx, claims))) ?? ANONYMOUS;
+}
+
+/**
+ * The console session cookie of the request. Cookies are read here only (the cookie plugin's hooks are off, so
+ * no request pays for parsing a header it never reads).
+ */
+export function consoleCookieOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie;
+  return header === undefined ? undefined : request.server.parseCookie(header)[CONSOLE_COOKIE];
 }
 
 /** The platform user calling with an API key, or a 401 that says what to send (403 for an embed token). */
@@ -134,20 +165,35 @@ export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext
   };
   app.decorateRequest('principal', null as never);
   // The one onRequest hook of svc's own (each hook is a pass of Fastify's hook runner on every request): the
-  // request id is echoed to the caller, then the credential resolved.
-  app.addHook('onRequest', async (request, reply) => {
+  // request id is echoed to the caller, then the credential resolved. A callback hook, not an async one: a
+  // credential held in memory is resolved and the request goes on in the same turn.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (!request.url.startsWith('/api/')) {
       request.principal = ANONYMOUS;
+      done();
       return;
     }
-    request.principal = await resolvePrincipal(auth, request.headers.authorization, request.cookies[CONSOLE_COOKIE]);
-    // A cookie rides along on cross-site requests (SameSite=None, for private embeds): a write authenticated by it
-    // must prove it comes from svc's own pages with a header no cross-site form or image can send.
-    if (request.principal.kind === 'platform-user' && request.principal.via === 'console'
-      && !SAFE_METHODS.has(request.method) && request.headers['x-requested-with'] !== CSRF_HEADER_VALUE
-      && !request.url.startsWith('/api/v1/auth/')) {
-      throw new AppError('forbidden', `a write with the console cookie needs the header X-Requested-With: ${CSRF_HEADER_VALUE}`, 'X-Requested-With');
-    }
+    const admit = (principal: Principal) => {
+      request.principal = principal;
+      done(csrfRefusal(request));
+    };
+    const resolved = resolvePrincipal(auth, request.headers.authorization, consoleCookieOf(request));
+    if (resolved instanceof Promise) resolved.then(admit, done);
+    else admit(resolved);
   });
+}
+
+/**
+ * A cookie rides along on cross-site requests (SameSite=None, for private embeds): a write authenticated by it
+ * must prove it comes from svc's own pages with a header no cross-site form or image can send.
+ */
+function csrfRefusal(request: FastifyRequest): AppError | undefined {
+  const principal = request.principal;
+  if (principal.kind === 'platform-user' && principal.via === 'console'
+    && !SAFE_METHODS.has(request.method) && request.headers['x-requested-with'] !== CSRF_HEADER_VALUE
+    && !request.url.startsWith('/api/v1/auth/')) {
+    return new AppError('forbidden', `a write with the console cookie needs the header X-Requested-With: ${CSRF_HEADER_VALUE}`, 'X-Requested-With');
+  }
+  return undefined;
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { describeEachDialect } from '../../test/dialects.js';
@@ -216,6 +217,20 @@ describeEachDialect('workspace listing', (t) => {
 
     it('applies access to search results', async () => {
       expect(await names('carol', 'search=e')).toEqual(['Carol notes', 'Budget']);
+    });
+
+    it('is served by trigram indexes; on PostgreSQL their pending lists stay at 64 kB, so no search reads megabytes of them', async () => {
+      const { db, dialect } = t();
+      if (dialect === 'sqlite') {
+        const tables = await sql<{ name: string }>`select name from sqlite_master where name in ('workspace_fts_folders', 'workspace_fts_others') order by name`.execute(db.kysely);
+        expect(tables.rows.map((r) => r.name)).toEqual(['workspace_fts_folders', 'workspace_fts_others']);
+        return;
+      }
+      const indexes = await sql<{ name: string; options: string[] | null }>`select c.relname as name, c.reloptions as options from pg_class c
+        where c.relname in ('workspace_fts_folders_trgm_ix', 'workspace_fts_others_trgm_ix', 'embed_users_username_trgm_ix', 'embed_users_email_trgm_ix')
+        order by c.relname`.execute(db.kysely);
+      expect(indexes.rows.map((r) => r.name)).toEqual(['embed_users_email_trgm_ix', 'embed_users_username_trgm_ix', 'workspace_fts_folders_trgm_ix', 'workspace_fts_others_trgm_ix']);
+      for (const index of indexes.rows) expect(index.options).toContain('gin_pending_list_limit=64');
     });
   });
 
