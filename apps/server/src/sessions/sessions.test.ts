@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import type { KyselyPlugin } from 'kysely';
 import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader, generateKeyPair } from 'jose';
 import { describeEachDialect } from '../../test/dialects.js';
+import { eventually } from '../../test/eventually.js';
 import { bearer, seedAccount } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
@@ -259,6 +261,47 @@ describeEachDialect('embed sessions', (t) => {
       const res = await app.inject({ url: `/api/v1/deployments/${s.refs.prod}/workspace`, headers: { authorization: `Bearer ${token}` } });
       expect(res.statusCode).toBe(403);
       expect((await generate({ deploymentId: s.refs.prod, externalId: 'a' }, token)).statusCode).toBe(403);
+    });
+  });
+
+  describe('embed tokens held in memory', () => {
+    /**
+     * A second app over the same database whose queries are counted (a Kysely plugin that only observes), so the
+     * test sees every statement the request path sends. The platform API refuses an embed token (403) before its
+     * handler reads anything: whatever such a request queries, authentication queried.
+     */
+    it('answer a token seen before without any query, and read the session again once it is revoked', async () => {
+      const counter = { queries: 0 };
+      const counting: KyselyPlugin = {
+        transformQuery: (args) => {
+          counter.queries++;
+          return args.node;
+        },
+        transformResult: async (args) => args.result,
+      };
+      const observed = await buildApp({ db: { ...t().db, kysely: t().db.kysely.withPlugin(counting) }, now: () => new Date(clock) });
+      try {
+        const { sessionId, token } = await viewerToken();
+        const refused = () => observed.inject({ url: `/api/v1/deployments/${s.refs.prod}/workspace`, headers: { authorization: `Embed-Token ${token}` } });
+        // On PostgreSQL the seeding's and the minting's own notifications may still be on their way: settle first.
+        const settled = await eventually(async () => {
+          const before = counter.queries;
+          expect((await refused()).statusCode).toBe(403);
+          return counter.queries === before;
+        });
+        expect(settled).toBe(true);
+        const before = counter.queries;
+        for (let i = 0; i < 50; i++) expect((await refused()).statusCode).toBe(403);
+        expect(counter.queries - before).toBe(0);
+
+        expect((await revoke({ sessionId })).statusCode).toBe(204);
+        const afterRevoke = counter.queries;
+        const res = await refused();
+        expect(res.statusCode).toBe(401);
+        expect(counter.queries).toBeGreaterThan(afterRevoke);
+      } finally {
+        await observed.close();
+      }
     });
   });
 
