@@ -16,6 +16,14 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** Environment for a svc child whose rate limits must not shape a benchmark's load (every SVC_RATE_LIMIT_* raised). */
+export const UNLIMITED_RATE_ENV = {
+  SVC_RATE_LIMIT_GENERATE_SESSION: '100000000',
+  SVC_RATE_LIMIT_EXCHANGE: '100000000',
+  SVC_RATE_LIMIT_EMBED_SESSION: '100000000',
+  SVC_RATE_LIMIT_EMBED_IP: '100000000',
+};
+
 /** Starts a child process and waits for it to print `<prefix> http://host:port`. */
 export function startServer(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
   return new Promise((resolve, reject) => {

@@ -101,7 +101,7 @@ export async function startSvc(options: { account: ImportAccount; lifetimes?: Em
   const db = openDatabase(`sqlite:${join(dir, 'svc.db')}`);
   await migrateToLatest(db);
   const { refs } = await importFile(db.kysely, { accounts: [options.account] });
-  const app = await buildApp({ db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), rateLimits: { generateSession: 100_000, exchange: 100_000, login: 100_000, windowMs: 60_000 } });
+  const app = await buildApp({ db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), rateLimits: { generateSession: 100_000, exchange: 100_000, login: 100_000, embedPerSession: 100_000, embedPerIp: 100_000, windowMs: 60_000 } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {

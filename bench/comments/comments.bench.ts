@@ -10,7 +10,7 @@ import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { encodeCursor, fingerprintQuery } from '../../apps/server/src/http/http.cursor.js';
 import { T, bulkWriter } from '../bulk.js';
 import type { Row } from '../bulk.js';
-import { benchDialects, freshDatabase, machine, writeResults, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
+import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, writeResults, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
 import type { BenchDialect, LatencySummary } from '../harness.js';
 
 const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
@@ -196,7 +196,7 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { threads
     bar.stop();
     const loadSeconds = Math.round((performance.now() - started) / 100) / 10;
 
-    const env = { SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_GENERATE_SESSION: '100000000', SVC_RATE_LIMIT_EXCHANGE: '100000000' };
+    const env = { SVC_LOG_LEVEL: 'warn', ...UNLIMITED_RATE_ENV };
     // Latency is measured with the page cache off: it is the cost of the list itself at this size. Throughput
     // is measured both ways; the cached server is svc as shipped.
     const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], { ...env, SVC_LISTING_CACHE_MB: '0' });

@@ -84,7 +84,7 @@ async function measureDialect(dialect: WarehouseDialect, source: DataSourceConfi
     }],
   } as unknown as ImportAccount;
   const { refs } = await importFile(db.kysely, { accounts: [account] });
-  const app = await buildApp({ db, now: () => NOW, data: { timeoutMs: 600_000, rowCap: 10_000 } });
+  const app = await buildApp({ db, now: () => NOW, data: { timeoutMs: 600_000, rowCap: 10_000 }, rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000 } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const minted = await (await fetch(`${base}/api/v1/embed/generate-session`, {

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { benchDialects, freshDatabase, machine, median, startServer, summarize, writeResults } from '../harness.js';
+import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, median, startServer, summarize, writeResults } from '../harness.js';
 import type { BenchDialect } from '../harness.js';
 
 const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
@@ -71,7 +71,7 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { seconds
     }] });
     await db.close();
     const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], {
-      SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_GENERATE_SESSION: '100000000', SVC_RATE_LIMIT_EXCHANGE: '100000000',
+      SVC_LOG_LEVEL: 'warn', ...UNLIMITED_RATE_ENV,
     });
     try {
       const admin = { authorization: `Bearer ${ADMIN_KEY}` };

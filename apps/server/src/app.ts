@@ -14,6 +14,7 @@ import type { LoggingConfig } from './http/http.logging.js';
 import { registerOpenApi } from './http/http.openapi.js';
 import cookie from '@fastify/cookie';
 import { accountRoutes } from './accounts/accounts.routes.js';
+import { registerMetrics } from './http/http.metrics.js';
 import { rateLimitsFromEnv, registerRateLimiting } from './http/http.rate-limit.js';
 import type { RateLimits } from './http/http.rate-limit.js';
 import { commentRoutes } from './comments/comments.routes.js';
@@ -45,8 +46,8 @@ export interface AppConfig {
   credentialCacheEntries?: number;
   /** Session id and token lifetimes (default from SVC_EMBED_SESSION_TTL_MS / SVC_EMBED_TOKEN_TTL_MS). */
   embedLifetimes?: EmbedLifetimes;
-  /** Per-minute limits of generate-session, exchange and login (default from SVC_RATE_LIMIT_*). */
-  rateLimits?: RateLimits;
+  /** Per-minute limits of generate-session, exchange, login and the embed API (each default from SVC_RATE_LIMIT_*). */
+  rateLimits?: Partial<RateLimits>;
   /** HS256 secret for embed tokens (default SVC_JWT_SECRET); without one, EdDSA with the key kept in the database. */
   jwtSecret?: string;
   /** The built embed runtime (default apps/embed/dist); tests point it elsewhere to check a missing build. */
@@ -55,6 +56,29 @@ export interface AppConfig {
   data?: Partial<DataSettings>;
   /** The OpenAI-compatible endpoint of the AI surfaces (default from SVC_AI_BASE_URL, SVC_AI_MODEL, SVC_AI_API_KEY). */
   ai?: Partial<AiSettings>;
+  /** How long a client may take to send a request, and a connection may stay silent (default from SVC_*_TIMEOUT_MS). */
+  timeouts?: Partial<Timeouts>;
+  /** A bearer token `GET /metrics` requires (default SVC_METRICS_TOKEN; unset: open). */
+  metricsToken?: string;
+}
+
+/** Limits on slow clients (docs/operations.md "Limits"). */
+export interface Timeouts {
+  /** The whole request, headers and body, must arrive within this (default 30,000 ms); else 408 and the socket is closed. */
+  requestMs: number;
+  /** A connection with no traffic either way for this long is closed (default 120,000 ms: above any data query's timeout). */
+  idleMs: number;
+  /** A request not answered within this is answered 503 and its work told to stop (default 60,000 ms). */
+  handlerMs: number;
+}
+
+/** Timeouts from SVC_REQUEST_TIMEOUT_MS and SVC_IDLE_TIMEOUT_MS. */
+export function timeoutsFromEnv(env: NodeJS.ProcessEnv = process.env): Timeouts {
+  return {
+    requestMs: positiveFromEnv('SVC_REQUEST_TIMEOUT_MS', 30_000, env),
+    idleMs: positiveFromEnv('SVC_IDLE_TIMEOUT_MS', 120_000, env),
+    handlerMs: positiveFromEnv('SVC_HANDLER_TIMEOUT_MS', 60_000, env),
+  };
 }
 
 export interface DataSettings {
@@ -101,8 +125,15 @@ export function listingCacheBytesFromEnv(env: NodeJS.ProcessEnv = process.env): 
  */
 export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   const logging = loggingFor(config.logger ?? false);
+  const timeouts: Timeouts = { ...timeoutsFromEnv(), ...config.timeouts };
   const app = Fastify({
     logger: logging.fastify,
+    // A slow client cannot hold a connection: its request must arrive within requestMs (headers included; Node
+    // checks at most every second), and a silent connection is closed after idleMs.
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.idleMs,
+    handlerTimeout: timeouts.handlerMs,
+    http: { headersTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1000, timeouts.requestMs) },
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
@@ -121,14 +152,15 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   registerErrorHandling(app, logging.failures);
   // Without its hooks: only the console cookie is read (consoleCookieOf) or set, and other requests skip both passes.
   await app.register(cookie, { hook: false });
-  await registerRateLimiting(app);
-  const rateLimits = config.rateLimits ?? rateLimitsFromEnv();
+  const rateLimits: RateLimits = { ...rateLimitsFromEnv(), ...config.rateLimits };
+  await registerRateLimiting(app, rateLimits);
   const signer = await loadTokenSigner(ctx.db, config.jwtSecret ?? process.env.SVC_JWT_SECRET, ctx.now);
   const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes ?? embedLifetimesFromEnv(), changes: config.db.changes };
   registerAuthentication(app, ctx, signer, config.db.changes, config.credentialCacheEntries ?? 10_000);
   // One byte budget for every serialized page kept in memory: workspace listings and comment thread lists.
   const pages = new PageCache(config.listingCacheBytes ?? listingCacheBytesFromEnv());
   await registerOpenApi(app);
+  registerMetrics(app, config.db, config.metricsToken ?? process.env.SVC_METRICS_TOKEN);
   await app.register(healthRoutes(config.db));
   await app.register(accountRoutes(ctx, { max: rateLimits.login, windowMs: rateLimits.windowMs }));
   await app.register(sessionRoutes(sessions, rateLimits));

@@ -12,6 +12,8 @@ export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
   changes: ChangeFeed;
+  /** Connections of the pool: open, idle, and requests waiting for one (SQLite: its one connection). */
+  poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -117,6 +119,7 @@ function openSqlite(path: string): Db {
       unchangedSince: (previous) => mark() === previous,
       awaitAccountChange: () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 2 * SQLITE_FOREIGN_COMMITS_MS)),
     },
+    poolStats: () => ({ total: sqlite.open ? 1 : 0, idle: sqlite.open ? 1 : 0, waiting: 0 }),
     close: () => kysely.destroy(),
   };
 }
@@ -160,6 +163,7 @@ function openPostgres(url: string): Db {
     kysely,
     dialect: 'postgres',
     changes: listener,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await listener.close();
       await kysely.destroy();

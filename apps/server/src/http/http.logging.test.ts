@@ -7,8 +7,20 @@ import type { Db } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
 import { bearer, seedAccount } from '../../test/factory.js';
 
-describe('request logging', () => {
+/** A log destination that keeps each line written. */
+function captureLog(): { lines: string[]; stream: Writable } {
   const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, stream };
+}
+
+describe('request logging', () => {
+  let lines: string[] = [];
   let db: Db;
   let app: FastifyInstance;
   let key: string;
@@ -17,12 +29,9 @@ describe('request logging', () => {
   beforeAll(async () => {
     db = openDatabase('sqlite::memory:');
     await migrateToLatest(db);
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const captured = captureLog();
+    const stream = captured.stream;
+    lines = captured.lines;
     app = await buildApp({ db, logger: { level: 'info', stream } });
     const seeded = await seedAccount(db.kysely, { users: [{ ref: 'alice', role: 'admin' }], deployments: [{ ref: 'prod', name: 'P' }] });
     key = seeded.keys.alice!;
@@ -57,15 +66,49 @@ describe('request logging', () => {
   });
 });
 
+describe('secrets at the most verbose level', () => {
+  it('never writes an API key, embed token, session id, password or console cookie, whatever the request did', async () => {
+    const { lines, stream } = captureLog();
+    const db = openDatabase('sqlite::memory:');
+    await migrateToLatest(db);
+    const app = await buildApp({ db, logger: { level: 'trace', stream } });
+    try {
+      const password = 'correct horse battery staple 42';
+      const s = await seedAccount(db.kysely, {
+        users: [{ ref: 'alice', role: 'admin', password }],
+        deployments: [{ ref: 'prod', name: 'P', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'W', createdBy: 'alice', dashboard: { publicId: 'log-secrets', status: 'published', allowEmbed: true } }] }],
+      });
+      const key = s.keys.alice!;
+      const minted = await app.inject({ method: 'POST', url: '/api/v1/embed/generate-session', headers: bearer(key), payload: { deploymentId: s.refs.prod, externalId: 'viewer-1' } });
+      const sessionId = minted.json().sessionId as string;
+      // The embed page's own URL carries the session id (the single-use credential) in its query.
+      await app.inject({ url: `/embed/dashboard/log-secrets?session=${encodeURIComponent(sessionId)}` });
+      const token = (await app.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: { sessionId } })).json().token as string;
+      // A second exchange of the same id is refused: a failure path with the secret in the body.
+      await app.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: { sessionId } });
+      await app.inject({ url: '/api/v1/embed/dashboard/log-secrets', headers: { authorization: `Embed-Token ${token}` } });
+      await app.inject({ url: '/api/v1/embed/dashboard/log-secrets', headers: { authorization: `Embed-Token ${token}x` } });
+      const email = (await db.kysely.selectFrom('users').select('email').where('id', '=', s.refs.alice!).executeTakeFirstOrThrow()).email;
+      await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: `${password}!` } });
+      const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
+      const cookie = login.cookies.find((c) => c.name === 'svc_console')!.value;
+      await app.inject({ url: '/api/v1/embed/session', cookies: { svc_console: cookie } });
+      await app.inject({ method: 'POST', url: '/api/v1/embed/session/revoke', headers: bearer(key), payload: { sessionId } });
+
+      const all = lines.join('\n');
+      expect(lines.length).toBeGreaterThan(15);
+      for (const secret of [key, sessionId, token, token.split('.')[2]!, password, cookie]) expect(all).not.toContain(secret);
+      expect(all).toContain('[Redacted]');
+    } finally {
+      await app.close();
+      await db.close();
+    }
+  });
+});
+
 describe('logging at warn and above', () => {
   it('writes no line for a request that succeeds, and one line with the request id for a failure', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const { lines, stream } = captureLog();
     const db = openDatabase('sqlite::memory:');
     await migrateToLatest(db);
     const app = await buildApp({ db, logger: { level: 'warn', stream } });

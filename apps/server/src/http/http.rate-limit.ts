@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { digestSecret } from '../accounts/accounts.keys.js';
 import { AppError } from './http.errors.js';
 
@@ -11,6 +11,10 @@ export interface RateLimits {
   exchange: number;
   /** Console login, per client IP and email (default 10 a minute). */
   login: number;
+  /** The embed API (what an embed viewer calls: dashboards, widget data, comments, AI), per embed session (default 1200 a minute). */
+  embedPerSession: number;
+  /** The embed API, per client IP (default 6000 a minute: a whole office behind one IP). */
+  embedPerIp: number;
   /** The window in ms (default one minute). */
   windowMs: number;
 }
@@ -28,6 +32,8 @@ export function rateLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): RateLim
     generateSession: read('SVC_RATE_LIMIT_GENERATE_SESSION', 1200),
     exchange: read('SVC_RATE_LIMIT_EXCHANGE', 300),
     login: read('SVC_RATE_LIMIT_LOGIN', 10),
+    embedPerSession: read('SVC_RATE_LIMIT_EMBED_SESSION', 1200),
+    embedPerIp: read('SVC_RATE_LIMIT_EMBED_IP', 6000),
     windowMs: 60_000,
   };
 }
@@ -36,13 +42,53 @@ export function rateLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): RateLim
  * `@fastify/rate-limit`, off by default; routes opt in with `config.rateLimit` (see `rateLimitFor`). Counters
  * live in each process's memory: with N processes a client gets up to N times the limit (docs/operations.md).
  * A refusal is a 429 with the error body and `retry-after`.
+ *
+ * Every route of the embed API (`isEmbedApiRoute`) gets two limits more, checked after the credential is
+ * resolved: one per embed session, one per client IP. Register this before the routes.
  */
-export async function registerRateLimiting(app: FastifyInstance): Promise<void> {
+export async function registerRateLimiting(app: FastifyInstance, limits: RateLimits): Promise<void> {
   await app.register(rateLimit, {
     global: false,
     errorResponseBuilder: (_request, context) =>
       new AppError('too_many_requests', `too many requests: at most ${context.max} per ${context.after ? 'window' : 'minute'}; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
+  // Two counters per request: the plugin's own route hook runs one limiter per request only, so both are checked
+  // here with its `createRateLimit` (the same store and window logic).
+  const perIp = app.createRateLimit({ max: limits.embedPerIp, timeWindow: limits.windowMs, keyGenerator: (request) => `embed-ip:${request.ip}` });
+  const perSession = app.createRateLimit({
+    max: limits.embedPerSession,
+    timeWindow: limits.windowMs,
+    keyGenerator: (request) => (request.principal.kind === 'embed' ? `embed-session:${request.principal.accountId}:${request.principal.sessionId}` : ''),
+  });
+  const limitEmbedApi = async (request: FastifyRequest, reply: FastifyReply) => {
+    // Only embed sessions count per session; other callers (console sessions of private embeds, anonymous) meet the IP limit.
+    const [ip, session] = await Promise.all([perIp(request), request.principal.kind === 'embed' ? perSession(request) : undefined]);
+    let per = 'from one IP';
+    let exceeded = ip.isAllowed || !ip.isExceeded ? undefined : ip;
+    if (exceeded === undefined && session !== undefined && !session.isAllowed && session.isExceeded) {
+      exceeded = session;
+      per = 'per embed session';
+    }
+    if (exceeded === undefined) return;
+    const { max, ttlInSeconds } = exceeded;
+    void reply.header('retry-after', ttlInSeconds);
+    throw new AppError('too_many_requests', `too many requests: at most ${max} a minute ${per} on the embed API; retry in ${ttlInSeconds} s`);
+  };
+  app.addHook('onRoute', (route) => {
+    if (!isEmbedApiRoute(route.url)) return;
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    route.onRequest = [...own, limitEmbedApi];
+  });
+}
+
+/**
+ * The routes an embed viewer calls: dashboards, widget data and queries, comments, the AI surface and the session
+ * read. Not the host backend's calls under /api/v1/embed (generate-session, revoke, embed users: API keys, where
+ * one host IP carries every viewer) nor the exchange (limited per IP on its own).
+ */
+export function isEmbedApiRoute(url: string): boolean {
+  return url.startsWith('/api/v1/embed/dashboard/') || url.startsWith('/api/v1/embed/deployments/')
+    || url.startsWith('/api/v1/embed/ai/') || url === '/api/v1/embed/session';
 }
 
 /** Per-route settings: `key` names the client the limit counts for (never a raw secret: digests only). */

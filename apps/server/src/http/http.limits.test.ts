@@ -1,0 +1,176 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeEachDialect } from '../../test/dialects.js';
+import { mintViewer } from '../../test/embed.js';
+import type { ViewerSession } from '../../test/embed.js';
+import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
+import type { SeededAccount } from '../../test/factory.js';
+import { buildApp } from '../app.js';
+
+/** Sends raw bytes on a fresh connection and resolves with everything the server wrote until it closed. */
+function rawExchange(url: string, chunks: Array<{ bytes: string; afterMs: number }>, giveUpMs: number): Promise<{ text: string; closedAfterMs: number }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    const timers = chunks.map((chunk) => setTimeout(() => socket.writable && socket.write(chunk.bytes), chunk.afterMs));
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server kept the connection open ${giveUpMs} ms: ${text}`));
+    }, giveUpMs);
+    socket.on('data', (data) => { text += data.toString(); });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      timers.forEach(clearTimeout);
+      clearTimeout(giveUp);
+      resolve({ text, closedAfterMs: Date.now() - started });
+    });
+  });
+}
+
+/**
+ * Issue 8 "Limits" (docs/operations.md "Limits"): the body size limit (413), the embed API's rate limits per
+ * session and per IP (429), slow clients (408 and a closed socket, while others are served), and the handler
+ * timeout (503). Each answer carries the error body of DESIGN.md.
+ */
+describeEachDialect('limits', (t) => {
+  let app: FastifyInstance;
+  let s: SeededAccount;
+  let publicId: string;
+
+  beforeAll(async () => {
+    app = await buildApp({ db: t().db, rateLimits: { embedPerSession: 4, embedPerIp: 7, generateSession: 1000, exchange: 1000 } });
+    publicId = `limits-${uniqueSuffix()}`;
+    s = await seedAccount(t().db.kysely, {
+      settings: { allowEmbedComments: true },
+      users: [{ ref: 'admin', role: 'admin' }],
+      deployments: [{ ref: 'prod', name: 'P', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'W', createdBy: 'admin', dashboard: { publicId, status: 'published', allowEmbed: true } }] }],
+    });
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const commentsUrl = () => `/api/v1/embed/dashboard/${publicId}/comments`;
+  const commentRows = async () => Number((await t().db.kysely.selectFrom('comments').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+
+  it('refuses a body over 1 MiB with 413 and the error body, and writes nothing', async () => {
+    const viewer = await mintViewer(app, s.keys.admin!, { deploymentId: s.refs.prod! });
+    const before = await commentRows();
+    const res = await app.inject({ method: 'POST', url: commentsUrl(), headers: { ...viewer.headers, 'content-type': 'application/json' }, payload: JSON.stringify({ body: 'x'.repeat(1024 * 1024 + 1) }) });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toMatchObject({ error: { status: 413, code: 'payload_too_large' } });
+    expect(await commentRows()).toBe(before);
+  });
+
+  describe('embed API rate limits (a fresh app per case: counters are per process)', () => {
+    let limited: FastifyInstance;
+    beforeAll(async () => {
+      limited = await buildApp({ db: t().db, rateLimits: { embedPerSession: 4, embedPerIp: 7, generateSession: 1000, exchange: 1000 } });
+    });
+    afterAll(async () => {
+      await limited.close();
+    });
+
+    const read = (viewer: ViewerSession, ip = '127.0.0.1') => limited.inject({ url: commentsUrl(), headers: viewer.headers, remoteAddress: ip });
+
+    it('answers 429 with retry-after to the session past its limit, and serves another session from the same IP', async () => {
+      // mintViewer's own session read counts once for its session and its IP.
+      const ann = await mintViewer(limited, s.keys.admin!, { deploymentId: s.refs.prod! });
+      for (let i = 0; i < 3; i++) expect((await read(ann)).statusCode).toBe(200);
+      const refused = await read(ann);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toMatchObject({ error: { status: 429, code: 'too_many_requests' } });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      const ben = await mintViewer(limited, s.keys.admin!, { deploymentId: s.refs.prod! });
+      expect((await read(ben)).statusCode).toBe(200);
+    });
+
+    it('answers 429 to an IP past its limit whatever the session, and not to another IP; the host backend is not counted', async () => {
+      const viewers = await Promise.all(Array.from({ length: 4 }, () => mintViewer(limited, s.keys.admin!, { deploymentId: s.refs.prod! })));
+      // Each mint read its session once (from 127.0.0.1): make the count on 10.0.0.9 exact instead.
+      const statuses: number[] = [];
+      for (const viewer of viewers) for (let i = 0; i < 2; i++) statuses.push((await read(viewer, '10.0.0.9')).statusCode);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 429]);
+      expect((await read(viewers[3]!, '10.0.0.10')).statusCode).toBe(200);
+      // Generate-session comes from the host's backend: it is not an embed API call and has its own limit.
+      for (let i = 0; i < 10; i++) {
+        const res = await limited.inject({ method: 'POST', url: '/api/v1/embed/generate-session', headers: bearer(s.keys.admin!), payload: { deploymentId: s.refs.prod, externalId: `host-${i}` }, remoteAddress: '10.0.0.9' });
+        expect(res.statusCode).toBe(200);
+      }
+    });
+  });
+
+  describe('slow clients', () => {
+    let slow: FastifyInstance;
+    let url: string;
+    beforeAll(async () => {
+      slow = await buildApp({ db: t().db, timeouts: { requestMs: 600 } });
+      url = await slow.listen({ port: 0, host: '127.0.0.1' });
+    });
+    afterAll(async () => {
+      await slow.close();
+    });
+
+    it('closes a connection whose headers trickle in past the request timeout with 408, and serves others meanwhile', async () => {
+      const host = new URL(url).host;
+      const trickle = rawExchange(url, [
+        { bytes: `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n`, afterMs: 0 },
+        { bytes: 'X-Slow: 1\r\n', afterMs: 400 },
+        { bytes: 'X-Slow: 2\r\n', afterMs: 800 },
+        { bytes: 'X-Slow: 3\r\n', afterMs: 1200 },
+      ], 5000);
+      const started = Date.now();
+      const res = await fetch(`${url}/healthz`);
+      expect(res.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(500);
+      const { text, closedAfterMs } = await trickle;
+      expect(text).toMatch(/^HTTP\/1\.1 408/);
+      // The timeout (600 ms) plus Node's check interval (at most 600 ms here).
+      expect(closedAfterMs).toBeLessThan(2500);
+    });
+
+    it('closes a connection whose body stops half way with 408', async () => {
+      const viewer = await mintViewer(slow, s.keys.admin!, { deploymentId: s.refs.prod! });
+      const before = await commentRows();
+      const host = new URL(url).host;
+      const { text } = await rawExchange(url, [
+        { bytes: `POST ${commentsUrl()} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${viewer.headers.authorization}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"body":"half`, afterMs: 0 },
+      ], 5000);
+      expect(text).toMatch(/^HTTP\/1\.1 408/);
+      expect(await commentRows()).toBe(before);
+    });
+  });
+
+  describe('handler timeout', () => {
+    // TEST DOUBLE of an AI endpoint (a third party): it accepts the request and never answers.
+    let silentAi: Server;
+    let hanging: FastifyInstance;
+    beforeAll(async () => {
+      silentAi = createServer(() => undefined);
+      await new Promise<void>((resolve) => silentAi.listen(0, '127.0.0.1', resolve));
+      const baseUrl = `http://127.0.0.1:${(silentAi.address() as AddressInfo).port}/v1`;
+      hanging = await buildApp({ db: t().db, timeouts: { handlerMs: 400 }, ai: { baseUrl, model: 'm', apiKey: 'sk-test' } });
+    });
+    afterAll(async () => {
+      await hanging.close();
+      silentAi.closeAllConnections();
+      await new Promise((resolve) => silentAi.close(resolve));
+    });
+
+    it('answers 503 with the error body when a request is not answered in time', async () => {
+      const viewer = await mintViewer(hanging, s.keys.admin!, { deploymentId: s.refs.prod! });
+      const started = Date.now();
+      const res = await hanging.inject({ method: 'POST', url: '/api/v1/embed/ai/query', headers: viewer.headers, payload: { question: 'How many orders?' } });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toMatchObject({ error: { status: 503, code: 'service_unavailable' } });
+      expect(Date.now() - started).toBeLessThan(3000);
+    });
+  });
+});
