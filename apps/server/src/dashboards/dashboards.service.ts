@@ -1,5 +1,6 @@
 import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { AppError } from '../http/http.errors.js';
+import { canReachItem } from '../workspace/workspace.service.js';
 import type { ServiceContext } from '../http/http.context.js';
 import { presentDashboard } from './dashboards.presenter.js';
 import type { Dashboard } from './dashboards.schema.js';
@@ -10,12 +11,15 @@ import type { DashboardRow } from './dashboards.store.js';
 export interface DashboardReader {
   accountId: number;
   deploymentId: number | null;
+  /** A platform user's key or console session: their access to the dashboard's workbook is checked too. */
+  platformUser?: PlatformUserPrincipal;
 }
 
 /**
  * DESIGN: the dashboard `publicId` resolves only within the caller's account (404 otherwise, before any access
- * check); it is readable when published and embeddable, and, for an embed session, in the session's deployment
- * (403 otherwise). Comments (SPEC B rule 10) use the same check.
+ * check); it is readable when published and embeddable, for an embed session in the session's deployment, and
+ * for a platform user when DESIGN "Access" lets them reach its workbook (403 otherwise). Comments (SPEC B rule 10),
+ * widget data, semantic queries and AI questions use the same check.
  */
 export async function requireReadableDashboard(ctx: ServiceContext, reader: DashboardReader, publicId: string): Promise<DashboardRow> {
   // No publicId holds U+0000 (nor can PostgreSQL compare one): such a path names nothing.
@@ -26,12 +30,16 @@ export async function requireReadableDashboard(ctx: ServiceContext, reader: Dash
   if (reader.deploymentId !== null && dashboard.deployment_id !== reader.deploymentId) {
     throw new AppError('forbidden', `dashboard ${publicId} belongs to another deployment than this session's`, 'publicId');
   }
+  if (reader.platformUser !== undefined && !(await canReachItem(ctx, reader.platformUser, dashboard.workbook_id))) {
+    throw new AppError('forbidden', `dashboard ${publicId} is on a workbook this user was not granted`, 'publicId');
+  }
   return dashboard;
 }
 
 /** The reader a principal is: its account, and the deployment an embed session is confined to. */
 export function readerOf(principal: PlatformUserPrincipal | EmbedPrincipal): DashboardReader {
-  return { accountId: principal.accountId, deploymentId: principal.kind === 'embed' ? principal.deploymentId : null };
+  if (principal.kind === 'embed') return { accountId: principal.accountId, deploymentId: principal.deploymentId };
+  return { accountId: principal.accountId, deploymentId: null, platformUser: principal };
 }
 
 export async function readDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string): Promise<Dashboard> {

@@ -121,7 +121,7 @@ describeEachDialect('embed workbook dashboard', (t) => {
   });
 
   describe('200', () => {
-    it('answers the same dashboard as GET /api/v1/embed/dashboard/{publicId}, for an embed token, an API key and the console cookie', async () => {
+    it('answers the same dashboard as GET /api/v1/embed/dashboard/{publicId}, for an embed token, an admin API key and the console cookie, and 403 to a member without a grant', async () => {
       const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: aliceEmail, password: PASSWORD } });
       expect(login.statusCode, login.body).toBe(200);
       const cookie = login.cookies.find((c) => c.name === 'svc_console')!.value;
@@ -131,7 +131,11 @@ describeEachDialect('embed workbook dashboard', (t) => {
       expect(dashboard).toEqual((await byPublicId(ids.main)).json());
       expect(dashboard).toMatchObject({ publicId: ids.main, title: 'Sales' });
       expect(JSON.stringify(dashboard)).toContain('Pipeline');
-      expect((await byWorkbook(s.refs.prod!, s.refs['wb-main']!, bearer(s.keys.bob!))).json()).toEqual(dashboard);
+      // A member reaches only what DESIGN "Access" grants them: bob was granted nothing (http.isolation.test.ts
+      // has the member with a grant).
+      const member = await byWorkbook(s.refs.prod!, s.refs['wb-main']!, bearer(s.keys.bob!));
+      expect(member.statusCode).toBe(403);
+      expect(member.json()).toMatchObject({ error: { code: 'forbidden', field: 'publicId' } });
       const viaCookie = await app.inject({ url: `/api/v1/embed/deployments/${s.refs.prod}/workbooks/${s.refs['wb-main']}/dashboard`, cookies: { svc_console: cookie } });
       expect(viaCookie.statusCode, viaCookie.body).toBe(200);
       expect(viaCookie.json()).toEqual(dashboard);

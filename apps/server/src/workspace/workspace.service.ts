@@ -238,6 +238,20 @@ async function requireAccessibleItem(ctx: ServiceContext, principal: PlatformUse
   if (!accessible) throw new AppError('forbidden', `item ${itemId} is not accessible to this user`, 'itemId');
 }
 
+/**
+ * DESIGN "Access" for one item of the caller's account: an admin reaches all; anyone else what they created, or
+ * what is granted to them or a group of theirs on the item or a folder above it. Dashboards are read through it.
+ */
+export async function canReachItem(ctx: ServiceContext, principal: PlatformUserPrincipal, itemId: number): Promise<boolean> {
+  if (isAdmin(principal)) return true;
+  const [granted, chain] = await Promise.all([
+    selectGrantedItemIds(ctx.db, principal.accountId, principal.userId),
+    selectAncestorChain(ctx.db, principal.accountId, itemId),
+  ]);
+  const grants = new Set(granted);
+  return chain[0] !== undefined && (chain[0].created_by === principal.userId || chain.some((f) => grants.has(f.id)));
+}
+
 /** Records that the caller viewed an item now; feeds `orderByField=viewer_last_viewed_at`. */
 export async function recordView(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number, itemId: number): Promise<void> {
   await requireAccessibleItem(ctx, principal, deploymentId, itemId);

@@ -1,0 +1,756 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { describeEachDialect } from '../../test/dialects.js';
+import { startFakeAi, toolCallReply } from '../../test/fake-ai.js';
+import type { FakeAi } from '../../test/fake-ai.js';
+import { CREDENTIALS, MARKER_GROUPS, MARKER_QUERY, seedIsolationWorld } from '../../test/isolation.js';
+import type { Credential, IsolationWorld, MarkerGroup, MarkerKey, MintedSession } from '../../test/isolation.js';
+import { buildApp } from '../app.js';
+import { rateLimitsFromEnv } from './http.rate-limit.js';
+import type { RateLimits } from './http.rate-limit.js';
+
+/*
+ * Issue 8 (hardening), part 2: the isolation matrix. Every operation of the OpenAPI document, against every
+ * resource kind it addresses, with every kind of credential. The expected status of each cell is written below;
+ * besides the status, every answer (2xx or not) is searched for the marker strings seeded into the data of other
+ * accounts, tenants, deployments and users, and every write that is refused is checked to have changed nothing.
+ *
+ * Where the expectation comes from:
+ * - SPEC "Authentication" (comments need an embed tenant: 403 for API keys, console sessions and internalId
+ *   sessions; 401 for a missing, invalid, expired or revoked token), SPEC B rules 5, 6, 8 and 10, the Errors table.
+ * - DESIGN "Credentials and principals", "What SPEC.md leaves not shown" (Generate Session, Revoke and the
+ *   embed-user admin need an admin's API key; a publicId of another account does not resolve: 404; a deployment
+ *   of another session: 403; "Access": a member reaches an item they created or one granted on it or a folder
+ *   above it) and "Every row carries account_id. Nothing is ever read across accounts".
+ * - docs/decisions.md (an embed token on the platform API: 403; revoke by another account's admin: 204 that
+ *   revokes nothing; the console session of an admin mints sessions like its API key).
+ *
+ * One decision of this file where neither document says it in so many words: a member's API key (or console
+ * session) reads a dashboard, its widgets' data, an app's queries and AI answers about it only when the member can
+ * access the dashboard's workbook (DESIGN "Access"); otherwise 403 (SPEC B rule 10: resolves but not readable).
+ */
+
+const TOKEN_TTL_MS = 24 * 3_600_000;
+const BASE_CLOCK = Date.parse('2026-06-01T12:00:00.000Z');
+
+/** No cell may meet a rate limit: every limit is raised, whatever limits the app grows. */
+const NO_LIMITS = Object.fromEntries(Object.entries(rateLimitsFromEnv()).map(([name, value]) => [name, name === 'windowMs' ? value : 1_000_000])) as unknown as RateLimits;
+
+type Status = 200 | 201 | 204 | 400 | 401 | 403 | 404;
+/** One status per credential kind, in the order of CREDENTIALS. */
+type Row = readonly [Status, Status, Status, Status, Status, Status, Status, Status, Status, Status, Status, Status, Status];
+
+/**
+ * THE MATRIX: operation (operationId, or "METHOD path" for the operations that have none) -> resource kind ->
+ * the expected status for each credential kind, in this column order:
+ *
+ *   none  admin  memG  memU  othA  eOwn  eTen  eAcc  eDep  eInt  cons  revk  expd
+ *
+ * none: no credential. admin: API key of account A's admin. memG / memU: API key of a member of A with / without a
+ * grant on the resource (mona is granted folder F of A's prod deployment; nick is granted nothing). othA: API key
+ * of account B's admin. eOwn: embed token of A's tenant `shared`, prod deployment (the owner viewer). eTen: A's
+ * other tenant `second`, prod (same externalId). eAcc: account B's tenant also named `shared` (same externalId).
+ * eDep: the owner's embed user, session minted for A's stage deployment. eInt: an internalId session (mona, prod).
+ * cons: alice's console session cookie (+ X-Requested-With: svc). revk / expd: the owner's embed user's token,
+ * revoked / past its expiry.
+ *
+ * Resources: aProd / aWrite / aApp are published, embeddable dashboards of A's prod deployment, inside folder F;
+ * aStage is one of A's stage deployment; bProd / bApp are account B's. sharedRoot / secondRoot are thread roots of
+ * A's tenants `shared` and `second`, written on aWrite; "Via" names the dashboard in the path when it is another.
+ */
+const EXPECTED = {
+  //                                      none admin memG memU othA eOwn eTen eAcc eDep eInt cons revk expd
+  'GET /healthz': {
+    process:                               [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200],
+  },
+  'GET /readyz': {
+    database:                              [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200],
+  },
+  login: {
+    bystanderPassword:                     [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200],
+  },
+  logout: {
+    callerCookie:                          [204, 204, 204, 204, 204, 204, 204, 204, 204, 204, 204, 204, 204],
+  },
+  generateEmbedSession: {
+    aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  exchangeEmbedSession: {
+    aSessionId:                            [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200],
+  },
+  revokeEmbedSession: {
+    externalIdInBothAccounts:              [401, 204, 403, 403, 204, 403, 403, 403, 403, 403, 204, 401, 401],
+    aSessionId:                            [401, 204, 403, 403, 204, 403, 403, 403, 403, 403, 204, 401, 401],
+  },
+  currentEmbedSession: {
+    callerSession:                         [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200],
+  },
+  listEmbedUsers: {
+    allTenants:                            [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+    sharedTenantName:                      [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
+  deleteEmbedUser: {
+    aEmbedUser:                            [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bEmbedUser:                            [401, 404, 403, 403, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  getEmbedDashboard: {
+    aProd:                                 [401, 200, 200, 403, 404, 200, 200, 404, 403, 200, 200, 401, 401],
+    aStage:                                [401, 200, 403, 403, 404, 403, 403, 404, 200, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
+  },
+  getEmbedWorkbookDashboard: {
+    aProd:                                 [401, 200, 200, 403, 404, 200, 200, 404, 403, 200, 200, 401, 401],
+    aStage:                                [401, 200, 403, 403, 404, 403, 403, 404, 200, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
+  },
+  listDashboardComments: {
+    aProd:                                 [401, 403, 403, 403, 403, 200, 200, 404, 403, 403, 403, 401, 401],
+    aStage:                                [401, 403, 403, 403, 403, 403, 403, 404, 200, 403, 403, 401, 401],
+    bProd:                                 [401, 403, 403, 403, 403, 404, 404, 200, 404, 403, 403, 401, 401],
+  },
+  postDashboardComment: {
+    newThreadOnAProd:                      [401, 403, 403, 403, 403, 201, 201, 404, 403, 403, 403, 401, 401],
+    replyToSharedRoot:                     [401, 403, 403, 403, 403, 201, 404, 404, 403, 403, 403, 401, 401],
+    replyToSharedRootViaBProd:             [401, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 401, 401],
+  },
+  listMentionableUsers: {
+    aProd:                                 [401, 403, 403, 403, 403, 200, 200, 404, 403, 403, 403, 401, 401],
+    aStage:                                [401, 403, 403, 403, 403, 403, 403, 404, 200, 403, 403, 401, 401],
+    bProd:                                 [401, 403, 403, 403, 403, 404, 404, 200, 404, 403, 403, 401, 401],
+  },
+  editDashboardComment: {
+    sharedRoot:                            [401, 403, 403, 403, 403, 200, 404, 404, 403, 403, 403, 401, 401],
+    secondRoot:                            [401, 403, 403, 403, 403, 404, 200, 404, 403, 403, 403, 401, 401],
+    sharedRootViaAStage:                   [401, 403, 403, 403, 403, 403, 403, 404, 404, 403, 403, 401, 401],
+    sharedRootViaBProd:                    [401, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 401, 401],
+  },
+  deleteDashboardComment: {
+    sharedRoot:                            [401, 403, 403, 403, 403, 204, 404, 404, 403, 403, 403, 401, 401],
+    secondRoot:                            [401, 403, 403, 403, 403, 404, 204, 404, 403, 403, 403, 401, 401],
+    sharedRootViaAStage:                   [401, 403, 403, 403, 403, 403, 403, 404, 404, 403, 403, 401, 401],
+    sharedRootViaBProd:                    [401, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 401, 401],
+  },
+  resolveDashboardThread: {
+    sharedRoot:                            [401, 403, 403, 403, 403, 200, 404, 404, 403, 403, 403, 401, 401],
+    secondRoot:                            [401, 403, 403, 403, 403, 404, 200, 404, 403, 403, 403, 401, 401],
+    sharedRootViaAStage:                   [401, 403, 403, 403, 403, 403, 403, 404, 404, 403, 403, 401, 401],
+    sharedRootViaBProd:                    [401, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 401, 401],
+  },
+  workspaceObjects: {
+    aProdRoot:                             [401, 200, 200, 200, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aProdFolder:                           [401, 200, 200, 200, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aStageRoot:                            [401, 200, 200, 200, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProdRoot:                             [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+    aFolderViaBDeployment:                 [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  recordWorkspaceItemView: {
+    aGrantedWorkbook:                      [401, 204, 204, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    aPrivateWorkbook:                      [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bWorkbook:                             [401, 404, 404, 404, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+    aWorkbookViaBDeployment:               [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  favoriteWorkspaceItem: {
+    aGrantedWorkbook:                      [401, 204, 204, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    aPrivateWorkbook:                      [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bWorkbook:                             [401, 404, 404, 404, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+    aWorkbookViaBDeployment:               [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  unfavoriteWorkspaceItem: {
+    aGrantedWorkbook:                      [401, 204, 204, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    aPrivateWorkbook:                      [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bWorkbook:                             [401, 404, 404, 404, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+    aWorkbookViaBDeployment:               [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  getWidgetData: {
+    aProd:                                 [401, 200, 200, 403, 404, 200, 200, 404, 403, 200, 200, 401, 401],
+    aStage:                                [401, 200, 403, 403, 404, 403, 403, 404, 200, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
+  },
+  runAppQuery: {
+    aApp:                                  [401, 200, 200, 403, 404, 200, 200, 404, 403, 200, 200, 401, 401],
+    bApp:                                  [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
+  },
+  askQuestion: {
+    aProd:                                 [401, 200, 200, 403, 404, 200, 200, 404, 403, 200, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
+    sessionDeployment:                     [401, 400, 400, 400, 400, 200, 200, 200, 200, 200, 400, 401, 401],
+  },
+} as const satisfies Record<string, Record<string, Row>>;
+
+/**
+ * Who may be shown each marker group at all, whatever the request (a variant can hide more, see `hidden`). A marker
+ * in any answer to a credential not listed here is a leak.
+ */
+const VISIBILITY: Record<MarkerGroup, readonly Credential[]> = {
+  aPlatformUsers: ['adminKey', 'memberGranted', 'memberUngranted', 'consoleSession'],
+  aGrantedItems: ['adminKey', 'memberGranted', 'consoleSession'],
+  aPrivateItem: ['adminKey', 'consoleSession'],
+  aNickItem: ['adminKey', 'memberUngranted', 'consoleSession'],
+  aProdDashboards: ['adminKey', 'memberGranted', 'consoleSession', 'embedOwner', 'embedOtherTenant', 'embedInternalId'],
+  aStageItems: ['adminKey', 'consoleSession'],
+  aStageDashboards: ['adminKey', 'consoleSession', 'embedOtherDeployment'],
+  aTenantShared: ['adminKey', 'consoleSession', 'embedOwner', 'embedOtherDeployment'],
+  aTenantSecond: ['adminKey', 'consoleSession', 'embedOtherTenant'],
+  bPlatform: ['otherAccountAdminKey'],
+  bDashboards: ['otherAccountAdminKey', 'embedOtherAccount'],
+  bTenantShared: ['otherAccountAdminKey', 'embedOtherAccount'],
+};
+
+type Expected = typeof EXPECTED;
+type OperationKey = keyof Expected;
+
+/** One request of a cell, built for its credential, and how to check what it did. */
+interface Prepared {
+  url: string;
+  payload?: Record<string, unknown>;
+  /** Headers added to (or replacing) the credential's own. */
+  headers?: Record<string, string>;
+  /** Checks the effect of a write: made on 2xx, nothing changed otherwise (re-read with the owner's credential). */
+  check?: (res: LightMyRequestResponse) => Promise<void>;
+}
+
+interface Variant {
+  prepare(credential: Credential): Promise<Prepared>;
+  /** Markers a 2xx answer must carry (all 2xx cells of the variant, or per credential), so the leak check is not vacuous. */
+  mustSee?: readonly MarkerKey[] | Partial<Record<Credential, readonly MarkerKey[]>>;
+  /** Markers no answer of this variant may carry, even to a credential that may see them elsewhere. */
+  hidden?: readonly MarkerKey[];
+}
+
+type Operations = { [K in OperationKey]: { [V in keyof Expected[K]]: Variant } };
+
+const ALL_MARKERS = Object.keys(MARKER_GROUPS) as MarkerKey[];
+const PLATFORM_CALLERS: Partial<Record<Credential, { account: 'a' | 'b'; user: 'alice' | 'mona' | 'nick' | 'admin' }>> = {
+  adminKey: { account: 'a', user: 'alice' },
+  memberGranted: { account: 'a', user: 'mona' },
+  memberUngranted: { account: 'a', user: 'nick' },
+  otherAccountAdminKey: { account: 'b', user: 'admin' },
+  consoleSession: { account: 'a', user: 'alice' },
+};
+/** The markers a 2xx answer of `variant` to `credential` must carry. */
+function mustSeeOf(variant: Variant, credential: Credential): readonly MarkerKey[] {
+  const { mustSee } = variant;
+  if (mustSee === undefined) return [];
+  if (isMarkerList(mustSee)) return mustSee;
+  return mustSee[credential] ?? [];
+}
+const isMarkerList = (value: NonNullable<Variant['mustSee']>): value is readonly MarkerKey[] => Array.isArray(value);
+const isSuccess = (res: LightMyRequestResponse) => res.statusCode >= 200 && res.statusCode < 300;
+
+/** The OpenAPI path template as a pattern for concrete paths. */
+const pathPattern = (template: string) => new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+
+describeEachDialect('isolation matrix (issue 8)', (t) => {
+  let clock = BASE_CLOCK;
+  let app: FastifyInstance;
+  let fake: FakeAi;
+  let w: IsolationWorld;
+  let operations: Operations;
+  let documented: Map<string, { method: string; path: RegExp }>;
+  let counter = 0;
+  let cellsRun = 0;
+  const shown = new Set<MarkerKey>();
+  const unique = (what: string) => `${what}-${w.suffix}-${++counter}`;
+
+  beforeAll(async () => {
+    fake = await startFakeAi();
+    fake.respond = () => ({ status: 200, body: toolCallReply(MARKER_QUERY) });
+    app = await buildApp({
+      db: t().db, now: () => new Date(clock), rateLimits: NO_LIMITS,
+      embedLifetimes: { sessionTtlMs: 5 * 60_000, tokenTtlMs: TOKEN_TTL_MS },
+      ai: { baseUrl: fake.baseUrl, apiKey: 'fake-ai-key' },
+    });
+    w = await seedIsolationWorld(app, t().db.kysely, {
+      warehousePath: inject('demoWarehousePath'),
+      tokenTtlMs: TOKEN_TTL_MS,
+      travel: async (ms, fn) => {
+        clock += ms;
+        try {
+          return await fn();
+        } finally {
+          clock -= ms;
+        }
+      },
+    });
+    const document = (await app.inject({ url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, { operationId?: string }>> };
+    documented = new Map();
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        documented.set(operation.operationId ?? `${method.toUpperCase()} ${path}`, { method: method.toUpperCase(), path: pathPattern(path) });
+      }
+    }
+    operations = describeOperations();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await fake?.close();
+  });
+
+  // ---- reading back, with the owner's credentials ----
+
+  const sessionOf = async (headers: Record<string, string>) => (await app.inject({ url: '/api/v1/embed/session', headers })).json().session as Record<string, unknown> | null;
+  const isAlive = async (session: MintedSession) => (await sessionOf(session.headers)) !== null;
+  const embedUsersOf = async (account: 'a' | 'b') => {
+    const res = await app.inject({ url: '/api/v1/embed/users', headers: { authorization: `Bearer ${account === 'a' ? w.a.keys.alice : w.b.keys.admin}` } });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().users as Array<{ id: number; externalId: string }>;
+  };
+  interface ThreadJson { root: { id: number; body: string }; resolvedAt?: string | null }
+  const threadsOf = async (session: MintedSession, publicId: string) => {
+    const res = await app.inject({ url: `/api/v1/embed/dashboard/${publicId}/comments?includeResolved=true&first=200`, headers: session.headers });
+    expect(res.statusCode, res.body).toBe(200);
+    return { text: res.body, items: res.json().items as ThreadJson[] };
+  };
+  const postRoot = async (session: MintedSession, publicId: string, body: string) => {
+    const res = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/comments`, headers: session.headers, payload: { body } });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json().id as number;
+  };
+  const listingStatus = async (cookie: string) => (await app.inject({ url: `/api/v1/deployments/${w.a.refs.prod}/workspace`, headers: { cookie } })).statusCode;
+  const userIdOf = (credential: Credential) => {
+    const caller = PLATFORM_CALLERS[credential];
+    return caller === undefined ? undefined : (caller.account === 'a' ? w.a : w.b).refs[caller.user];
+  };
+
+  // ---- the operations, one request builder per resource kind ----
+
+  function describeOperations(): Operations {
+    const { a, b, publicIds, sessions } = w;
+    const prodA = a.refs.prod!;
+    const dashboardReads = (url: (target: { publicId: string; deploymentId: number; workbookId: number }) => string, payload?: Record<string, unknown>) => {
+      const targets = {
+        aProd: { publicId: publicIds.aProd, deploymentId: prodA, workbookId: a.refs.wbProd!, title: 'aProdDashTitle' as const, data: 'aProdData' as const },
+        aStage: { publicId: publicIds.aStage, deploymentId: a.refs.stage!, workbookId: a.refs.wbStage!, title: 'aStageDashTitle' as const, data: 'aStageData' as const },
+        bProd: { publicId: publicIds.bProd, deploymentId: b.refs.prod!, workbookId: b.refs.wbB!, title: 'bDashTitle' as const, data: 'bData' as const },
+      };
+      const variant = (target: (typeof targets)[keyof typeof targets], hidden: MarkerKey[]): Variant => ({
+        prepare: async () => ({ url: url(target), ...(payload !== undefined && { payload }) }),
+        mustSee: [payload === undefined ? target.title : target.data],
+        hidden,
+      });
+      return {
+        aProd: variant(targets.aProd, ['aStageDashTitle', 'aStageData', 'aWriteDashTitle', 'aAppDashTitle']),
+        aStage: variant(targets.aStage, ['aProdDashTitle', 'aProdData']),
+        bProd: variant(targets.bProd, []),
+      };
+    };
+
+    /** A fresh thread root of the owner (or of the other tenant's viewer) on aWrite, addressed through `pathPublicId`. */
+    const commentWrite = (
+      author: 'owner' | 'otherTenant', pathPublicId: string, verb: { suffix: string; payload?: (n: string) => Record<string, unknown> },
+      effect: (thread: ThreadJson | undefined, made: boolean, original: string) => void,
+    ): Variant => ({
+      prepare: async () => {
+        const n = unique('target');
+        const id = await postRoot(sessions[author], publicIds.aWrite, n);
+        return {
+          url: `/api/v1/embed/dashboard/${pathPublicId}/comments/${id}${verb.suffix}`,
+          ...(verb.payload !== undefined && { payload: verb.payload(n) }),
+          check: async (res) => {
+            const { items } = await threadsOf(sessions[author], publicIds.aWrite);
+            effect(items.find((thread) => thread.root.id === id), isSuccess(res), n);
+          },
+        };
+      },
+    });
+    const commentWrites = (verb: { suffix: string; payload?: (n: string) => Record<string, unknown> }, effect: (thread: ThreadJson | undefined, made: boolean, original: string) => void) => ({
+      sharedRoot: commentWrite('owner', publicIds.aWrite, verb, effect),
+      secondRoot: commentWrite('otherTenant', publicIds.aWrite, verb, effect),
+      sharedRootViaAStage: commentWrite('owner', publicIds.aStage, verb, effect),
+      sharedRootViaBProd: commentWrite('owner', publicIds.bProd, verb, effect),
+    });
+
+    /** A post's body is seen by the poster's own tenant on that dashboard, and by nobody anywhere else. */
+    const commentPost = (pathPublicId: string, parentId: number | undefined): Variant => ({
+      prepare: async (credential) => {
+        const body = unique('post');
+        return {
+          url: `/api/v1/embed/dashboard/${pathPublicId}/comments`,
+          payload: parentId === undefined ? { body } : { body, parentId },
+          check: async (res) => {
+            const readers = { embedOwner: [sessions.owner, publicIds.aProd], embedOtherTenant: [sessions.otherTenant, publicIds.aProd], embedOtherAccount: [sessions.otherAccount, publicIds.bProd], embedOtherDeployment: [sessions.otherDeployment, publicIds.aStage] } as const;
+            for (const [reader, [session, publicId]] of Object.entries(readers)) {
+              const { text } = await threadsOf(session, publicId);
+              expect(text.includes(body), `${reader} reading ${publicId}`).toBe(res.statusCode === 201 && reader === credential);
+            }
+          },
+        };
+      },
+    });
+
+    /** Views and favorites: rows of everyone but the caller never move; the caller's move only on 2xx. */
+    const itemWrite = (table: 'item_views' | 'item_favorites', made: (rows: string[], userId: number) => boolean, before?: (credential: Credential, url: string) => Promise<void>) => {
+      const rowsOf = async (itemId: number) => {
+        const rows = await t().db.kysely.selectFrom(table).selectAll().where('item_id', '=', itemId).execute();
+        return rows.map((row) => `${row.user_id}|${'viewed_at' in row ? row.viewed_at : ''}`).sort();
+      };
+      const variant = (deploymentId: number, itemId: number): Variant => ({
+        prepare: async (credential) => {
+          const url = `/api/v1/deployments/${deploymentId}/workspace/${itemId}/${table === 'item_views' ? 'view' : 'favorite'}`;
+          clock += 1000;
+          await before?.(credential, url);
+          const rowsBefore = await rowsOf(itemId);
+          return {
+            url,
+            check: async (res) => {
+              const rowsAfter = await rowsOf(itemId);
+              const userId = userIdOf(credential);
+              const others = (rows: string[]) => rows.filter((row) => userId === undefined || !row.startsWith(`${userId}|`));
+              expect(others(rowsAfter), 'rows of other users').toEqual(others(rowsBefore));
+              if (isSuccess(res)) expect(made(rowsAfter, userId!), 'the caller\'s own row').toBe(true);
+              else expect(rowsAfter, 'a refused write changes nothing').toEqual(rowsBefore);
+            },
+          };
+        },
+      });
+      return {
+        aGrantedWorkbook: variant(prodA, a.refs.wbProd!),
+        aPrivateWorkbook: variant(prodA, a.refs.private!),
+        bWorkbook: variant(b.refs.prod!, b.refs.wbB!),
+        aWorkbookViaBDeployment: variant(b.refs.prod!, a.refs.wbProd!),
+      };
+    };
+    const nowIso = () => new Date(clock).toISOString();
+
+    /** Generate Session for a deployment of `account`: an embed user appears in that account only, and only on 200. */
+    const generateFor = (account: 'a' | 'b'): Variant => ({
+      prepare: async () => {
+        const externalId = unique('gen');
+        return {
+          url: '/api/v1/embed/generate-session',
+          payload: { deploymentId: account === 'a' ? prodA : b.refs.prod, externalId, embedTenantName: w.tenants.shared },
+          check: async (res) => {
+            expect((await embedUsersOf('a')).some((u) => u.externalId === externalId), "an embed user in A's tenant").toBe(isSuccess(res) && account === 'a');
+            expect((await embedUsersOf('b')).some((u) => u.externalId === externalId), "an embed user in B's tenant").toBe(isSuccess(res) && account === 'b');
+          },
+        };
+      },
+    });
+
+    /** A fresh embed user of `account` to delete: listed by its admin, and its session alive, unless the answer was 204. */
+    const deleteEmbedUserOf = (account: 'a' | 'b'): Variant => ({
+      prepare: async () => {
+        const victim = await w.mint(account, { deploymentId: account === 'a' ? prodA : b.refs.prod, externalId: unique('delete'), embedTenantName: w.tenants.shared });
+        return {
+          url: `/api/v1/embed/users/${victim.embedUserId}`,
+          check: async (res) => {
+            expect((await embedUsersOf(account)).some((u) => u.id === victim.embedUserId), 'the embed user is still listed').toBe(!isSuccess(res));
+            expect(await isAlive(victim), "the embed user's session").toBe(!isSuccess(res));
+          },
+        };
+      },
+    });
+
+    return {
+      'GET /healthz': {
+        process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
+      },
+      'GET /readyz': {
+        database: { prepare: async () => ({ url: '/readyz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
+      },
+      login: {
+        bystanderPassword: {
+          prepare: async () => ({
+            url: '/api/v1/auth/login',
+            payload: { email: w.emails.cora, password: w.password },
+            check: async (res) => {
+              expect(res.json().user).toMatchObject({ id: a.refs.cora, email: w.emails.cora });
+              expect(res.cookies.some((c) => c.name === 'svc_console')).toBe(true);
+            },
+          }),
+        },
+      },
+      logout: {
+        callerCookie: {
+          prepare: async (credential) => {
+            // Signing out must end the caller's own console session only: the console cell signs out a fresh one.
+            const fresh = credential === 'consoleSession' ? await w.login() : undefined;
+            return {
+              url: '/api/v1/auth/logout',
+              ...(fresh !== undefined && { headers: { cookie: fresh, 'x-requested-with': 'svc' } }),
+              check: async () => {
+                if (fresh !== undefined) expect(await listingStatus(fresh), 'the signed-out cookie').toBe(401);
+                expect(await listingStatus(w.consoleCookie), "alice's other console session").toBe(200);
+              },
+            };
+          },
+        },
+      },
+      generateEmbedSession: {
+        aProd: generateFor('a'),
+        bProd: generateFor('b'),
+      },
+      exchangeEmbedSession: {
+        aSessionId: {
+          prepare: async () => {
+            const sessionId = await w.generate('a', { deploymentId: prodA, externalId: unique('exchange'), embedTenantName: w.tenants.shared });
+            return {
+              url: '/api/v1/embed/session/token',
+              payload: { sessionId },
+              check: async (res) => {
+                const session = await sessionOf({ authorization: `Embed-Token ${res.json().token}` });
+                expect(session).toMatchObject({ deploymentId: prodA, embedTenant: w.tenants.shared });
+              },
+            };
+          },
+        },
+      },
+      revokeEmbedSession: {
+        externalIdInBothAccounts: {
+          prepare: async (credential) => {
+            // The same externalId in the same-named tenant of both accounts: only the caller's account's is revoked.
+            const externalId = unique('victim');
+            const inA = await w.mint('a', { deploymentId: prodA, externalId, embedTenantName: w.tenants.shared });
+            const inB = await w.mint('b', { deploymentId: b.refs.prod, externalId, embedTenantName: w.tenants.shared });
+            return {
+              url: '/api/v1/embed/session/revoke',
+              payload: { externalId, embedTenantName: w.tenants.shared },
+              check: async (res) => {
+                const account = PLATFORM_CALLERS[credential]?.account;
+                expect(await isAlive(inA), "A's viewer").toBe(!(isSuccess(res) && account === 'a'));
+                expect(await isAlive(inB), "B's viewer").toBe(!(isSuccess(res) && account === 'b'));
+              },
+            };
+          },
+        },
+        aSessionId: {
+          prepare: async (credential) => {
+            const victim = await w.mint('a', { deploymentId: prodA, externalId: unique('victim'), embedTenantName: w.tenants.shared });
+            return {
+              url: '/api/v1/embed/session/revoke',
+              payload: { sessionId: victim.sessionId },
+              check: async (res) => {
+                expect(await isAlive(victim), "A's viewer").toBe(!(isSuccess(res) && PLATFORM_CALLERS[credential]?.account === 'a'));
+              },
+            };
+          },
+        },
+      },
+      currentEmbedSession: {
+        callerSession: {
+          prepare: async (credential) => ({
+            url: '/api/v1/embed/session',
+            check: async (res) => {
+              const session = res.json().session;
+              const signed = (deploymentId: number, embedTenant: string | null, extra: Record<string, unknown>) => ({ mode: 'signed', deploymentId, embedTenant, ...extra });
+              const expected: Record<Credential, Record<string, unknown> | null> = {
+                none: null, adminKey: null, memberGranted: null, memberUngranted: null, otherAccountAdminKey: null, embedRevoked: null, embedExpired: null,
+                embedOwner: signed(prodA, w.tenants.shared, { embedUserId: sessions.owner.embedUserId }),
+                embedOtherTenant: signed(prodA, w.tenants.second, { embedUserId: sessions.otherTenant.embedUserId }),
+                embedOtherAccount: signed(b.refs.prod!, w.tenants.shared, { embedUserId: sessions.otherAccount.embedUserId }),
+                embedOtherDeployment: signed(a.refs.stage!, w.tenants.shared, { embedUserId: sessions.owner.embedUserId }),
+                embedInternalId: signed(prodA, null, { embedUserId: null, userId: a.refs.mona }),
+                consoleSession: { mode: 'private', userId: a.refs.alice },
+              };
+              const want = expected[credential];
+              if (want === null) expect(session).toBeNull();
+              else expect(session).toMatchObject(want);
+            },
+          }),
+        },
+      },
+      listEmbedUsers: {
+        allTenants: {
+          prepare: async () => ({ url: '/api/v1/embed/users' }),
+          mustSee: { adminKey: ['aSharedUsername', 'aSharedEmail', 'aSharedSeededUsername', 'aSecondUsername'], consoleSession: ['aSharedUsername', 'aSecondUsername'], otherAccountAdminKey: ['bSharedUsername'] },
+        },
+        sharedTenantName: {
+          // A tenant name both accounts use: each admin gets its own account's tenant only.
+          prepare: async () => ({ url: `/api/v1/embed/users?embedTenantName=${w.tenants.shared}` }),
+          mustSee: { adminKey: ['aSharedUsername', 'aSharedSeededUsername'], consoleSession: ['aSharedUsername'], otherAccountAdminKey: ['bSharedUsername'] },
+          hidden: ['aSecondUsername'],
+        },
+      },
+      deleteEmbedUser: {
+        aEmbedUser: deleteEmbedUserOf('a'),
+        bEmbedUser: deleteEmbedUserOf('b'),
+      },
+      getEmbedDashboard: dashboardReads((d) => `/api/v1/embed/dashboard/${d.publicId}`),
+      getEmbedWorkbookDashboard: dashboardReads((d) => `/api/v1/embed/deployments/${d.deploymentId}/workbooks/${d.workbookId}/dashboard`),
+      getWidgetData: dashboardReads((d) => `/api/v1/embed/dashboard/${d.publicId}/widgets/chart/data`, {}),
+      runAppQuery: {
+        aApp: { prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.aApp}/query`, payload: { query: MARKER_QUERY } }), mustSee: ['aProdData'] },
+        bApp: { prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.bApp}/query`, payload: { query: MARKER_QUERY } }), mustSee: ['bData'] },
+      },
+      askQuestion: (() => {
+        // The AI endpoint (a test double) is asked exactly when the answer is a 200: a refused caller's question
+        // never reaches it, with the semantic model of a deployment it may not read.
+        const ask = (publicId: string | undefined): Variant['prepare'] => async () => {
+          const asked = fake.requests.length;
+          return {
+            url: '/api/v1/embed/ai/query',
+            payload: { question: 'How many marks?', ...(publicId !== undefined && { publicId }) },
+            check: async (res) => expect(fake.requests.length - asked, 'questions sent to the AI endpoint').toBe(res.statusCode === 200 ? 1 : 0),
+          };
+        };
+        return {
+          aProd: { prepare: ask(publicIds.aProd), mustSee: ['aProdData'], hidden: ['aStageData'] },
+          bProd: { prepare: ask(publicIds.bProd), mustSee: ['bData'] },
+          sessionDeployment: {
+            prepare: ask(undefined),
+            mustSee: { embedOwner: ['aProdData'], embedOtherTenant: ['aProdData'], embedInternalId: ['aProdData'], embedOtherAccount: ['bData'], embedOtherDeployment: ['aStageData'] },
+          },
+        };
+      })(),
+      listDashboardComments: {
+        aProd: {
+          prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.aProd}/comments?includeResolved=true&first=200` }),
+          mustSee: { embedOwner: ['aSharedComment'], embedOtherTenant: ['aSecondComment'] },
+          hidden: ['aSharedStageComment'],
+        },
+        aStage: {
+          prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.aStage}/comments?includeResolved=true&first=200` }),
+          mustSee: { embedOtherDeployment: ['aSharedStageComment'] },
+          hidden: ['aSharedComment'],
+        },
+        bProd: {
+          prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.bProd}/comments?includeResolved=true&first=200` }),
+          mustSee: { embedOtherAccount: ['bSharedComment'] },
+        },
+      },
+      postDashboardComment: {
+        newThreadOnAProd: commentPost(publicIds.aProd, undefined),
+        replyToSharedRoot: commentPost(publicIds.aProd, w.roots.aSharedOnProd),
+        replyToSharedRootViaBProd: commentPost(publicIds.bProd, w.roots.aSharedOnProd),
+      },
+      listMentionableUsers: {
+        aProd: {
+          prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.aProd}/comments/mentionable-users?first=200` }),
+          mustSee: { embedOwner: ['aSharedUsername', 'aSharedEmail', 'aSharedSeededUsername'], embedOtherTenant: ['aSecondUsername'] },
+        },
+        aStage: {
+          prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.aStage}/comments/mentionable-users?first=200` }),
+          mustSee: { embedOtherDeployment: ['aSharedUsername', 'aSharedSeededUsername'] },
+        },
+        bProd: {
+          prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.bProd}/comments/mentionable-users?first=200` }),
+          mustSee: { embedOtherAccount: ['bSharedUsername'] },
+        },
+      },
+      editDashboardComment: commentWrites({ suffix: '', payload: (n) => ({ body: `${n}-edited` }) }, (thread, made, original) => {
+        expect(thread, 'the thread').toBeDefined();
+        expect(thread?.root.body).toBe(made ? `${original}-edited` : original);
+      }),
+      deleteDashboardComment: commentWrites({ suffix: '' }, (thread, made) => {
+        expect(thread === undefined, 'the thread is gone').toBe(made);
+      }),
+      resolveDashboardThread: commentWrites({ suffix: '/resolve', payload: () => ({ resolved: true }) }, (thread, made) => {
+        expect(thread, 'the thread').toBeDefined();
+        expect(thread?.resolvedAt != null, 'the thread is resolved').toBe(made);
+      }),
+      workspaceObjects: {
+        aProdRoot: {
+          prepare: async () => ({ url: `/api/v1/deployments/${prodA}/workspace` }),
+          mustSee: {
+            adminKey: ['aFolderName', 'aPrivateName', 'aNickReportName', 'aliceFirstName'],
+            consoleSession: ['aFolderName', 'aPrivateName', 'aNickReportName', 'aliceFirstName'],
+            memberGranted: ['aFolderName', 'aliceFirstName'],
+            memberUngranted: ['aNickReportName'],
+          },
+          hidden: ['aStageWorkbookName', 'aStageDashTitle'],
+        },
+        aProdFolder: {
+          prepare: async () => ({ url: `/api/v1/deployments/${prodA}/workspace?folderId=${a.refs.folder}` }),
+          mustSee: {
+            adminKey: ['aProdWorkbookName', 'aProdDashTitle', 'aWriteDashTitle', 'aAppDashTitle'],
+            consoleSession: ['aProdWorkbookName', 'aProdDashTitle'],
+            memberGranted: ['aProdWorkbookName', 'aProdDashTitle', 'aFolderName'],
+          },
+        },
+        aStageRoot: {
+          // Nobody is granted anything in stage: the members list it, empty.
+          prepare: async () => ({ url: `/api/v1/deployments/${a.refs.stage}/workspace` }),
+          mustSee: { adminKey: ['aStageWorkbookName', 'aStageDashTitle', 'aliceFirstName'], consoleSession: ['aStageWorkbookName'] },
+          hidden: ['aFolderName', 'aPrivateName', 'aNickReportName'],
+        },
+        bProdRoot: {
+          prepare: async () => ({ url: `/api/v1/deployments/${b.refs.prod}/workspace` }),
+          mustSee: { otherAccountAdminKey: ['bWorkbookName', 'bAdminFirstName', 'bDashTitle', 'bAppDashTitle'] },
+        },
+        aFolderViaBDeployment: {
+          prepare: async () => ({ url: `/api/v1/deployments/${b.refs.prod}/workspace?folderId=${a.refs.folder}` }),
+        },
+      },
+      recordWorkspaceItemView: itemWrite('item_views', (rows, userId) => rows.includes(`${userId}|${nowIso()}`)),
+      favoriteWorkspaceItem: itemWrite('item_favorites', (rows, userId) => rows.includes(`${userId}|`)),
+      // The caller favorites first (with the same credential, so only where it may), so that a 204 removed something.
+      unfavoriteWorkspaceItem: itemWrite('item_favorites', (rows, userId) => !rows.includes(`${userId}|`), async (credential, url) => {
+        await app.inject({ method: 'PUT', url, headers: w.headersOf(credential) });
+      }),
+    };
+  }
+
+  // ---- the cells ----
+
+  async function runCell(operationKey: OperationKey, variantName: string, credential: Credential, expected: Status): Promise<void> {
+    const operation = documented.get(operationKey);
+    if (operation === undefined) throw new Error(`${operationKey} is not in the OpenAPI document: remove it from the matrix`);
+    const variant = (operations[operationKey] as Record<string, Variant>)[variantName]!;
+    const prepared = await variant.prepare(credential);
+    expect(prepared.url.split('?')[0], `the request of ${operationKey} must address its documented path`).toMatch(operation.path);
+    const res = await app.inject({
+      method: operation.method as 'GET',
+      url: prepared.url,
+      headers: { ...w.headersOf(credential), ...prepared.headers },
+      ...(prepared.payload !== undefined && { payload: prepared.payload }),
+    });
+    expect.soft(res.statusCode, `${operation.method} ${prepared.url} as ${credential}: ${res.body.slice(0, 400)}`).toBe(expected);
+    if (res.statusCode >= 400) {
+      // DESIGN: the error body of every non-2xx answer.
+      const body = res.json() as { error?: { status?: unknown; code?: unknown; message?: unknown } };
+      expect.soft(body.error?.status, 'error.status').toBe(res.statusCode);
+      expect.soft(typeof body.error?.code, 'error.code').toBe('string');
+      expect.soft(typeof body.error?.message, 'error.message').toBe('string');
+    }
+    const leaked = ALL_MARKERS.filter((key) => res.body.includes(w.markers[key]) && (!VISIBILITY[MARKER_GROUPS[key]].includes(credential) || variant.hidden?.includes(key)));
+    expect.soft(leaked, `data of others in the answer to ${credential}: ${res.body.slice(0, 400)}`).toEqual([]);
+    if (isSuccess(res)) {
+      const mustSee = mustSeeOf(variant, credential);
+      const missing = mustSee.filter((key) => !res.body.includes(w.markers[key]));
+      expect.soft(missing, `the caller's own data missing from ${res.body.slice(0, 400)}`).toEqual([]);
+      for (const key of mustSee) if (!missing.includes(key)) shown.add(key);
+    }
+    await prepared.check?.(res);
+    cellsRun++;
+  }
+
+  it('covers every operation of the OpenAPI document, and only those: a new endpoint needs its rows in the matrix', () => {
+    const inMatrix = new Set<string>(Object.keys(EXPECTED));
+    expect([...documented.keys()].filter((key) => !inMatrix.has(key)), 'operations without rows in the isolation matrix').toEqual([]);
+    expect([...inMatrix].filter((key) => !documented.has(key)), 'rows of operations the document does not have').toEqual([]);
+  });
+
+  it('mints credentials that only their scope tells apart: the revoked, expired and other-deployment tokens are the owner\'s embed user', async () => {
+    const { owner, otherTenant, otherAccount, otherDeployment, revoked, expired, internalId } = w.sessions;
+    expect(owner.embedUserId).not.toBeNull();
+    for (const same of [otherDeployment, revoked, expired]) expect(same.embedUserId).toBe(owner.embedUserId);
+    expect(new Set([owner.embedUserId, otherTenant.embedUserId, otherAccount.embedUserId]).size).toBe(3);
+    expect(internalId.embedUserId).toBeNull();
+    expect(await isAlive(revoked)).toBe(false);
+    expect(await isAlive(expired)).toBe(false);
+    // The expired token is refused only because time passed: an hour less than its lifetime ago, it was good.
+    clock -= TOKEN_TTL_MS;
+    try {
+      expect(await isAlive(expired)).toBe(true);
+    } finally {
+      clock += TOKEN_TTL_MS;
+    }
+  });
+
+  let totalCells = 0;
+  for (const [operationKey, variants] of Object.entries(EXPECTED) as Array<[OperationKey, Record<string, Row>]>) {
+    for (const [variantName, row] of Object.entries(variants)) {
+      CREDENTIALS.forEach((credential, column) => {
+        totalCells++;
+        it(`${operationKey} | ${variantName} | ${credential} -> ${row[column]}`, () => runCell(operationKey, variantName, credential, row[column]!));
+      });
+    }
+  }
+
+  it('shows every seeded marker to someone entitled to it (so no leak check above is vacuous)', () => {
+    expect(cellsRun, 'run the whole matrix (no -t filter) for this check').toBe(totalCells);
+    expect(ALL_MARKERS.filter((key) => !shown.has(key)), 'markers no cell was required to show').toEqual([]);
+  });
+});
