@@ -8,6 +8,8 @@ const benchmarks: Record<string, () => Promise<{ main(args: string[]): Promise<v
   comments: () => import('./comments/comments.bench.js'),
   embed: () => import('./embed/embed.bench.js'),
   data: () => import('./data/data.bench.js'),
+  fuzz: () => import('./fuzz/fuzz.bench.js'),
+  soak: () => import('./soak/soak.bench.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

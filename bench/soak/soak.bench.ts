@@ -1,0 +1,236 @@
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { parseArgs } from 'node:util';
+import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
+import { openDatabase } from '../../apps/server/src/db/db.database.js';
+import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
+import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, startServer, summarize, writeResults } from '../harness.js';
+import type { BenchDialect, LatencySummary } from '../harness.js';
+
+const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
+const ADMIN_KEY = 'svc_bench_soak_admin_0001';
+const DASHBOARDS = 20;
+const ITEMS = 2_000;
+
+/** One kind of request of the mix, with its share of the load. */
+interface Operation {
+  name: string;
+  weight: number;
+  run(i: number): Promise<number>;
+}
+
+interface MinuteFigures { minute: number; requests: number; errors: number; p50: number; p99: number; rssMiB: number }
+
+interface DialectResult {
+  dialect: BenchDialect;
+  maximum: { seconds: number; workers: number; opsPerSecond: number };
+  soak: {
+    minutes: number; targetOpsPerSecond: number; achievedOpsPerSecond: number; requests: number; errors: number;
+    errorSamples: string[]; byOperation: Record<string, LatencySummary & { errors: number }>; minutes_: MinuteFigures[];
+    p99DriftLastToFirst: number; rssFirstMiB: number; rssLastMiB: number; rssGrowthPercent: number;
+  };
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+/** One HTTP request on the keep-alive agent: the status (a network error throws). */
+function send(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; text: string }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, agent, headers: payload === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Resident memory of a process in MiB (Linux /proc). */
+function rssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : Number.NaN;
+}
+
+/** The mix: workspace listings (API key), comment thread lists and comment writes (embed tokens), session pairs. */
+async function buildMix(base: string, deploymentId: number, publicIds: string[]): Promise<Operation[]> {
+  const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+  const mint = async (externalId: string) => {
+    const minted = await send(`${base}/api/v1/embed/generate-session`, 'POST', admin, { deploymentId, externalId });
+    if (minted.status !== 200) throw new Error(`generate-session answered ${minted.status}: ${minted.text}`);
+    const exchanged = await send(`${base}/api/v1/embed/session/token`, 'POST', {}, { sessionId: (JSON.parse(minted.text) as { sessionId: string }).sessionId });
+    if (exchanged.status !== 200) throw new Error(`exchange answered ${exchanged.status}: ${exchanged.text}`);
+    return { authorization: `Embed-Token ${(JSON.parse(exchanged.text) as { token: string }).token}` };
+  };
+  const viewers = await Promise.all(Array.from({ length: 50 }, (_, i) => mint(`soak-viewer-${i}`)));
+  const listings = ['', '?first=20', '?orderByField=name&orderByDirection=DESC', '?search=report', '?types=WORKBOOK&first=10'];
+  const comments = (i: number) => `${base}/api/v1/embed/dashboard/${publicIds[i % publicIds.length]}/comments`;
+  const status = (expected: number) => (res: { status: number; text: string }) => {
+    if (res.status !== expected) throw new Error(`${res.status} ${res.text.slice(0, 200)}`);
+    return res.status;
+  };
+  return [
+    { name: 'listing', weight: 45, run: (i) => send(`${base}/api/v1/deployments/${deploymentId}/workspace${listings[i % listings.length]}`, 'GET', admin).then(status(200)) },
+    { name: 'comments-read', weight: 35, run: (i) => send(`${comments(i)}?first=20`, 'GET', viewers[i % viewers.length]!).then(status(200)) },
+    { name: 'comments-write', weight: 15, run: (i) => send(comments(i), 'POST', viewers[i % viewers.length]!, { body: `soak note ${i}` }).then(status(201)) },
+    { name: 'session', weight: 5, run: (i) => mint(`soak-session-${i % 500}`).then(() => 200) },
+  ];
+}
+
+/** Picks the operation for request number i by weight (a fixed pattern, so every run sends the same mix). */
+function picker(mix: Operation[]): (i: number) => Operation {
+  const slots = mix.flatMap((op) => Array.from({ length: op.weight }, () => op));
+  return (i) => slots[(i * 37) % slots.length]!;
+}
+
+/** Closed loop: `workers` loops back to back for `seconds`; operations per second. */
+async function maximum(mix: Operation[], seconds: number, workers: number): Promise<number> {
+  const pick = picker(mix);
+  let done = 0;
+  let next = 0;
+  const deadline = performance.now() + seconds * 1000;
+  await Promise.all(Array.from({ length: workers }, async () => {
+    while (performance.now() < deadline) {
+      const i = next++;
+      await pick(i).run(i);
+      done++;
+    }
+  }));
+  return Math.round(done / seconds);
+}
+
+/**
+ * Open loop at `rate` operations per second for `minutes`: requests start on schedule whether or not earlier ones
+ * have answered (a slow server builds a queue, as it would with real users). Per minute: requests, errors, p50,
+ * p99 and the server's RSS at the minute's end.
+ */
+async function soak(mix: Operation[], rate: number, minutes: number, pid: number) {
+  const pick = picker(mix);
+  const perMinute: Array<{ latencies: number[]; errors: number }> = Array.from({ length: minutes }, () => ({ latencies: [], errors: 0 }));
+  const byOperation = new Map<string, { latencies: number[]; errors: number }>(mix.map((op) => [op.name, { latencies: [], errors: 0 }]));
+  const rss: number[] = [];
+  const errorSamples: string[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const started = performance.now();
+  const end = started + minutes * 60_000;
+  let sent = 0;
+  let nextRss = started + 60_000;
+  while (performance.now() < end) {
+    const now = performance.now();
+    const due = Math.floor(((now - started) / 1000) * rate);
+    for (; sent < due; sent++) {
+      const i = sent;
+      const op = pick(i);
+      const minute = Math.min(minutes - 1, Math.floor((performance.now() - started) / 60_000));
+      const t0 = performance.now();
+      const p = op.run(i).then(
+        () => {
+          const ms = performance.now() - t0;
+          perMinute[minute]!.latencies.push(ms);
+          byOperation.get(op.name)!.latencies.push(ms);
+        },
+        (error: unknown) => {
+          perMinute[minute]!.errors++;
+          byOperation.get(op.name)!.errors++;
+          if (errorSamples.length < 10) errorSamples.push(`${op.name}: ${String(error)}`);
+        },
+      ).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+    if (now >= nextRss) {
+      rss.push(rssMiB(pid));
+      nextRss += 60_000;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await Promise.all(inFlight);
+  if (rss.length < minutes) rss.push(rssMiB(pid));
+  const minutesOut: MinuteFigures[] = perMinute.map((m, index) => {
+    const s = summarize(m.latencies.length === 0 ? [Number.NaN] : m.latencies);
+    return { minute: index + 1, requests: m.latencies.length + m.errors, errors: m.errors, p50: s.p50, p99: s.p99, rssMiB: rss[index] ?? Number.NaN };
+  });
+  return { minutes: minutesOut, byOperation, errorSamples, sent, seconds: (performance.now() - started) / 1000 };
+}
+
+async function runDialect(dialect: BenchDialect, adminUrl: string, options: { minutes: number; maxSeconds: number; workers: number; fraction: number }): Promise<DialectResult> {
+  const database = await freshDatabase(dialect, adminUrl);
+  try {
+    const db = openDatabase(database.url);
+    await migrateToLatest(db);
+    const publicIds = Array.from({ length: DASHBOARDS }, (_, i) => `soak-${i}`);
+    // ITEMS items: a tenth folders at the root, each holding nine reports; and the dashboards' workbooks.
+    const items = [
+      ...Array.from({ length: ITEMS / 10 }, (_, f) => ({
+        ref: `f${f}`, type: 'FOLDER' as const, name: `Folder ${f}`, createdBy: 'admin',
+        children: Array.from({ length: 9 }, (_, r) => ({ ref: `r${f}-${r}`, type: 'REPORT' as const, name: `Report ${f}-${r}`, createdBy: 'admin' })),
+      })),
+      ...publicIds.map((publicId, i) => ({ ref: `wb${i}`, type: 'WORKBOOK' as const, name: `Dashboard ${i}`, createdBy: 'admin', dashboard: { publicId, status: 'published' as const, allowEmbed: true } })),
+    ];
+    const { refs } = await importFile(db.kysely, { accounts: [{
+      ref: 'acme', name: 'Acme', tenantName: 'acme', settings: { allowEmbedComments: true },
+      users: [{ ref: 'admin', email: 'admin@acme.test', role: 'admin', apiKeys: [ADMIN_KEY] }],
+      deployments: [{ ref: 'prod', name: 'Prod', items }],
+    }] });
+    await db.close();
+    const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], { SVC_LOG_LEVEL: 'warn', ...UNLIMITED_RATE_ENV });
+    try {
+      const mix = await buildMix(server.url, refs.prod!, publicIds);
+      await maximum(mix, 5, options.workers);
+      const opsPerSecond = await maximum(mix, options.maxSeconds, options.workers);
+      const target = Math.max(1, Math.round(opsPerSecond * options.fraction));
+      process.stderr.write(`[${dialect}] maximum ${opsPerSecond} ops/s; soaking at ${target} ops/s for ${options.minutes} min\n`);
+      const run = await soak(mix, target, options.minutes, server.child.pid!);
+      const first = run.minutes[0]!;
+      const last = run.minutes.at(-1)!;
+      const errors = run.minutes.reduce((sum, m) => sum + m.errors, 0);
+      const requests = run.minutes.reduce((sum, m) => sum + m.requests, 0);
+      const result: DialectResult = {
+        dialect,
+        maximum: { seconds: options.maxSeconds, workers: options.workers, opsPerSecond },
+        soak: {
+          minutes: options.minutes, targetOpsPerSecond: target, achievedOpsPerSecond: Math.round(requests / run.seconds), requests, errors,
+          errorSamples: run.errorSamples,
+          byOperation: Object.fromEntries([...run.byOperation].map(([name, o]) => [name, { ...summarize(o.latencies.length === 0 ? [Number.NaN] : o.latencies), errors: o.errors }])),
+          minutes_: run.minutes,
+          p99DriftLastToFirst: Math.round((last.p99 / first.p99) * 100) / 100,
+          rssFirstMiB: first.rssMiB, rssLastMiB: last.rssMiB,
+          rssGrowthPercent: Math.round(((last.rssMiB / first.rssMiB) - 1) * 1000) / 10,
+        },
+      };
+      process.stderr.write(`[${dialect}] ${JSON.stringify({ errors, p99Drift: result.soak.p99DriftLastToFirst, rssGrowthPercent: result.soak.rssGrowthPercent, minutes: run.minutes })}\n`);
+      return result;
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await database.drop();
+  }
+}
+
+/**
+ * `npm run bench -- soak [--dialects postgres] [--minutes 10] [--fraction 0.5] [--max-seconds 20] [--workers 16]`
+ * Measures the mix's maximum (closed loop), then runs it open loop at `fraction` of that for `minutes`, and records
+ * the error count (goal 0), the p99 of the last minute over the first (goal at most 1.2) and the server's RSS
+ * growth from the end of the first minute to the end of the last (goal at most 10%).
+ */
+export async function main(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      dialects: { type: 'string', default: 'postgres,sqlite' },
+      minutes: { type: 'string', default: '10' },
+      fraction: { type: 'string', default: '0.5' },
+      'max-seconds': { type: 'string', default: '20' },
+      workers: { type: 'string', default: '16' },
+    },
+  });
+  const { dialects, adminUrl } = await benchDialects(values.dialects);
+  const options = { minutes: Number(values.minutes), fraction: Number(values.fraction), maxSeconds: Number(values['max-seconds']), workers: Number(values.workers) };
+  if (!Number.isInteger(options.minutes) || options.minutes < 2) throw new Error('--minutes must be a whole number of at least 2 (the first and the last minute are compared)');
+  const runs: DialectResult[] = [];
+  for (const dialect of dialects) runs.push(await runDialect(dialect, adminUrl, options));
+  const path = writeResults('soak', { benchmark: 'soak', date: new Date().toISOString(), machine: machine(), runs });
+  process.stdout.write(`${JSON.stringify(runs.map((r) => ({ dialect: r.dialect, maximum: r.maximum, ...r.soak, minutes_: undefined })), null, 2)}\nresults written to ${path}\n`);
+}
