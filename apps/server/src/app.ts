@@ -6,10 +6,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from './db/db.database.js';
 import { registerAuthentication } from './http/http.auth.js';
 import type { ServiceContext } from './http/http.context.js';
-import { answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
+import { answerClientError, answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { healthRoutes } from './http/http.health.js';
 import { loggingFor } from './http/http.logging.js';
-import { buildStrictBodyValidator } from './http/http.validation.js';
+import { buildStrictBodyValidator, registerJsonBodyParser } from './http/http.validation.js';
 import type { LoggingConfig } from './http/http.logging.js';
 import { registerOpenApi } from './http/http.openapi.js';
 import cookie from '@fastify/cookie';
@@ -141,6 +141,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     // A body field the schema does not know is refused (400 naming it), not silently dropped: a misspelt
     // embedTenantName must not mint a session in the default tenant. Query strings keep ignoring unknown names.
     ajv: { customOptions: { removeAdditional: false } },
@@ -150,6 +151,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   const ctx: ServiceContext = { db: config.db.kysely, dialect: config.db.dialect, now: config.now ?? (() => new Date()) };
 
   registerErrorHandling(app, logging.failures);
+  registerJsonBodyParser(app);
   // Without its hooks: only the console cookie is read (consoleCookieOf) or set, and other requests skip both passes.
   await app.register(cookie, { hook: false });
   const rateLimits: RateLimits = { ...rateLimitsFromEnv(), ...config.rateLimits };

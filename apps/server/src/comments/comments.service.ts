@@ -180,16 +180,17 @@ export async function deleteComment(ctx: ServiceContext, commenter: Commenter, p
  */
 export async function resolveThread(ctx: ServiceContext, commenter: Commenter, publicId: string, commentId: number, resolved: boolean): Promise<Thread> {
   const { scope } = await openDashboard(ctx, commenter, publicId);
-  const root = await requireLiveComment(ctx, scope, publicId, commentId);
-  if (root.parent_id !== null) {
-    throw new AppError('invalid_parameter', `comment ${commentId} is a reply: resolve its thread root ${root.parent_id}`, 'commentId');
+  let after = await requireLiveComment(ctx, scope, publicId, commentId);
+  if (after.parent_id !== null) {
+    throw new AppError('invalid_parameter', `comment ${commentId} is a reply: resolve its thread root ${after.parent_id}`, 'commentId');
   }
-  if (!canResolve(commenter, root)) throw new AppError('forbidden', `thread ${commentId} was started by another user: only its author may resolve or re-open it`, 'commentId');
-  let after: CommentRow | undefined = root;
-  if (resolved !== (root.resolved_at !== null)) {
+  if (!canResolve(commenter, after)) throw new AppError('forbidden', `thread ${commentId} was started by another user: only its author may resolve or re-open it`, 'commentId');
+  // The update changes the state only from the other one, so concurrent requests serialize: the first resolution
+  // is kept, and a request that lost a race reads the state again and decides again.
+  for (let attempt = 0; attempt < 10 && resolved !== (after.resolved_at !== null); attempt++) {
     const resolution = resolved ? { resolvedAt: isoTimestamp(ctx.now()), resolvedBy: commenter.embedUserId } : null;
-    after = await setThreadResolution(ctx.db, scope, commentId, commenter.embedUserId, resolution);
-    if (after === undefined) throw gone(publicId, commentId);
+    after = await setThreadResolution(ctx.db, scope, commentId, commenter.embedUserId, resolution)
+      ?? await requireLiveComment(ctx, scope, publicId, commentId);
   }
   return presentThread(after, await selectReplies(ctx.db, scope, [commentId]), publicId, commenter);
 }

@@ -123,7 +123,7 @@ export async function markCommentRemoved(db: Kysely<Database>, scope: CommentSco
   return rows.some((row) => row.id === comment.id);
 }
 
-/** Resolves or re-opens a live thread root of its author; the row after, or undefined if it is gone meanwhile. */
+/** Resolves or re-opens a live thread root of its author; the row after, or undefined if it is gone or already in that state. */
 export async function setThreadResolution(
   db: Kysely<Database>,
   scope: CommentScope,
@@ -141,6 +141,8 @@ export async function setThreadResolution(
     .where('parent_id', 'is', null)
     .where('embed_user_id', '=', authorId)
     .where('removed_at', 'is', null)
+    // Only a change of state: of two concurrent resolutions the first stays, and the second sees it.
+    .where('is_resolved', '=', resolution === null ? 1 : 0)
     .returningAll()
     .executeTakeFirst();
 }

@@ -133,7 +133,12 @@ const STATEMENT_CACHE_SIZE = 500;
  */
 function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDatabase.Database {
   const cache = new Map<string, SqliteDatabase.Statement>();
-  const prepare = (source: string): SqliteDatabase.Statement => {
+  const prepare = (text: string): SqliteDatabase.Statement => {
+    // Kysely opens every transaction with a deferred `begin`. A transaction that reads first and writes later
+    // then has to upgrade its lock, and SQLite refuses that at once (SQLITE_BUSY, no busy wait) when another
+    // process committed meanwhile. svc's transactions are writes: each takes the write lock as it begins, and
+    // waits for it under busy_timeout.
+    const source = text === 'begin' ? 'begin immediate' : text;
     let statement = cache.get(source);
     if (statement !== undefined) {
       cache.delete(source);

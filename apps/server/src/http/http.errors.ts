@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 
 /** Every error code the API can answer with. Adding one without a status is a compile error. */
@@ -17,7 +19,10 @@ export type AppErrorCode =
   | 'query_timeout'
   | 'bad_gateway'
   | 'internal_error'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'invalid_request'
+  | 'request_timeout'
+  | 'header_fields_too_large';
 
 export const statusByCode: Record<AppErrorCode, number> = {
   invalid_parameter: 400,
@@ -35,6 +40,9 @@ export const statusByCode: Record<AppErrorCode, number> = {
   bad_gateway: 502,
   internal_error: 500,
   service_unavailable: 503,
+  invalid_request: 400,
+  request_timeout: 408,
+  header_fields_too_large: 431,
 };
 
 /**
@@ -106,7 +114,7 @@ function toAppError(error: FastifyError | AppError | Error): AppError {
   if (fastifyError.validation) return fromValidation(fastifyError.validation, fastifyError.validationContext);
   const status = fastifyError.statusCode ?? 500;
   if (fastifyError.code === 'FST_ERR_HANDLER_TIMEOUT') return new AppError('service_unavailable', 'the request took too long and was stopped; retry later');
-  if (status === 408) return new AppError('invalid_parameter', 'the request did not arrive in time');
+  if (status === 408) return new AppError('request_timeout', 'the request did not arrive within the request timeout');
   if (status === 413) return new AppError('payload_too_large', 'request body is too large');
   if (status === 415) return new AppError('unsupported_media_type', 'unsupported Content-Type; send application/json');
   if (status === 400) {
@@ -128,6 +136,26 @@ export function answerFrameworkError(error: FastifyError, _request: FastifyReque
     ? new AppError('uri_too_long', 'a path parameter is too long')
     : new AppError('invalid_parameter', 'the URL is not valid (bad percent-encoding?)');
   void reply.status(appError.status).send(errorBody(appError));
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (bytes that are not HTTP, a header over 16 KiB, a
+ * request that did not arrive within the request timeout): the same error body, then the connection is closed.
+ * Passed to Fastify's `clientErrorHandler` option.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const appError = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? new AppError('request_timeout', 'the request did not arrive within the request timeout')
+    : error.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError('header_fields_too_large', 'the request line and headers exceed 16 KiB')
+      : new AppError('invalid_request', 'the request is not valid HTTP/1.1');
+  if (socket.writable) {
+    const body = JSON.stringify(errorBody(appError));
+    socket.write(`HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
 }
 
 /**
