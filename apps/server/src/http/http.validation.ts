@@ -81,13 +81,13 @@ export function inspectJson(value: unknown): { path: string; reason: string } | 
   while (stack.length > 0) {
     const { value: current, path, depth } = stack.pop()!;
     if (typeof current === 'string') {
-      if (current.includes('\u0000')) return { path: at(path), reason: 'contains the character U+0000' };
+      if (current.includes('\u0000')) return { path: at(path), reason: 'contains the NUL character (U+0000), which cannot be stored' };
       continue;
     }
     if (current === null || typeof current !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH) return { path: at(path), reason: `is nested deeper than ${MAX_JSON_DEPTH} levels` };
     for (const [key, child] of Object.entries(current)) {
-      if (key.includes('\u0000')) return { path: at(path), reason: 'has a key containing the character U+0000' };
+      if (key.includes('\u0000')) return { path: at(path), reason: 'has a key containing the NUL character (U+0000)' };
       stack.push({ value: child, path: [...path, key], depth: depth + 1 });
     }
   }
