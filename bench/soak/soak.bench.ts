@@ -19,7 +19,7 @@ interface Operation {
   run(i: number): Promise<number>;
 }
 
-interface MinuteFigures { minute: number; requests: number; errors: number; p50: number; p99: number; rssMiB: number }
+interface MinuteFigures { minute: number; requests: number; errors: number; p50: number; p99: number; rssMiB: number; rssAnonMiB: number; rssFileMiB: number }
 
 interface DialectResult {
   dialect: BenchDialect;
@@ -27,7 +27,7 @@ interface DialectResult {
   soak: {
     minutes: number; targetOpsPerSecond: number; achievedOpsPerSecond: number; requests: number; errors: number;
     errorSamples: string[]; byOperation: Record<string, LatencySummary & { errors: number }>; minutes_: MinuteFigures[];
-    p99DriftLastToFirst: number; rssFirstMiB: number; rssLastMiB: number; rssGrowthPercent: number;
+    p99DriftLastToFirst: number; rssFirstMiB: number; rssLastMiB: number; rssGrowthPercent: number; rssAnonGrowthPercent: number;
   };
 }
 
@@ -48,10 +48,17 @@ function send(url: string, method: string, headers: Record<string, string>, body
   });
 }
 
-/** Resident memory of a process in MiB (Linux /proc). */
-function rssMiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : Number.NaN;
+/**
+ * Resident memory of a process in MiB (Linux /proc): all of it, and its anonymous part (heap, stacks: what a leak
+ * grows) apart from its file-backed part (SQLite's database file read through mmap grows with the file).
+ */
+function rssMiB(pid: number): { total: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const read = (name: string) => {
+    const match = new RegExp(`${name}:\\s+(\\d+) kB`).exec(status);
+    return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : Number.NaN;
+  };
+  return { total: read('VmRSS'), anon: read('RssAnon'), file: read('RssFile') };
 }
 
 /** The mix: workspace listings (API key), comment thread lists and comment writes (embed tokens), session pairs. */
@@ -110,7 +117,7 @@ async function soak(mix: Operation[], rate: number, minutes: number, pid: number
   const pick = picker(mix);
   const perMinute: Array<{ latencies: number[]; errors: number }> = Array.from({ length: minutes }, () => ({ latencies: [], errors: 0 }));
   const byOperation = new Map<string, { latencies: number[]; errors: number }>(mix.map((op) => [op.name, { latencies: [], errors: 0 }]));
-  const rss: number[] = [];
+  const rss: Array<ReturnType<typeof rssMiB>> = [];
   const errorSamples: string[] = [];
   const inFlight = new Set<Promise<void>>();
   const started = performance.now();
@@ -149,7 +156,11 @@ async function soak(mix: Operation[], rate: number, minutes: number, pid: number
   if (rss.length < minutes) rss.push(rssMiB(pid));
   const minutesOut: MinuteFigures[] = perMinute.map((m, index) => {
     const s = summarize(m.latencies.length === 0 ? [Number.NaN] : m.latencies);
-    return { minute: index + 1, requests: m.latencies.length + m.errors, errors: m.errors, p50: s.p50, p99: s.p99, rssMiB: rss[index] ?? Number.NaN };
+    const memory = rss[index];
+    return {
+      minute: index + 1, requests: m.latencies.length + m.errors, errors: m.errors, p50: s.p50, p99: s.p99,
+      rssMiB: memory?.total ?? Number.NaN, rssAnonMiB: memory?.anon ?? Number.NaN, rssFileMiB: memory?.file ?? Number.NaN,
+    };
   });
   return { minutes: minutesOut, byOperation, errorSamples, sent, seconds: (performance.now() - started) / 1000 };
 }
@@ -197,9 +208,10 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: { mi
           p99DriftLastToFirst: Math.round((last.p99 / first.p99) * 100) / 100,
           rssFirstMiB: first.rssMiB, rssLastMiB: last.rssMiB,
           rssGrowthPercent: Math.round(((last.rssMiB / first.rssMiB) - 1) * 1000) / 10,
+          rssAnonGrowthPercent: Math.round(((last.rssAnonMiB / first.rssAnonMiB) - 1) * 1000) / 10,
         },
       };
-      process.stderr.write(`[${dialect}] ${JSON.stringify({ errors, p99Drift: result.soak.p99DriftLastToFirst, rssGrowthPercent: result.soak.rssGrowthPercent, minutes: run.minutes })}\n`);
+      process.stderr.write(`[${dialect}] ${JSON.stringify({ errors, p99Drift: result.soak.p99DriftLastToFirst, rssGrowthPercent: result.soak.rssGrowthPercent, rssAnonGrowthPercent: result.soak.rssAnonGrowthPercent, minutes: run.minutes })}\n`);
       return result;
     } finally {
       await server.stop();

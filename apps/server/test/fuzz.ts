@@ -1314,7 +1314,7 @@ export class FuzzHarness {
     const app = await buildApp({
       db,
       logger: { level: 'error', stream },
-      rateLimits: { generateSession: 1_000_000_000, exchange: 1_000_000_000, login: 1_000_000_000, windowMs: 60_000 },
+      rateLimits: { generateSession: 1_000_000_000, exchange: 1_000_000_000, login: 1_000_000_000, embedPerSession: 1_000_000_000, embedPerIp: 1_000_000_000, windowMs: 60_000 },
       ai: { baseUrl: ai.baseUrl, model: 'fuzz', apiKey: 'fuzz-key', timeoutMs: 10_000 },
       ...(options.demoWarehousePath === undefined ? {} : { data: { demoWarehousePath: options.demoWarehousePath } }),
     });

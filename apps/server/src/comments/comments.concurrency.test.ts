@@ -42,7 +42,7 @@ import type { Comment, Thread, ThreadList } from './comments.schema.js';
 // - No request gets a 5xx under concurrency: on SQLite shared by two processes, a busy database is waited for.
 
 /** Rate limits out of the way: this file sends hundreds of exchanges and generate-sessions from one IP and key. */
-const RATE_LIMITS = { generateSession: 1_000_000, exchange: 1_000_000, login: 10, windowMs: 60_000 };
+const RATE_LIMITS = { generateSession: 1_000_000, exchange: 1_000_000, login: 10, embedPerSession: 1_000_000, embedPerIp: 1_000_000, windowMs: 60_000 };
 const TENANT = 'customer-a';
 /** Sessions of the one embed user who starts the threads (ann), so that one author acts from several clients. */
 const ANN_SESSIONS = 3;
@@ -676,7 +676,7 @@ describeEachDialect('comments under concurrent viewers', (t) => {
  * writes. A busy database is something to wait for (busy_timeout), never an answer: no request may get a 5xx.
  */
 describe('comments and sessions from two svc serve processes on one SQLite file', () => {
-  const CHILD_ENV = { SVC_RATE_LIMIT_GENERATE_SESSION: '1000000', SVC_RATE_LIMIT_EXCHANGE: '1000000' };
+  const CHILD_ENV = { SVC_RATE_LIMIT_GENERATE_SESSION: '1000000', SVC_RATE_LIMIT_EXCHANGE: '1000000', SVC_RATE_LIMIT_EMBED_SESSION: '1000000', SVC_RATE_LIMIT_EMBED_IP: '1000000' };
   let dir: string;
   let db: Db;
   let processes: SvcProcess[] = [];

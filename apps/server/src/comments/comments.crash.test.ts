@@ -38,7 +38,7 @@ const WRITERS = 8;
 /** The child is killed this long (plus up to KILL_SPREAD_MS, at random) after its first acknowledged write of the round. */
 const KILL_AFTER_MS = 100;
 const KILL_SPREAD_MS = 1000;
-const CHILD_ENV = { SVC_RATE_LIMIT_GENERATE_SESSION: '100000', SVC_RATE_LIMIT_EXCHANGE: '100000' };
+const CHILD_ENV = { SVC_RATE_LIMIT_GENERATE_SESSION: '100000', SVC_RATE_LIMIT_EXCHANGE: '100000', SVC_RATE_LIMIT_EMBED_SESSION: '100000', SVC_RATE_LIMIT_EMBED_IP: '100000' };
 
 /** A comment some writer sent, and what the database must hold of it. `pending*`: in flight at a kill. */
 interface ModelComment {

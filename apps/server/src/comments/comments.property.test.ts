@@ -513,7 +513,7 @@ describeEachDialect('comments model-based property', (t) => {
 
   beforeAll(async () => {
     // Own app: a clock the commands move (ties in createdAt on purpose), and no rate limit on minting five sessions a run.
-    app = await buildApp({ db: t().db, now: () => new Date(clock.now), rateLimits: { generateSession: 1_000_000, exchange: 1_000_000, login: 10, windowMs: 60_000 } });
+    app = await buildApp({ db: t().db, now: () => new Date(clock.now), rateLimits: { generateSession: 1_000_000, exchange: 1_000_000, login: 10, embedPerSession: 1_000_000, embedPerIp: 1_000_000, windowMs: 60_000 } });
   });
   afterAll(async () => {
     await app.close();
