@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
+import { isIP } from 'node:net';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -13,6 +14,7 @@ import { buildStrictBodyValidator, registerJsonBodyParser } from './http/http.va
 import type { LoggingConfig } from './http/http.logging.js';
 import { registerOpenApi } from './http/http.openapi.js';
 import cookie from '@fastify/cookie';
+import { positiveFromEnv } from './app.env.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { registerMetrics } from './http/http.metrics.js';
 import { rateLimitsFromEnv, registerRateLimiting } from './http/http.rate-limit.js';
@@ -60,6 +62,34 @@ export interface AppConfig {
   timeouts?: Partial<Timeouts>;
   /** A bearer token `GET /metrics` requires (default SVC_METRICS_TOKEN; unset: open). */
   metricsToken?: string;
+  /**
+   * Which proxies' `X-Forwarded-For` names the client (default SVC_TRUST_PROXY; unset: none, the socket's peer is
+   * the client). Per-IP rate limits and logs use the client it gives.
+   */
+  trustProxy?: TrustProxy;
+}
+
+/** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */
+export type TrustProxy = boolean | number | string;
+
+/** Fastify takes a hop count at run time, but its types do not: the same rule (Fastify's own) as a function. */
+function fastifyTrustProxy(trust: TrustProxy): boolean | string | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
+}
+
+/**
+ * SVC_TRUST_PROXY: unset or `false`, `true`, a whole number of hops (`1`: the nearest proxy), or a comma-separated
+ * list of proxy addresses and CIDRs (`10.0.0.0/8,127.0.0.1`).
+ */
+export function trustProxyFromEnv(env: NodeJS.ProcessEnv = process.env): TrustProxy {
+  const raw = env.SVC_TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const addresses = raw.split(',').map((part) => part.trim());
+  const bad = addresses.find((part) => !/^[0-9A-Fa-f.:]+(\/\d{1,3})?$/.test(part) || isIP(part.split('/')[0]!) === 0);
+  if (bad !== undefined) throw new Error(`SVC_TRUST_PROXY must be true, false, a number of hops or a comma-separated list of addresses and CIDRs; "${bad}" is none of these`);
+  return addresses.join(',');
 }
 
 /** Limits on slow clients (docs/operations.md "Limits"). */
@@ -88,14 +118,6 @@ export interface DataSettings {
   timeoutMs: number;
   /** The bundled demo warehouse's SQLite file, written at first use (default ./data/demo-warehouse.db). */
   demoWarehousePath: string;
-}
-
-function positiveFromEnv(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
 }
 
 /** The data path's settings from the environment. */
@@ -138,6 +160,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
     },
+    trustProxy: fastifyTrustProxy(config.trustProxy ?? trustProxyFromEnv()),
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: answerFrameworkError,

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { positiveFromEnv } from '../app.env.js';
 import type { Database } from './db.schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -84,6 +85,16 @@ export function describeDatabaseUrl(url: string): string {
   }
 }
 
+/**
+ * SQLite's page cache in MiB, from SVC_SQLITE_CACHE_MB (default 8). With reads through mmap it holds the pages this
+ * process wrote and the pages whose newest version is still in the WAL (at most 1,000 pages, 4 MiB, between
+ * checkpoints). It fills as pages are written and then keeps its size: at 64 MiB, that filling was the anonymous
+ * memory growth of the soak benchmark (bench/README.md "soak").
+ */
+export function sqliteCacheMiB(env: NodeJS.ProcessEnv = process.env): number {
+  return positiveFromEnv('SVC_SQLITE_CACHE_MB', 8, env);
+}
+
 function openSqlite(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
   const sqlite = new SqliteDatabase(path);
@@ -92,9 +103,9 @@ function openSqlite(path: string): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  // SQLite's default page cache is 2 MiB; listings touch pages all over a large file. A 64 MiB cache and reads
-  // through mmap keep the hot part of a million-item workspace in memory without a system call per page.
-  sqlite.pragma('cache_size = -65536');
+  // Reads go through mmap, without a system call per page; the page cache (SVC_SQLITE_CACHE_MB) holds the pages
+  // this process wrote, which it copies out of the map, and every page when mmap is unavailable.
+  sqlite.pragma(`cache_size = ${-1024 * sqliteCacheMiB()}`);
   sqlite.pragma('mmap_size = 1073741824');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   // `PRAGMA data_version` opens a read transaction (~3 µs); `total_changes()` is a counter read (~0.1 µs).

@@ -9,7 +9,7 @@ import { mintViewer } from '../../test/embed.js';
 import type { ViewerSession } from '../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
-import { buildApp } from '../app.js';
+import { buildApp, trustProxyFromEnv } from '../app.js';
 
 /** Sends raw bytes on a fresh connection and resolves with everything the server wrote until it closed. */
 function rawExchange(url: string, chunks: Array<{ bytes: string; afterMs: number }>, giveUpMs: number): Promise<{ text: string; closedAfterMs: number }> {
@@ -104,6 +104,46 @@ describeEachDialect('limits', (t) => {
         const res = await limited.inject({ method: 'POST', url: '/api/v1/embed/generate-session', headers: bearer(s.keys.admin!), payload: { deploymentId: s.refs.prod, externalId: `host-${i}` }, remoteAddress: '10.0.0.9' });
         expect(res.statusCode).toBe(200);
       }
+    });
+  });
+
+  describe('behind a proxy (SVC_TRUST_PROXY)', () => {
+    const readFrom = (app: FastifyInstance, viewer: ViewerSession, forwardedFor: string) =>
+      app.inject({ url: commentsUrl(), headers: { ...viewer.headers, 'x-forwarded-for': forwardedFor }, remoteAddress: '10.1.0.1' });
+
+    it('counts per client IP from X-Forwarded-For when the proxy is trusted, and per proxy when it is not', async () => {
+      const trusting = await buildApp({ db: t().db, trustProxy: '10.1.0.1', rateLimits: { embedPerSession: 1000, embedPerIp: 3, generateSession: 1000, exchange: 1000 } });
+      const distrusting = await buildApp({ db: t().db, rateLimits: { embedPerSession: 1000, embedPerIp: 3, generateSession: 1000, exchange: 1000 } });
+      try {
+        for (const app of [trusting, distrusting]) {
+          const viewer = await mintViewer(app, s.keys.admin!, { deploymentId: s.refs.prod! });
+          const statuses: number[] = [];
+          // Four clients behind one proxy, one request each, then the first client three more times.
+          for (const client of ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4']) statuses.push((await readFrom(app, viewer, client)).statusCode);
+          for (let i = 0; i < 3; i++) statuses.push((await readFrom(app, viewer, '203.0.113.1')).statusCode);
+          if (app === trusting) expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429]);
+          else expect(statuses).toEqual([200, 200, 200, 429, 429, 429, 429]);
+        }
+        // A forged header from a peer that is not the trusted proxy changes nothing.
+        const viewer = await mintViewer(trusting, s.keys.admin!, { deploymentId: s.refs.prod! });
+        const forged = (client: string) => trusting.inject({ url: commentsUrl(), headers: { ...viewer.headers, 'x-forwarded-for': client }, remoteAddress: '198.51.100.7' });
+        const statuses: number[] = [];
+        for (const client of ['203.0.113.21', '203.0.113.22', '203.0.113.23', '203.0.113.24']) statuses.push((await forged(client)).statusCode);
+        expect(statuses).toEqual([200, 200, 200, 429]);
+      } finally {
+        await trusting.close();
+        await distrusting.close();
+      }
+    });
+
+    it('reads SVC_TRUST_PROXY and refuses a bad value by name', () => {
+      expect(trustProxyFromEnv({})).toBe(false);
+      expect(trustProxyFromEnv({ SVC_TRUST_PROXY: 'false' })).toBe(false);
+      expect(trustProxyFromEnv({ SVC_TRUST_PROXY: 'true' })).toBe(true);
+      expect(trustProxyFromEnv({ SVC_TRUST_PROXY: '2' })).toBe(2);
+      expect(trustProxyFromEnv({ SVC_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1' })).toBe('10.0.0.0/8,127.0.0.1,::1');
+      expect(() => trustProxyFromEnv({ SVC_TRUST_PROXY: 'loadbalancer.internal' })).toThrow(/SVC_TRUST_PROXY .*"loadbalancer.internal"/);
+      expect(() => trustProxyFromEnv({ SVC_TRUST_PROXY: '10.0.0.0/8,300.1.1.1' })).toThrow(/"300.1.1.1"/);
     });
   });
 
