@@ -17,12 +17,7 @@ export interface RunningServer {
 }
 
 /** Environment for a svc child whose rate limits must not shape a benchmark's load (every SVC_RATE_LIMIT_* raised). */
-export const UNLIMITED_RATE_ENV = {
-  SVC_RATE_LIMIT_GENERATE_SESSION: '100000000',
-  SVC_RATE_LIMIT_EXCHANGE: '100000000',
-  SVC_RATE_LIMIT_EMBED_SESSION: '100000000',
-  SVC_RATE_LIMIT_EMBED_IP: '100000000',
-};
+export { RAISED_RATE_LIMIT_ENV as UNLIMITED_RATE_ENV } from '../apps/server/test/limits.js';
 
 /** Starts a child process and waits for it to print `<prefix> http://host:port`. */
 export function startServer(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {

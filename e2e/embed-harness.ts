@@ -15,6 +15,7 @@ import { openDatabase } from '../apps/server/src/db/db.database.js';
 import type { Db } from '../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../apps/server/src/db/db.migrations.js';
 import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
+import { RAISED_RATE_LIMITS } from '../apps/server/test/limits.js';
 
 /** A real svc over HTTP (SQLite in a fresh file), as the browser reaches it: `http://127.0.0.1:<port>`. */
 export interface RunningSvc {
@@ -101,7 +102,7 @@ export async function startSvc(options: { account: ImportAccount; lifetimes?: Em
   const db = openDatabase(`sqlite:${join(dir, 'svc.db')}`);
   await migrateToLatest(db);
   const { refs } = await importFile(db.kysely, { accounts: [options.account] });
-  const app = await buildApp({ db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), rateLimits: { generateSession: 100_000, exchange: 100_000, login: 100_000, embedPerSession: 100_000, embedPerIp: 100_000, windowMs: 60_000 } });
+  const app = await buildApp({ db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), rateLimits: RAISED_RATE_LIMITS });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
 import { mintViewer } from '../../test/embed.js';
+import { RAISED_RATE_LIMITS, RAISED_RATE_LIMIT_ENV } from '../../test/limits.js';
 import type { ViewerSession } from '../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
@@ -42,7 +43,6 @@ import type { Comment, Thread, ThreadList } from './comments.schema.js';
 // - No request gets a 5xx under concurrency: on SQLite shared by two processes, a busy database is waited for.
 
 /** Rate limits out of the way: this file sends hundreds of exchanges and generate-sessions from one IP and key. */
-const RATE_LIMITS = { generateSession: 1_000_000, exchange: 1_000_000, login: 10, embedPerSession: 1_000_000, embedPerIp: 1_000_000, windowMs: 60_000 };
 const TENANT = 'customer-a';
 /** Sessions of the one embed user who starts the threads (ann), so that one author acts from several clients. */
 const ANN_SESSIONS = 3;
@@ -186,10 +186,10 @@ describeEachDialect('comments under concurrent viewers', (t) => {
   let bodyCounter = 0;
 
   beforeAll(async () => {
-    apps.push(await buildApp({ db: t().db, rateLimits: RATE_LIMITS }));
+    apps.push(await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS }));
     if (t().dialect === 'postgres') {
       secondDb = openDatabase(t().url);
-      apps.push(await buildApp({ db: secondDb, rateLimits: RATE_LIMITS }));
+      apps.push(await buildApp({ db: secondDb, rateLimits: RAISED_RATE_LIMITS }));
     }
     cluster = { bases: await Promise.all(apps.map((app) => app.listen({ port: 0, host: '127.0.0.1' }))), kysely: t().db.kysely };
     const suffix = uniqueSuffix();
@@ -676,7 +676,6 @@ describeEachDialect('comments under concurrent viewers', (t) => {
  * writes. A busy database is something to wait for (busy_timeout), never an answer: no request may get a 5xx.
  */
 describe('comments and sessions from two svc serve processes on one SQLite file', () => {
-  const CHILD_ENV = { SVC_RATE_LIMIT_GENERATE_SESSION: '1000000', SVC_RATE_LIMIT_EXCHANGE: '1000000', SVC_RATE_LIMIT_EMBED_SESSION: '1000000', SVC_RATE_LIMIT_EMBED_IP: '1000000' };
   let dir: string;
   let db: Db;
   let processes: SvcProcess[] = [];
@@ -696,7 +695,7 @@ describe('comments and sessions from two svc serve processes on one SQLite file'
       users: [{ ref: 'alice', role: 'admin' }],
       deployments: [{ ref: 'prod', name: 'Prod', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'W', createdBy: 'alice', dashboard: { publicId, status: 'published', allowEmbed: true } }] }],
     });
-    processes = await Promise.all([startSvcServe(url, CHILD_ENV), startSvcServe(url, CHILD_ENV)]);
+    processes = await Promise.all([startSvcServe(url, RAISED_RATE_LIMIT_ENV), startSvcServe(url, RAISED_RATE_LIMIT_ENV)]);
     for (const [i, running] of processes.entries()) {
       const keep = (chunk: Buffer) => {
         output = `${output}${chunk.toString().split('\n').filter(Boolean).map((line) => `[svc ${i}] ${line}\n`).join('')}`.slice(-50_000);

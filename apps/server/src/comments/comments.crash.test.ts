@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
+import { RAISED_RATE_LIMIT_ENV } from '../../test/limits.js';
 import { startSvcServe } from '../../test/svc-process.js';
 import type { SvcProcess } from '../../test/svc-process.js';
 import { openDatabase } from '../db/db.database.js';
@@ -38,7 +39,6 @@ const WRITERS = 8;
 /** The child is killed this long (plus up to KILL_SPREAD_MS, at random) after its first acknowledged write of the round. */
 const KILL_AFTER_MS = 100;
 const KILL_SPREAD_MS = 1000;
-const CHILD_ENV = { SVC_RATE_LIMIT_GENERATE_SESSION: '100000', SVC_RATE_LIMIT_EXCHANGE: '100000', SVC_RATE_LIMIT_EMBED_SESSION: '100000', SVC_RATE_LIMIT_EMBED_IP: '100000' };
 
 /** A comment some writer sent, and what the database must hold of it. `pending*`: in flight at a kill. */
 interface ModelComment {
@@ -162,7 +162,7 @@ for (const dialect of ['sqlite', 'postgres'] as const satisfies readonly Dialect
     async function start(): Promise<SvcProcess> {
       starts++;
       childLog += `\n--- svc serve start ${starts} ---\n`;
-      const started = await startSvcServe(url, CHILD_ENV);
+      const started = await startSvcServe(url, RAISED_RATE_LIMIT_ENV);
       const keep = (chunk: Buffer) => {
         childLog += chunk.toString();
         if (childLog.length > 200_000) childLog = childLog.slice(-100_000);

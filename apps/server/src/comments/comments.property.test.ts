@@ -5,6 +5,7 @@ import { describeEachDialect } from '../../test/dialects.js';
 import { mintViewer } from '../../test/embed.js';
 import type { ViewerSession } from '../../test/embed.js';
 import { seedAccount, uniqueSuffix } from '../../test/factory.js';
+import { RAISED_RATE_LIMITS } from '../../test/limits.js';
 import { buildApp } from '../app.js';
 import type { Db } from '../db/db.database.js';
 import type { Comment, Thread, ThreadList } from './comments.schema.js';
@@ -513,7 +514,7 @@ describeEachDialect('comments model-based property', (t) => {
 
   beforeAll(async () => {
     // Own app: a clock the commands move (ties in createdAt on purpose), and no rate limit on minting five sessions a run.
-    app = await buildApp({ db: t().db, now: () => new Date(clock.now), rateLimits: { generateSession: 1_000_000, exchange: 1_000_000, login: 10, embedPerSession: 1_000_000, embedPerIp: 1_000_000, windowMs: 60_000 } });
+    app = await buildApp({ db: t().db, now: () => new Date(clock.now), rateLimits: RAISED_RATE_LIMITS });
   });
   afterAll(async () => {
     await app.close();
