@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { parseArgs } from 'node:util';
 import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
@@ -19,7 +19,17 @@ interface Operation {
   run(i: number): Promise<number>;
 }
 
-interface MinuteFigures { minute: number; requests: number; errors: number; p50: number; p99: number; rssMiB: number; rssAnonMiB: number; rssFileMiB: number }
+interface MinuteFigures {
+  minute: number; requests: number; errors: number; p50: number; p99: number; rssMiB: number; rssAnonMiB: number; rssFileMiB: number;
+  /** The server's JavaScript heap in use, and memory outside it held by JavaScript objects (buffers), from its /metrics. */
+  heapUsedMiB: number; externalMiB: number;
+  /** Time the server spent in garbage collection during the minute, and its longest event loop stall, from its /metrics. */
+  gcMs: number; eventLoopLagMaxMs: number;
+  /** SQLite only: the database file's size (what its memory map can bring into the file-backed RSS), and its WAL's. */
+  dbFileMiB?: number; walFileMiB?: number;
+}
+
+interface ServerFigures { heapUsed: number; external: number; gcSeconds: number; lagMaxSeconds: number }
 
 interface DialectResult {
   dialect: BenchDialect;
@@ -59,6 +69,31 @@ function rssMiB(pid: number): { total: number; anon: number; file: number } {
     return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : Number.NaN;
   };
   return { total: read('VmRSS'), anon: read('RssAnon'), file: read('RssFile') };
+}
+
+/** The SQLite database's and its WAL's sizes; nothing for PostgreSQL. */
+function databaseFiles(sqlitePath: string | undefined): { db?: { file: number; wal: number } } {
+  return sqlitePath === undefined ? {} : { db: { file: fileMiB(sqlitePath), wal: fileMiB(`${sqlitePath}-wal`) } };
+}
+
+/** A file's size in MiB (0 when it does not exist). */
+function fileMiB(path: string): number {
+  return existsSync(path) ? Math.round((statSync(path).size / 1024 / 1024) * 10) / 10 : 0;
+}
+
+/**
+ * From the server's own `GET /metrics`: its JavaScript heap in use and external memory (MiB), its garbage
+ * collection time so far (s, every kind summed) and its longest event loop stall since the previous scrape (s).
+ */
+async function serverFigures(base: string): Promise<ServerFigures> {
+  const text = (await send(`${base}/metrics`, 'GET', {})).text;
+  const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+  const gcSeconds = [...text.matchAll(/^svc_nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return {
+    heapUsed: mib(read('svc_nodejs_heap_size_used_bytes')), external: mib(read('svc_nodejs_external_memory_bytes')),
+    gcSeconds, lagMaxSeconds: read('svc_nodejs_eventloop_lag_max_seconds'),
+  };
 }
 
 /** The mix: workspace listings (API key), comment thread lists and comment writes (embed tokens), session pairs. */
@@ -113,13 +148,16 @@ async function maximum(mix: Operation[], seconds: number, workers: number): Prom
  * have answered (a slow server builds a queue, as it would with real users). Per minute: requests, errors, p50,
  * p99 and the server's RSS at the minute's end.
  */
-async function soak(mix: Operation[], rate: number, minutes: number, pid: number) {
+async function soak(mix: Operation[], rate: number, minutes: number, server: { pid: number; url: string; sqlitePath?: string }) {
   const pick = picker(mix);
   const perMinute: Array<{ latencies: number[]; errors: number }> = Array.from({ length: minutes }, () => ({ latencies: [], errors: 0 }));
   const byOperation = new Map<string, { latencies: number[]; errors: number }>(mix.map((op) => [op.name, { latencies: [], errors: 0 }]));
-  const rss: Array<ReturnType<typeof rssMiB>> = [];
+  const rss: Array<ReturnType<typeof rssMiB> & { heap: Promise<ServerFigures>; db?: { file: number; wal: number } }> = [];
+  const sample = () => rss.push({ ...rssMiB(server.pid), heap: serverFigures(server.url), ...databaseFiles(server.sqlitePath) });
   const errorSamples: string[] = [];
   const inFlight = new Set<Promise<void>>();
+  // Also resets the server's event loop stall maximum, so that minute 1's starts here.
+  const soakStart = serverFigures(server.url);
   const started = performance.now();
   const end = started + minutes * 60_000;
   let sent = 0;
@@ -147,19 +185,26 @@ async function soak(mix: Operation[], rate: number, minutes: number, pid: number
       inFlight.add(p);
     }
     if (now >= nextRss) {
-      rss.push(rssMiB(pid));
+      sample();
       nextRss += 60_000;
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   await Promise.all(inFlight);
-  if (rss.length < minutes) rss.push(rssMiB(pid));
+  if (rss.length < minutes) sample();
+  const heaps = await Promise.all(rss.map((r) => r.heap));
+  const gcBefore = (await soakStart).gcSeconds;
   const minutesOut: MinuteFigures[] = perMinute.map((m, index) => {
     const s = summarize(m.latencies.length === 0 ? [Number.NaN] : m.latencies);
     const memory = rss[index];
+    const heap = heaps[index];
     return {
       minute: index + 1, requests: m.latencies.length + m.errors, errors: m.errors, p50: s.p50, p99: s.p99,
       rssMiB: memory?.total ?? Number.NaN, rssAnonMiB: memory?.anon ?? Number.NaN, rssFileMiB: memory?.file ?? Number.NaN,
+      heapUsedMiB: heap?.heapUsed ?? Number.NaN, externalMiB: heap?.external ?? Number.NaN,
+      gcMs: heap === undefined ? Number.NaN : Math.round((heap.gcSeconds - (index === 0 ? gcBefore : heaps[index - 1]!.gcSeconds)) * 10_000) / 10,
+      eventLoopLagMaxMs: heap === undefined ? Number.NaN : Math.round(heap.lagMaxSeconds * 10_000) / 10,
+      ...(memory?.db === undefined ? {} : { dbFileMiB: memory.db.file, walFileMiB: memory.db.wal }),
     };
   });
   return { minutes: minutesOut, byOperation, errorSamples, sent, seconds: (performance.now() - started) / 1000 };
@@ -192,7 +237,7 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: { mi
       const opsPerSecond = await maximum(mix, options.maxSeconds, options.workers);
       const target = Math.max(1, Math.round(opsPerSecond * options.fraction));
       process.stderr.write(`[${dialect}] maximum ${opsPerSecond} ops/s; soaking at ${target} ops/s for ${options.minutes} min\n`);
-      const run = await soak(mix, target, options.minutes, server.child.pid!);
+      const run = await soak(mix, target, options.minutes, { pid: server.child.pid!, url: server.url, ...(database.path === undefined ? {} : { sqlitePath: database.path }) });
       const first = run.minutes[0]!;
       const last = run.minutes.at(-1)!;
       const errors = run.minutes.reduce((sum, m) => sum + m.errors, 0);
