@@ -14,7 +14,7 @@ import { digestSecret } from './accounts/accounts.keys.js';
 import { buildApp } from './app.js';
 import { openDatabase } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
-import { migrateToLatest } from './db/db.migrations.js';
+import { NAME_SEARCH_TABLES, migrateToLatest } from './db/db.migrations.js';
 
 /** The repository root: the runner is started from there, as a user would start `svc`. */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -32,6 +32,28 @@ const EXAMPLE_ROWS = {
   accounts: 1, users: 2, groups: 1, group_members: 1, api_keys: 2, deployments: 1, workspace_items: 3, item_ancestors: 5,
   item_grants: 1, item_views: 1, item_favorites: 1, dashboards: 1, report_snapshots: 1, embed_tenants: 1, embed_users: 1,
 };
+
+/**
+ * The number of segments of an FTS5 index, read from its structure record (row 10 of its `_data` table: a 4-byte
+ * cookie, then the number of levels and the number of segments as SQLite varints).
+ */
+async function ftsSegments(db: Db, table: string): Promise<number> {
+  const row = await sql<{ block: Buffer }>`select block from ${sql.table(`${table}_data`)} where id = 10`.execute(db.kysely);
+  const block = row.rows[0]!.block;
+  let offset = 4;
+  const varint = () => {
+    let value = 0;
+    for (let k = 0; k < 9; k++) {
+      const byte = block[offset++]!;
+      if (k === 8) return value * 256 + byte;
+      value = value * 128 + (byte & 0x7f);
+      if ((byte & 0x80) === 0) break;
+    }
+    return value;
+  };
+  varint();
+  return varint();
+}
 
 interface Run {
   code: number | null;
@@ -154,6 +176,20 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
         const alice = await db.kysely.selectFrom('users').select('email').where('id', '=', printed.refs.alice!).executeTakeFirstOrThrow();
         expect(alice.email).toBe('alice@acme.test');
         expect(await countRows(db)).toEqual(EXAMPLE_ROWS);
+      });
+    });
+
+    it('leaves each SQLite name index in one segment after every import, so a search probes one b-tree per trigram', async ({ expect, onTestFinished }) => {
+      const { dir, dbUrl } = tempDir(onTestFinished);
+      for (const name of ['first.json', 'second.json']) {
+        const run = await runSvc(['import', writeJson(dir, name, exampleFile(uniqueSuffix())), '--db', dbUrl]);
+        expect(run.code, run.stderr).toBe(0);
+      }
+      await withDatabase(dbUrl, async (db) => {
+        // Each import's transaction writes a segment of its own; without the merge the second import leaves two.
+        for (const table of Object.values(NAME_SEARCH_TABLES)) expect({ table, segments: await ftsSegments(db, table) }).toEqual({ table, segments: 1 });
+        const found = await sql<{ id: number }>`select rowid as id from ${sql.table(NAME_SEARCH_TABLES.others)} where ${sql.table(NAME_SEARCH_TABLES.others)} match '"q1 review"'`.execute(db.kysely);
+        expect(found.rows).toHaveLength(2);
       });
     });
 

@@ -7,7 +7,7 @@ import { buildApp, dataSettingsFromEnv } from './app.js';
 import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
 import { DEFAULT_DATABASE_URL, describeDatabaseUrl, openDatabase } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
-import { migrateToLatest } from './db/db.migrations.js';
+import { compactNameSearchIndex, migrateToLatest } from './db/db.migrations.js';
 
 const USAGE = `usage: svc <command> [options]
 
@@ -90,6 +90,7 @@ async function loadDemoIfEmpty(db: Db): Promise<void> {
   const any = await db.kysely.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
   if (any) return;
   await importFile(db.kysely, JSON.parse(readFileSync(DEMO_FILE, 'utf8')));
+  await compactNameSearchIndex(db.kysely, db.dialect);
 }
 
 async function demoDeployment(db: Db): Promise<number | undefined> {
@@ -115,7 +116,11 @@ async function runImport(args: string[]): Promise<number> {
     return 1;
   }
   try {
-    const result = await withDatabase(databaseUrl(values.db), (db) => importFile(db.kysely, input));
+    const result = await withDatabase(databaseUrl(values.db), async (db) => {
+      const imported = await importFile(db.kysely, input);
+      await compactNameSearchIndex(db.kysely, db.dialect);
+      return imported;
+    });
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {

@@ -213,6 +213,21 @@ function initialSchema(dialect: Dialect): Migration {
 export const NAME_SEARCH_TABLES = { folders: 'workspace_fts_folders', others: 'workspace_fts_others' } as const;
 
 /**
+ * After an import: on SQLite, each name index merged into one segment (FTS5 `optimize`). Every write
+ * transaction leaves a segment, and automerge keeps a few per level, so after a large import a search probes
+ * dozens of segments for each trigram of its term: ~1 ms a search at 10k items, 0.1 ms once merged (bench/README.md).
+ * The merge rewrites the index: ~20 ms at 10k names, ~3 s at 1M. PostgreSQL's trigram indexes need nothing here
+ * (their pending list is kept small, migration 0006).
+ */
+export async function compactNameSearchIndex(db: AnyDb, dialect: Dialect): Promise<void> {
+  if (dialect !== 'sqlite') return;
+  for (const table of Object.values(NAME_SEARCH_TABLES)) {
+    const fts = sql.table(table);
+    await sql`insert into ${fts}(${fts}) values ('optimize')`.execute(db);
+  }
+}
+
+/**
  * Substring search over item names at scale: FTS5 with the trigram tokenizer on SQLite, pg_trgm on PostgreSQL.
  * Folders and the other items get an index each, since the listing searches them in separate phases (folders
  * first): the folder phase then reads a tenth of the postings. Without pg_trgm (an extension the server may
