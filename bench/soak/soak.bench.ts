@@ -1,10 +1,12 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { PerformanceObserver, createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import type { RecordableHistogram } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, startServer, summarize, writeResults } from '../harness.js';
+import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, startServer, writeResults } from '../harness.js';
 import type { BenchDialect, LatencySummary } from '../harness.js';
 
 const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
@@ -25,11 +27,29 @@ interface MinuteFigures {
   heapUsedMiB: number; externalMiB: number;
   /** Time the server spent in garbage collection during the minute, and its longest event loop stall, from its /metrics. */
   gcMs: number; eventLoopLagMaxMs: number;
+  /** Of gcMs: the young generation's scavenges (minor) and the old generation's mark-compacts (major, incremental steps included). */
+  gcMinorMs: number; gcMajorMs: number;
+  /**
+   * CPU the server process used during the minute and the load generator (this process) used, in percent of one
+   * core; and how long, in ms, some runnable task on the machine waited for a CPU (Linux PSI, system-wide). High
+   * pressure with a long stall says the server was descheduled rather than holding its event loop.
+   */
+  serverCpuPercent: number; loadCpuPercent: number; cpuPressureMs: number;
+  /**
+   * The load generator's own hiccups: how late requests left against their schedule (p99 and longest, ms), and its
+   * longest event loop stall. Requests due during a stall leave together when it ends, a burst the server queues.
+   */
+  sendDelayP99Ms: number; sendDelayMaxMs: number; loadLagMaxMs: number;
+  /** Time the load generator spent in garbage collection during the minute (ms). */
+  loadGcMs: number;
   /** SQLite only: the database file's size (what its memory map can bring into the file-backed RSS), and its WAL's. */
   dbFileMiB?: number; walFileMiB?: number;
 }
 
-interface ServerFigures { heapUsed: number; external: number; gcSeconds: number; lagMaxSeconds: number }
+interface ServerFigures { heapUsed: number; external: number; gcSeconds: number; gcMinorSeconds: number; gcMajorSeconds: number; lagMaxSeconds: number }
+
+/** Where the machine's CPU went so far: the server's CPU time and this process's (ms), and the PSI stall total (ms). */
+interface CpuFigures { serverMs: number; loadMs: number; pressureMs: number }
 
 interface DialectResult {
   dialect: BenchDialect;
@@ -71,6 +91,16 @@ function rssMiB(pid: number): { total: number; anon: number; file: number } {
   return { total: read('VmRSS'), anon: read('RssAnon'), file: read('RssFile') };
 }
 
+/** CPU time so far of the server (Linux /proc: user and system ticks) and of this process, and the PSI CPU stall total. */
+function cpuFigures(pid: number): CpuFigures {
+  // Fields after the command's closing parenthesis: state is the 3rd field, utime the 14th and stime the 15th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const own = process.cpuUsage();
+  const pressure = existsSync('/proc/pressure/cpu') ? /^some .*total=(\d+)$/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'))?.[1] : undefined;
+  return { serverMs: ticks * 10, loadMs: (own.user + own.system) / 1000, pressureMs: pressure === undefined ? Number.NaN : Number(pressure) / 1000 };
+}
+
 /** The SQLite database's and its WAL's sizes; nothing for PostgreSQL. */
 function databaseFiles(sqlitePath: string | undefined): { db?: { file: number; wal: number } } {
   return sqlitePath === undefined ? {} : { db: { file: fileMiB(sqlitePath), wal: fileMiB(`${sqlitePath}-wal`) } };
@@ -89,10 +119,12 @@ async function serverFigures(base: string): Promise<ServerFigures> {
   const text = (await send(`${base}/metrics`, 'GET', {})).text;
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
   const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
-  const gcSeconds = [...text.matchAll(/^svc_nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  const gc = (kinds: RegExp) => [...text.matchAll(/^svc_nodejs_gc_duration_seconds_sum\{kind="(\w+)"[^}]*\} (\S+)$/gm)]
+    .filter((m) => kinds.test(m[1]!)).reduce((sum, m) => sum + Number(m[2]), 0);
   return {
     heapUsed: mib(read('svc_nodejs_heap_size_used_bytes')), external: mib(read('svc_nodejs_external_memory_bytes')),
-    gcSeconds, lagMaxSeconds: read('svc_nodejs_eventloop_lag_max_seconds'),
+    gcSeconds: gc(/./), gcMinorSeconds: gc(/^minor$/), gcMajorSeconds: gc(/^(major|incremental)$/),
+    lagMaxSeconds: read('svc_nodejs_eventloop_lag_max_seconds'),
   };
 }
 
@@ -144,20 +176,57 @@ async function maximum(mix: Operation[], seconds: number, workers: number): Prom
 }
 
 /**
+ * Durations are recorded in native histograms (µs, fixed memory) rather than arrays: a load generator that keeps
+ * every sample grows its heap by the minute, and its own growing GC pauses then send the server bursts that
+ * show up as a p99 drift of the server (measured: its GC time went from 0.2 to 1.7 s a minute over 6 minutes).
+ */
+const histogram = (): RecordableHistogram => createHistogram({ lowest: 1, highest: 60_000_000, figures: 3 });
+const recordMs = (h: RecordableHistogram, ms: number) => h.record(Math.min(60_000_000, Math.max(1, Math.round(ms * 1000))));
+const ms3 = (us: number) => Math.round(us) / 1000;
+
+/** p50, p99 and mean (ms) of a histogram of µs. */
+function summarizeHistogram(h: RecordableHistogram): LatencySummary {
+  if (h.count === 0) return { requests: 0, p50: Number.NaN, p99: Number.NaN, mean: Number.NaN };
+  return { requests: h.count, p50: ms3(h.percentile(50)), p99: ms3(h.percentile(99)), mean: ms3(h.mean) };
+}
+
+/** How late the minute's requests left against their schedule: p99 and longest, ms. */
+function sendDelays(delays: RecordableHistogram): { sendDelayP99Ms: number; sendDelayMaxMs: number } {
+  if (delays.count === 0) return { sendDelayP99Ms: Number.NaN, sendDelayMaxMs: Number.NaN };
+  return { sendDelayP99Ms: ms3(delays.percentile(99)), sendDelayMaxMs: ms3(delays.max) };
+}
+
+/** The CPU figures of one minute from the samples at its start and its end (percent of one core; ms). */
+function cpuPerMinute(end: CpuFigures | undefined, start: CpuFigures): { serverCpuPercent: number; loadCpuPercent: number; cpuPressureMs: number } {
+  if (end === undefined) return { serverCpuPercent: Number.NaN, loadCpuPercent: Number.NaN, cpuPressureMs: Number.NaN };
+  const percent = (ms: number) => Math.round(ms / 600);
+  return { serverCpuPercent: percent(end.serverMs - start.serverMs), loadCpuPercent: percent(end.loadMs - start.loadMs), cpuPressureMs: Math.round(end.pressureMs - start.pressureMs) };
+}
+
+/**
  * Open loop at `rate` operations per second for `minutes`: requests start on schedule whether or not earlier ones
  * have answered (a slow server builds a queue, as it would with real users). Per minute: requests, errors, p50,
  * p99 and the server's RSS at the minute's end.
  */
 async function soak(mix: Operation[], rate: number, minutes: number, server: { pid: number; url: string; sqlitePath?: string }) {
   const pick = picker(mix);
-  const perMinute: Array<{ latencies: number[]; errors: number }> = Array.from({ length: minutes }, () => ({ latencies: [], errors: 0 }));
-  const byOperation = new Map<string, { latencies: number[]; errors: number }>(mix.map((op) => [op.name, { latencies: [], errors: 0 }]));
-  const rss: Array<ReturnType<typeof rssMiB> & { heap: Promise<ServerFigures>; db?: { file: number; wal: number } }> = [];
-  const sample = () => rss.push({ ...rssMiB(server.pid), heap: serverFigures(server.url), ...databaseFiles(server.sqlitePath) });
+  const perMinute: Array<{ latencies: RecordableHistogram; errors: number; sendDelays: RecordableHistogram; lagMaxMs: number; gcMs: number }> =
+    Array.from({ length: minutes }, () => ({ latencies: histogram(), errors: 0, sendDelays: histogram(), lagMaxMs: Number.NaN, gcMs: 0 }));
+  const ownLag = monitorEventLoopDelay({ resolution: 10 });
+  ownLag.enable();
+  const ownGc = new PerformanceObserver((list) => {
+    const minute = Math.min(minutes - 1, Math.floor((performance.now() - started) / 60_000));
+    for (const entry of list.getEntries()) perMinute[minute]!.gcMs += entry.duration;
+  });
+  ownGc.observe({ entryTypes: ['gc'] });
+  const byOperation = new Map<string, { latencies: RecordableHistogram; errors: number }>(mix.map((op) => [op.name, { latencies: histogram(), errors: 0 }]));
+  const rss: Array<ReturnType<typeof rssMiB> & { heap: Promise<ServerFigures>; cpu: CpuFigures; db?: { file: number; wal: number } }> = [];
+  const sample = () => rss.push({ ...rssMiB(server.pid), heap: serverFigures(server.url), cpu: cpuFigures(server.pid), ...databaseFiles(server.sqlitePath) });
   const errorSamples: string[] = [];
   const inFlight = new Set<Promise<void>>();
   // Also resets the server's event loop stall maximum, so that minute 1's starts here.
   const soakStart = serverFigures(server.url);
+  const cpuStart = cpuFigures(server.pid);
   const started = performance.now();
   const end = started + minutes * 60_000;
   let sent = 0;
@@ -170,11 +239,12 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
       const op = pick(i);
       const minute = Math.min(minutes - 1, Math.floor((performance.now() - started) / 60_000));
       const t0 = performance.now();
+      recordMs(perMinute[minute]!.sendDelays, t0 - (started + (i / rate) * 1000));
       const p = op.run(i).then(
         () => {
           const ms = performance.now() - t0;
-          perMinute[minute]!.latencies.push(ms);
-          byOperation.get(op.name)!.latencies.push(ms);
+          recordMs(perMinute[minute]!.latencies, ms);
+          recordMs(byOperation.get(op.name)!.latencies, ms);
         },
         (error: unknown) => {
           perMinute[minute]!.errors++;
@@ -185,32 +255,53 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
       inFlight.add(p);
     }
     if (now >= nextRss) {
+      perMinute[rss.length]!.lagMaxMs = ownLag.max / 1e6;
+      ownLag.reset();
       sample();
       nextRss += 60_000;
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   await Promise.all(inFlight);
-  if (rss.length < minutes) sample();
+  if (rss.length < minutes) {
+    perMinute[rss.length]!.lagMaxMs = ownLag.max / 1e6;
+    sample();
+  }
+  ownLag.disable();
+  ownGc.disconnect();
   const heaps = await Promise.all(rss.map((r) => r.heap));
-  const gcBefore = (await soakStart).gcSeconds;
+  const before = await soakStart;
+  const since = <T,>(index: number, start: T, list: T[]) => (index === 0 ? start : list[index - 1]!);
+  const ms = (seconds: number) => Math.round(seconds * 10_000) / 10;
   const minutesOut: MinuteFigures[] = perMinute.map((m, index) => {
-    const s = summarize(m.latencies.length === 0 ? [Number.NaN] : m.latencies);
+    const s = summarizeHistogram(m.latencies);
     const memory = rss[index];
     const heap = heaps[index];
     return {
-      minute: index + 1, requests: m.latencies.length + m.errors, errors: m.errors, p50: s.p50, p99: s.p99,
+      minute: index + 1, requests: m.latencies.count + m.errors, errors: m.errors, p50: s.p50, p99: s.p99,
       rssMiB: memory?.total ?? Number.NaN, rssAnonMiB: memory?.anon ?? Number.NaN, rssFileMiB: memory?.file ?? Number.NaN,
       heapUsedMiB: heap?.heapUsed ?? Number.NaN, externalMiB: heap?.external ?? Number.NaN,
-      gcMs: heap === undefined ? Number.NaN : Math.round((heap.gcSeconds - (index === 0 ? gcBefore : heaps[index - 1]!.gcSeconds)) * 10_000) / 10,
-      eventLoopLagMaxMs: heap === undefined ? Number.NaN : Math.round(heap.lagMaxSeconds * 10_000) / 10,
+      gcMs: heap === undefined ? Number.NaN : ms(heap.gcSeconds - since(index, before, heaps).gcSeconds),
+      gcMinorMs: heap === undefined ? Number.NaN : ms(heap.gcMinorSeconds - since(index, before, heaps).gcMinorSeconds),
+      gcMajorMs: heap === undefined ? Number.NaN : ms(heap.gcMajorSeconds - since(index, before, heaps).gcMajorSeconds),
+      eventLoopLagMaxMs: heap === undefined ? Number.NaN : ms(heap.lagMaxSeconds),
+      ...cpuPerMinute(memory?.cpu, since(index, cpuStart, rss.map((r) => r.cpu))),
+      ...sendDelays(m.sendDelays), loadLagMaxMs: Math.round(m.lagMaxMs * 10) / 10, loadGcMs: Math.round(m.gcMs),
       ...(memory?.db === undefined ? {} : { dbFileMiB: memory.db.file, walFileMiB: memory.db.wal }),
     };
   });
   return { minutes: minutesOut, byOperation, errorSamples, sent, seconds: (performance.now() - started) / 1000 };
 }
 
-async function runDialect(dialect: BenchDialect, adminUrl: string, options: { minutes: number; maxSeconds: number; workers: number; fraction: number }): Promise<DialectResult> {
+interface SoakOptions {
+  minutes: number; maxSeconds: number; workers: number; fraction: number;
+  /** Node.js flags for the server process only (its NODE_OPTIONS), e.g. to compare garbage collector settings. */
+  serverNodeOptions: string;
+  /** A fixed load in operations per second instead of `fraction` of the measured maximum (0: measure), for A/B runs. */
+  rate: number;
+}
+
+async function runDialect(dialect: BenchDialect, adminUrl: string, options: SoakOptions): Promise<DialectResult> {
   const database = await freshDatabase(dialect, adminUrl);
   try {
     const db = openDatabase(database.url);
@@ -230,12 +321,16 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: { mi
       deployments: [{ ref: 'prod', name: 'Prod', items }],
     }] });
     await db.close();
-    const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], { SVC_LOG_LEVEL: 'warn', ...UNLIMITED_RATE_ENV });
+    const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], {
+      SVC_LOG_LEVEL: 'warn', ...UNLIMITED_RATE_ENV, ...(options.serverNodeOptions === '' ? {} : { NODE_OPTIONS: options.serverNodeOptions }),
+    });
     try {
       const mix = await buildMix(server.url, refs.prod!, publicIds);
       await maximum(mix, 5, options.workers);
+      // With a fixed rate the maximum is still measured (it is recorded), but it does not set the load: runs
+      // compared with each other then carry the same load, whatever the machine's speed at the moment.
       const opsPerSecond = await maximum(mix, options.maxSeconds, options.workers);
-      const target = Math.max(1, Math.round(opsPerSecond * options.fraction));
+      const target = options.rate > 0 ? options.rate : Math.max(1, Math.round(opsPerSecond * options.fraction));
       process.stderr.write(`[${dialect}] maximum ${opsPerSecond} ops/s; soaking at ${target} ops/s for ${options.minutes} min\n`);
       const run = await soak(mix, target, options.minutes, { pid: server.child.pid!, url: server.url, ...(database.path === undefined ? {} : { sqlitePath: database.path }) });
       const first = run.minutes[0]!;
@@ -248,7 +343,7 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: { mi
         soak: {
           minutes: options.minutes, targetOpsPerSecond: target, achievedOpsPerSecond: Math.round(requests / run.seconds), requests, errors,
           errorSamples: run.errorSamples,
-          byOperation: Object.fromEntries([...run.byOperation].map(([name, o]) => [name, { ...summarize(o.latencies.length === 0 ? [Number.NaN] : o.latencies), errors: o.errors }])),
+          byOperation: Object.fromEntries([...run.byOperation].map(([name, o]) => [name, { ...summarizeHistogram(o.latencies), errors: o.errors }])),
           minutes_: run.minutes,
           p99DriftLastToFirst: Math.round((last.p99 / first.p99) * 100) / 100,
           rssFirstMiB: first.rssMiB, rssLastMiB: last.rssMiB,
@@ -267,7 +362,7 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: { mi
 }
 
 /**
- * `npm run bench -- soak [--dialects postgres] [--minutes 10] [--fraction 0.5] [--max-seconds 20] [--workers 16]`
+ * `npm run bench -- soak [--dialects postgres] [--minutes 10] [--fraction 0.5] [--max-seconds 20] [--workers 16] [--server-node-options '--max-semi-space-size=32'] [--rate 800]`
  * Measures the mix's maximum (closed loop), then runs it open loop at `fraction` of that for `minutes`, and records
  * the error count (goal 0), the p99 of the last minute over the first (goal at most 1.2) and the server's RSS
  * growth from the end of the first minute to the end of the last (goal at most 10%).
@@ -281,13 +376,15 @@ export async function main(args: string[]): Promise<void> {
       fraction: { type: 'string', default: '0.5' },
       'max-seconds': { type: 'string', default: '20' },
       workers: { type: 'string', default: '16' },
+      'server-node-options': { type: 'string', default: '' },
+      rate: { type: 'string', default: '0' },
     },
   });
   const { dialects, adminUrl } = await benchDialects(values.dialects);
-  const options = { minutes: Number(values.minutes), fraction: Number(values.fraction), maxSeconds: Number(values['max-seconds']), workers: Number(values.workers) };
+  const options = { minutes: Number(values.minutes), fraction: Number(values.fraction), maxSeconds: Number(values['max-seconds']), workers: Number(values.workers), serverNodeOptions: values['server-node-options'], rate: Number(values.rate) };
   if (!Number.isInteger(options.minutes) || options.minutes < 2) throw new Error('--minutes must be a whole number of at least 2 (the first and the last minute are compared)');
   const runs: DialectResult[] = [];
   for (const dialect of dialects) runs.push(await runDialect(dialect, adminUrl, options));
-  const path = writeResults('soak', { benchmark: 'soak', date: new Date().toISOString(), machine: machine(), runs });
+  const path = writeResults('soak', { benchmark: 'soak', date: new Date().toISOString(), machine: machine(), serverNodeOptions: options.serverNodeOptions, runs });
   process.stdout.write(`${JSON.stringify(runs.map((r) => ({ dialect: r.dialect, maximum: r.maximum, ...r.soak, minutes_: undefined })), null, 2)}\nresults written to ${path}\n`);
 }
