@@ -1,6 +1,5 @@
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { NAME_SEARCH_TABLES } from '../apps/server/src/db/db.migrations.js';
 
 /** One row of a bulk write, in the table spec's column order. */
 export type Row = Array<string | number | null>;
@@ -39,8 +38,6 @@ function sqliteWriter(path: string): BulkWriter {
       })();
     },
     async finish() {
-      // As `svc import` ends (compactNameSearchIndex): the name indexes merged into one segment each.
-      for (const table of Object.values(NAME_SEARCH_TABLES)) db.exec(`insert into ${table}(${table}) values ('optimize')`);
       db.exec('analyze');
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();

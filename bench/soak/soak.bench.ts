@@ -176,9 +176,9 @@ async function maximum(mix: Operation[], seconds: number, workers: number): Prom
 }
 
 /**
- * Durations are recorded in native histograms (µs, fixed memory) rather than arrays: a load generator that keeps
- * every sample grows its heap by the minute, and its own growing GC pauses then send the server bursts that
- * show up as a p99 drift of the server (measured: its GC time went from 0.2 to 1.7 s a minute over 6 minutes).
+ * Durations are recorded in native histograms (µs, fixed memory) rather than arrays, so that the load generator's
+ * heap does not grow with the samples over a long soak. (Its GC time still flips between about 0.2 and 1.5 s a
+ * minute, histograms or arrays: bench/README.md, the session 9 A/B runs.)
  */
 const histogram = (): RecordableHistogram => createHistogram({ lowest: 1, highest: 60_000_000, figures: 3 });
 const recordMs = (h: RecordableHistogram, ms: number) => h.record(Math.min(60_000_000, Math.max(1, Math.round(ms * 1000))));
@@ -214,14 +214,19 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
     Array.from({ length: minutes }, () => ({ latencies: histogram(), errors: 0, sendDelays: histogram(), lagMaxMs: Number.NaN, gcMs: 0 }));
   const ownLag = monitorEventLoopDelay({ resolution: 10 });
   ownLag.enable();
+  const minuteNow = () => Math.min(minutes - 1, Math.floor((performance.now() - started) / 60_000));
   const ownGc = new PerformanceObserver((list) => {
-    const minute = Math.min(minutes - 1, Math.floor((performance.now() - started) / 60_000));
-    for (const entry of list.getEntries()) perMinute[minute]!.gcMs += entry.duration;
+    for (const entry of list.getEntries()) perMinute[minuteNow()]!.gcMs += entry.duration;
   });
   ownGc.observe({ entryTypes: ['gc'] });
   const byOperation = new Map<string, { latencies: RecordableHistogram; errors: number }>(mix.map((op) => [op.name, { latencies: histogram(), errors: 0 }]));
   const rss: Array<ReturnType<typeof rssMiB> & { heap: Promise<ServerFigures>; cpu: CpuFigures; db?: { file: number; wal: number } }> = [];
-  const sample = () => rss.push({ ...rssMiB(server.pid), heap: serverFigures(server.url), cpu: cpuFigures(server.pid), ...databaseFiles(server.sqlitePath) });
+  // At a minute's end: its figures of both processes, and the load generator's stall maximum restarted.
+  const sample = () => {
+    perMinute[rss.length]!.lagMaxMs = ownLag.max / 1e6;
+    ownLag.reset();
+    rss.push({ ...rssMiB(server.pid), heap: serverFigures(server.url), cpu: cpuFigures(server.pid), ...databaseFiles(server.sqlitePath) });
+  };
   const errorSamples: string[] = [];
   const inFlight = new Set<Promise<void>>();
   // Also resets the server's event loop stall maximum, so that minute 1's starts here.
@@ -237,7 +242,7 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
     for (; sent < due; sent++) {
       const i = sent;
       const op = pick(i);
-      const minute = Math.min(minutes - 1, Math.floor((performance.now() - started) / 60_000));
+      const minute = minuteNow();
       const t0 = performance.now();
       recordMs(perMinute[minute]!.sendDelays, t0 - (started + (i / rate) * 1000));
       const p = op.run(i).then(
@@ -255,18 +260,13 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
       inFlight.add(p);
     }
     if (now >= nextRss) {
-      perMinute[rss.length]!.lagMaxMs = ownLag.max / 1e6;
-      ownLag.reset();
       sample();
       nextRss += 60_000;
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   await Promise.all(inFlight);
-  if (rss.length < minutes) {
-    perMinute[rss.length]!.lagMaxMs = ownLag.max / 1e6;
-    sample();
-  }
+  if (rss.length < minutes) sample();
   ownLag.disable();
   ownGc.disconnect();
   const heaps = await Promise.all(rss.map((r) => r.heap));

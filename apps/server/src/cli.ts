@@ -89,8 +89,14 @@ async function serve(args: string[]): Promise<number> {
 async function loadDemoIfEmpty(db: Db): Promise<void> {
   const any = await db.kysely.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
   if (any) return;
-  await importFile(db.kysely, JSON.parse(readFileSync(DEMO_FILE, 'utf8')));
+  await importInto(db, JSON.parse(readFileSync(DEMO_FILE, 'utf8')));
+}
+
+/** An import, then the upkeep every import ends with (docs/decisions.md, "search index upkeep on SQLite"). */
+async function importInto(db: Db, input: unknown): Promise<{ refs: Record<string, number> }> {
+  const imported = await importFile(db.kysely, input);
   await compactNameSearchIndex(db.kysely, db.dialect);
+  return imported;
 }
 
 async function demoDeployment(db: Db): Promise<number | undefined> {
@@ -116,11 +122,7 @@ async function runImport(args: string[]): Promise<number> {
     return 1;
   }
   try {
-    const result = await withDatabase(databaseUrl(values.db), async (db) => {
-      const imported = await importFile(db.kysely, input);
-      await compactNameSearchIndex(db.kysely, db.dialect);
-      return imported;
-    });
+    const result = await withDatabase(databaseUrl(values.db), (db) => importInto(db, input));
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {
