@@ -52,6 +52,11 @@ interface MinuteFigures {
   sendDelayP99Ms: number; sendDelayMaxMs: number; loadLagMaxMs: number;
   /** Time the load generator spent in garbage collection during the minute (ms). */
   loadGcMs: number;
+  /**
+   * The load generator's JavaScript heap in use at the minute's end (MiB), and its requests in flight then: sent
+   * and not yet answered, and of those, waiting in its HTTP agent for one of its 64 sockets.
+   */
+  loadHeapUsedMiB: number; loadInFlight: number; loadQueued: number;
   /** SQLite only: the database file's size (what its memory map can bring into the file-backed RSS), and its WAL's. */
   dbFileMiB?: number; walFileMiB?: number;
 }
@@ -237,8 +242,12 @@ function cpuPerMinute(end: CpuFigures | undefined, start: CpuFigures): { serverC
  */
 async function soak(mix: Operation[], rate: number, minutes: number, server: { pid: number; url: string; sqlitePath?: string }) {
   const pick = picker(mix);
-  const perMinute: Array<{ latencies: RecordableHistogram; errors: number; sendDelays: RecordableHistogram; lagMaxMs: number; gcMs: number; rssSamples: Array<ReturnType<typeof rssMiB>> }> =
-    Array.from({ length: minutes }, () => ({ latencies: histogram(), errors: 0, sendDelays: histogram(), lagMaxMs: Number.NaN, gcMs: 0, rssSamples: [] }));
+  const perMinute: Array<{
+    latencies: RecordableHistogram; errors: number; sendDelays: RecordableHistogram; lagMaxMs: number; gcMs: number; rssSamples: Array<ReturnType<typeof rssMiB>>;
+    heapUsedMiB: number; inFlight: number; queued: number;
+  }> = Array.from({ length: minutes }, () => ({
+    latencies: histogram(), errors: 0, sendDelays: histogram(), lagMaxMs: Number.NaN, gcMs: 0, rssSamples: [], heapUsedMiB: Number.NaN, inFlight: 0, queued: 0,
+  }));
   const ownLag = monitorEventLoopDelay({ resolution: 10 });
   ownLag.enable();
   const minuteNow = () => Math.min(minutes - 1, Math.floor((performance.now() - started) / 60_000));
@@ -250,8 +259,12 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
   const rss: Array<ReturnType<typeof rssMiB> & { heap: Promise<ServerFigures>; cpu: CpuFigures; db?: { file: number; wal: number } }> = [];
   // At a minute's end: its figures of both processes, and the load generator's stall maximum restarted.
   const sample = () => {
-    perMinute[rss.length]!.lagMaxMs = ownLag.max / 1e6;
+    const minute = perMinute[rss.length]!;
+    minute.lagMaxMs = ownLag.max / 1e6;
     ownLag.reset();
+    minute.heapUsedMiB = Math.round((process.memoryUsage().heapUsed / 1024 / 1024) * 10) / 10;
+    minute.inFlight = inFlight.size;
+    minute.queued = Object.values(agent.requests).reduce((sum, queue) => sum + (queue?.length ?? 0), 0);
     rss.push({ ...rssMiB(server.pid), heap: serverFigures(server.url), cpu: cpuFigures(server.pid), ...databaseFiles(server.sqlitePath) });
   };
   const errorSamples: string[] = [];
@@ -321,6 +334,7 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
       eventLoopLagMaxMs: heap === undefined ? Number.NaN : ms(heap.lagMaxSeconds),
       ...cpuPerMinute(memory?.cpu, since(index, cpuStart, rss.map((r) => r.cpu))),
       ...sendDelays(m.sendDelays), loadLagMaxMs: Math.round(m.lagMaxMs * 10) / 10, loadGcMs: Math.round(m.gcMs),
+      loadHeapUsedMiB: m.heapUsedMiB, loadInFlight: m.inFlight, loadQueued: m.queued,
       ...(memory?.db === undefined ? {} : { dbFileMiB: memory.db.file, walFileMiB: memory.db.wal }),
     };
   });
