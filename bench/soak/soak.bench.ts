@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { PerformanceObserver, createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, constants, createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { RecordableHistogram } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
@@ -50,8 +50,8 @@ interface MinuteFigures {
    * longest event loop stall. Requests due during a stall leave together when it ends, a burst the server queues.
    */
   sendDelayP99Ms: number; sendDelayMaxMs: number; loadLagMaxMs: number;
-  /** Time the load generator spent in garbage collection during the minute (ms). */
-  loadGcMs: number;
+  /** Time the load generator spent in garbage collection during the minute (ms), how many collections, and of the time the major ones'. */
+  loadGcMs: number; loadGcCount: number; loadGcMajorMs: number;
   /**
    * The load generator's JavaScript heap in use at the minute's end (MiB), and its requests in flight then: sent
    * and not yet answered, and of those, waiting in its HTTP agent for one of its 64 sockets.
@@ -80,15 +80,23 @@ interface DialectResult {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-/** One HTTP request on the keep-alive agent: the status (a network error throws). */
-function send(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; text: string }> {
+/**
+ * One HTTP request on the keep-alive agent: the status and the body (a network error throws). With `drainOn`,
+ * an answer of that status is read and dropped (text ''): only unexpected answers are kept, for the error report.
+ */
+function send(url: string, method: string, headers: Record<string, string>, body?: unknown, drainOn?: number): Promise<{ status: number; text: string }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(url, { method, agent, headers: payload === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      res.on('error', reject);
+      if (res.statusCode === drainOn) {
+        res.on('end', () => resolve({ status: res.statusCode!, text: '' }));
+        res.resume();
+        return;
+      }
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
     });
     req.on('error', reject);
     req.end(payload);
@@ -163,9 +171,9 @@ async function buildMix(base: string, deploymentId: number, publicIds: string[])
     return res.status;
   };
   return [
-    { name: 'listing', weight: 45, run: (i) => send(`${base}/api/v1/deployments/${deploymentId}/workspace${listings[i % listings.length]}`, 'GET', admin).then(status(200)) },
-    { name: 'comments-read', weight: 35, run: (i) => send(`${comments(i)}?first=20`, 'GET', viewers[i % viewers.length]!).then(status(200)) },
-    { name: 'comments-write', weight: 15, run: (i) => send(comments(i), 'POST', viewers[i % viewers.length]!, { body: `soak note ${i}` }).then(status(201)) },
+    { name: 'listing', weight: 45, run: (i) => send(`${base}/api/v1/deployments/${deploymentId}/workspace${listings[i % listings.length]}`, 'GET', admin, undefined, 200).then(status(200)) },
+    { name: 'comments-read', weight: 35, run: (i) => send(`${comments(i)}?first=20`, 'GET', viewers[i % viewers.length]!, undefined, 200).then(status(200)) },
+    { name: 'comments-write', weight: 15, run: (i) => send(comments(i), 'POST', viewers[i % viewers.length]!, { body: `soak note ${i}` }, 201).then(status(201)) },
     { name: 'session', weight: 5, run: (i) => mint(`soak-session-${i % 500}`).then(() => 200) },
   ];
 }
@@ -243,16 +251,23 @@ function cpuPerMinute(end: CpuFigures | undefined, start: CpuFigures): { serverC
 async function soak(mix: Operation[], rate: number, minutes: number, server: { pid: number; url: string; sqlitePath?: string }) {
   const pick = picker(mix);
   const perMinute: Array<{
-    latencies: RecordableHistogram; errors: number; sendDelays: RecordableHistogram; lagMaxMs: number; gcMs: number; rssSamples: Array<ReturnType<typeof rssMiB>>;
+    latencies: RecordableHistogram; errors: number; sendDelays: RecordableHistogram; lagMaxMs: number; gcMs: number; gcCount: number; gcMajorMs: number; rssSamples: Array<ReturnType<typeof rssMiB>>;
     heapUsedMiB: number; inFlight: number; queued: number;
   }> = Array.from({ length: minutes }, () => ({
-    latencies: histogram(), errors: 0, sendDelays: histogram(), lagMaxMs: Number.NaN, gcMs: 0, rssSamples: [], heapUsedMiB: Number.NaN, inFlight: 0, queued: 0,
+    latencies: histogram(), errors: 0, sendDelays: histogram(), lagMaxMs: Number.NaN, gcMs: 0, gcCount: 0, gcMajorMs: 0, rssSamples: [], heapUsedMiB: Number.NaN, inFlight: 0, queued: 0,
   }));
   const ownLag = monitorEventLoopDelay({ resolution: 10 });
   ownLag.enable();
   const minuteNow = () => Math.min(minutes - 1, Math.floor((performance.now() - started) / 60_000));
   const ownGc = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) perMinute[minuteNow()]!.gcMs += entry.duration;
+    for (const entry of list.getEntries()) {
+      const minute = perMinute[minuteNow()]!;
+      minute.gcMs += entry.duration;
+      minute.gcCount++;
+      // detail.kind: NODE_PERFORMANCE_GC_MAJOR (4) or INCREMENTAL (8), against MINOR (1) and WEAKCB (16).
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0;
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR || kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL) minute.gcMajorMs += entry.duration;
+    }
   });
   ownGc.observe({ entryTypes: ['gc'] });
   const byOperation = new Map<string, { latencies: RecordableHistogram; errors: number }>(mix.map((op) => [op.name, { latencies: histogram(), errors: 0 }]));
@@ -333,7 +348,7 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
       gcMajorMs: heap === undefined ? Number.NaN : ms(heap.gcMajorSeconds - since(index, before, heaps).gcMajorSeconds),
       eventLoopLagMaxMs: heap === undefined ? Number.NaN : ms(heap.lagMaxSeconds),
       ...cpuPerMinute(memory?.cpu, since(index, cpuStart, rss.map((r) => r.cpu))),
-      ...sendDelays(m.sendDelays), loadLagMaxMs: Math.round(m.lagMaxMs * 10) / 10, loadGcMs: Math.round(m.gcMs),
+      ...sendDelays(m.sendDelays), loadLagMaxMs: Math.round(m.lagMaxMs * 10) / 10, loadGcMs: Math.round(m.gcMs), loadGcCount: m.gcCount, loadGcMajorMs: Math.round(m.gcMajorMs),
       loadHeapUsedMiB: m.heapUsedMiB, loadInFlight: m.inFlight, loadQueued: m.queued,
       ...(memory?.db === undefined ? {} : { dbFileMiB: memory.db.file, walFileMiB: memory.db.wal }),
     };

@@ -60,7 +60,7 @@ export interface ItemRow extends ItemColumns, PrefixedDashboard {
  * trigram index of the phase's kind (folders or the others; terms of three characters or more): `ftsSearch` gives
  * the index and the phrase, and the listing joins the index's matches to the items, driven from the index. (As
  * `i.id in (select rowid ...)` SQLite first copies the matches into a temporary index: about 0.15 ms more for a
- * term that matches nothing and 0.3 ms more for 900 matches, bench/README.md.) PostgreSQL, and SQLite for shorter
+ * term that matches nothing and 0.5 ms more for 900 matches, bench/README.md.) PostgreSQL, and SQLite for shorter
  * terms, match `name_key` with LIKE: PostgreSQL's kind's partial pg_trgm GIN index serves it (the kind is a literal
  * in the query, so the planner can prove the partial index applies).
  */
