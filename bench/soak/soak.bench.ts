@@ -78,6 +78,11 @@ interface DialectResult {
   };
 }
 
+/** One decimal place, the precision of every MiB figure. */
+const tenth = (value: number) => Math.round(value * 10) / 10;
+/** Bytes as MiB, one decimal. */
+const mib = (bytes: number) => tenth(bytes / 1024 / 1024);
+
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /**
@@ -111,7 +116,7 @@ function rssMiB(pid: number): { total: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const read = (name: string) => {
     const match = new RegExp(`${name}:\\s+(\\d+) kB`).exec(status);
-    return match ? Math.round((Number(match[1]) / 1024) * 10) / 10 : Number.NaN;
+    return match ? tenth(Number(match[1]) / 1024) : Number.NaN;
   };
   return { total: read('VmRSS'), anon: read('RssAnon'), file: read('RssFile') };
 }
@@ -133,7 +138,7 @@ function databaseFiles(sqlitePath: string | undefined): { db?: { file: number; w
 
 /** A file's size in MiB (0 when it does not exist). */
 function fileMiB(path: string): number {
-  return existsSync(path) ? Math.round((statSync(path).size / 1024 / 1024) * 10) / 10 : 0;
+  return existsSync(path) ? mib(statSync(path).size) : 0;
 }
 
 /**
@@ -143,7 +148,6 @@ function fileMiB(path: string): number {
 async function serverFigures(base: string): Promise<ServerFigures> {
   const text = (await send(`${base}/metrics`, 'GET', {})).text;
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-  const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
   const gc = (kinds: RegExp) => [...text.matchAll(/^svc_nodejs_gc_duration_seconds_sum\{kind="(\w+)"[^}]*\} (\S+)$/gm)]
     .filter((m) => kinds.test(m[1]!)).reduce((sum, m) => sum + Number(m[2]), 0);
   return {
@@ -181,7 +185,6 @@ async function buildMix(base: string, deploymentId: number, publicIds: string[])
 /** The median and highest of a minute's per-second RSS samples (NaN without samples). */
 function rssOfSamples(samples: ReadonlyArray<ReturnType<typeof rssMiB>>): Pick<MinuteFigures, 'rssMedianMiB' | 'rssMaxMiB' | 'rssAnonMedianMiB' | 'rssSamples'> {
   if (samples.length === 0) return { rssMedianMiB: Number.NaN, rssMaxMiB: Number.NaN, rssAnonMedianMiB: Number.NaN, rssSamples: 0 };
-  const tenth = (mib: number) => Math.round(mib * 10) / 10;
   return {
     rssMedianMiB: tenth(median(samples.map((r) => r.total))), rssMaxMiB: Math.max(...samples.map((r) => r.total)),
     rssAnonMedianMiB: tenth(median(samples.map((r) => r.anon))), rssSamples: samples.length,
@@ -277,7 +280,7 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
     const minute = perMinute[rss.length]!;
     minute.lagMaxMs = ownLag.max / 1e6;
     ownLag.reset();
-    minute.heapUsedMiB = Math.round((process.memoryUsage().heapUsed / 1024 / 1024) * 10) / 10;
+    minute.heapUsedMiB = mib(process.memoryUsage().heapUsed);
     minute.inFlight = inFlight.size;
     minute.queued = Object.values(agent.requests).reduce((sum, queue) => sum + (queue?.length ?? 0), 0);
     rss.push({ ...rssMiB(server.pid), heap: serverFigures(server.url), cpu: cpuFigures(server.pid), ...databaseFiles(server.sqlitePath) });
@@ -348,7 +351,7 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
       gcMajorMs: heap === undefined ? Number.NaN : ms(heap.gcMajorSeconds - since(index, before, heaps).gcMajorSeconds),
       eventLoopLagMaxMs: heap === undefined ? Number.NaN : ms(heap.lagMaxSeconds),
       ...cpuPerMinute(memory?.cpu, since(index, cpuStart, rss.map((r) => r.cpu))),
-      ...sendDelays(m.sendDelays), loadLagMaxMs: Math.round(m.lagMaxMs * 10) / 10, loadGcMs: Math.round(m.gcMs), loadGcCount: m.gcCount, loadGcMajorMs: Math.round(m.gcMajorMs),
+      ...sendDelays(m.sendDelays), loadLagMaxMs: tenth(m.lagMaxMs), loadGcMs: Math.round(m.gcMs), loadGcCount: m.gcCount, loadGcMajorMs: Math.round(m.gcMajorMs),
       loadHeapUsedMiB: m.heapUsedMiB, loadInFlight: m.inFlight, loadQueued: m.queued,
       ...(memory?.db === undefined ? {} : { dbFileMiB: memory.db.file, walFileMiB: memory.db.wal }),
     };
