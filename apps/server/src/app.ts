@@ -8,6 +8,7 @@ import type { Db } from './db/db.database.js';
 import { registerAuthentication } from './http/http.auth.js';
 import type { ServiceContext } from './http/http.context.js';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
+import { registerDrain } from './http/http.drain.js';
 import { healthRoutes } from './http/http.health.js';
 import { loggingFor } from './http/http.logging.js';
 import { buildStrictBodyValidator, registerJsonBodyParser } from './http/http.validation.js';
@@ -164,6 +165,8 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: answerFrameworkError,
+    // A request arriving while svc drains gets svc's 503 error body (http.drain.ts), not Fastify's.
+    return503OnClosing: false,
     clientErrorHandler: answerClientError,
     // A body field the schema does not know is refused (400 naming it), not silently dropped: a misspelt
     // embedTenantName must not mint a session in the default tenant. Query strings keep ignoring unknown names.
@@ -175,6 +178,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
 
   registerErrorHandling(app, logging.failures);
   registerJsonBodyParser(app);
+  registerDrain(app);
   // Without its hooks: only the console cookie is read (consoleCookieOf) or set, and other requests skip both passes.
   await app.register(cookie, { hook: false });
   const rateLimits: RateLimits = { ...rateLimitsFromEnv(), ...config.rateLimits };

@@ -56,17 +56,24 @@ async function serve(args: string[]): Promise<number> {
   }
 
   const app = await buildApp({ db, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
-  // SIGTERM: stop accepting, let the requests in flight finish, then close the database. Requests still running
-  // after SVC_SHUTDOWN_TIMEOUT_MS (default 10 s) are cut off and the exit code says so.
+  // SIGTERM: stop accepting, let the requests in flight finish (each keep-alive socket is closed once its response is
+  // out: http.drain.ts), then close the database and exit 0. Requests still running after SVC_SHUTDOWN_TIMEOUT_MS
+  // (default 10 s) are cut off, the database is closed all the same, and the exit code says so.
   const drainMs = Number(process.env.SVC_SHUTDOWN_TIMEOUT_MS ?? 10_000);
   const shutdown = async (signal: string) => {
     app.log.info({ signal }, 'shutting down');
     const timer = setTimeout(() => {
-      process.stderr.write(`svc: requests still in flight ${drainMs} ms after ${signal}; exiting\n`);
-      process.exit(1);
+      process.stderr.write(`svc: requests still in flight ${drainMs} ms after ${signal}; cutting them off\n`);
+      app.server.closeAllConnections();
+      const closed = setTimeout(() => process.exit(1), 2000);
+      void db.close().finally(() => {
+        clearTimeout(closed);
+        process.exit(1);
+      });
     }, Number.isFinite(drainMs) && drainMs > 0 ? drainMs : 10_000);
     timer.unref();
     await app.close();
+    clearTimeout(timer);
     await db.close();
     process.exit(0);
   };

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError, errorBody } from './http.errors.js';
+
+/**
+ * How svc drains on `app.close()` (SIGTERM in `svc serve`; docs/operations.md "Shutdown"):
+ *
+ * - a request that arrives while draining, on a keep-alive connection opened before, is answered 503 in svc's
+ *   error body (Fastify's own 503 has another shape; Fastify's `return503OnClosing` must be off);
+ * - a response sent while draining says `Connection: close`, so a pooled client does not send another request on
+ *   it, and its socket is closed once the response is out. `server.close()` resolves only when every connection
+ *   has ended, and Fastify closes only the connections that are idle when the drain starts: without this, a
+ *   load balancer's pooled connection with a request in flight held the process for the whole drain timeout.
+ */
+export function registerDrain(app: FastifyInstance): void {
+  let draining = false;
+  const refusal = errorBody(new AppError('service_unavailable', 'svc is shutting down; send the request to another instance'));
+  app.addHook('preClose', (done) => {
+    draining = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!draining) return done();
+    void reply.status(503).header('connection', 'close').send(refusal);
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (draining) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+  app.addHook('onResponse', (_request, _reply, done) => {
+    // A response whose headers went out just before the drain began still kept its socket: close it now it is idle.
+    if (draining) app.server.closeIdleConnections();
+    done();
+  });
+}
