@@ -19,18 +19,37 @@ type PoolOptions = Parameters<ReturnType<typeof AjvCompiler>>[1];
 export const buildStrictBodyValidator = ((externalSchemas: Record<string, never>, options: PoolOptions & { customOptions?: object }) => {
   const converting = AjvCompiler()(externalSchemas, options) as unknown as CompileForRoute;
   const asSent = AjvCompiler()(externalSchemas, { ...options, customOptions: { ...options?.customOptions, coerceTypes: false } } as PoolOptions) as unknown as CompileForRoute;
-  return (route: Parameters<CompileForRoute>[0]) => (route.httpPart === 'body' ? asSent(route) : finiteOnly(converting(route) as AjvValidate));
+  return (route: Parameters<CompileForRoute>[0]) => (route.httpPart === 'body'
+    ? asSent(route)
+    : canonicalAndFinite(converting(route) as AjvValidate, integerNames(route.schema)));
 }) as unknown as BuildValidator;
 
 type AjvValidate = ((data: unknown, context?: unknown) => boolean) & { errors?: unknown[] | null; schemaEnv?: unknown };
 
+/** An integer written in decimal as a person writes it: no sign but `-`, no leading zero, space, exponent or `0x`. */
+const CANONICAL_INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
+
+/** The names of a route part's parameters whose schema is an integer (or a list of integers). */
+function integerNames(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown; items?: { type?: unknown } }> } | undefined)?.properties ?? {};
+  return Object.entries(properties).filter(([, property]) => property.type === 'integer' || property.items?.type === 'integer').map(([name]) => name);
+}
+
 /**
- * Ajv converts `1e309` or `Infinity` in a query string or path to a number that passes `type: integer` and skips
- * `minimum`/`maximum` (they only compare finite numbers). The converted parameters of a route are refused here
- * when one of them (or an item of a repeated one) is not finite.
+ * The converted parameters of a route (path and query string) are checked twice around Ajv's conversion:
+ * - before it, an integer parameter must be written canonically: Ajv turns `0x180`, `385e0`, `+387`, ` 386` and
+ *   `0388` into numbers, so five spellings addressed one comment (and a cache keyed by the text would see five);
+ * - after it, no parameter may be infinite: Ajv converts `1e309` or `Infinity` to a number that passes
+ *   `type: integer` and skips `minimum`/`maximum` (they only compare finite numbers).
+ * Either failure is Ajv's kind of error, so the error handler names the parameter as it does any other.
  */
-function finiteOnly(validate: AjvValidate): AjvValidate {
+function canonicalAndFinite(validate: AjvValidate, integers: string[]): AjvValidate {
   const wrapped: AjvValidate = (data, context) => {
+    const loose = looseIntegerName(data, integers);
+    if (loose !== undefined) {
+      wrapped.errors = [{ instancePath: `/${loose}`, keyword: 'type', message: 'must be a decimal integer (digits only, no leading zero)', params: {} }];
+      return false;
+    }
     if (!validate(data, context)) {
       wrapped.errors = validate.errors;
       return false;
@@ -42,6 +61,16 @@ function finiteOnly(validate: AjvValidate): AjvValidate {
   // Fastify passes the parent (so that Ajv may convert a root value) only to validators that carry schemaEnv.
   wrapped.schemaEnv = validate.schemaEnv;
   return wrapped;
+}
+
+function looseIntegerName(data: unknown, integers: string[]): string | undefined {
+  if (integers.length === 0 || data === null || typeof data !== 'object') return undefined;
+  for (const name of integers) {
+    const value = (data as Record<string, unknown>)[name];
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (values.some((v) => typeof v === 'string' && !CANONICAL_INTEGER.test(v))) return name;
+  }
+  return undefined;
 }
 
 function nonFiniteName(data: unknown): string | undefined {
@@ -56,16 +85,27 @@ function nonFiniteName(data: unknown): string | undefined {
 /** How deep a JSON body may nest (objects and arrays); the deepest body svc defines is 6 levels. */
 export const MAX_JSON_DEPTH = 32;
 
+/** Decodes UTF-8 and throws on a byte sequence that is not UTF-8, instead of writing U+FFFD in its place. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
- * The JSON body parser: Fastify's own (prototype poisoning refused), then one walk over the parsed value that
- * refuses, with a 400 naming the field, nesting deeper than MAX_JSON_DEPTH (serializing such a value again would
- * overflow the stack) and U+0000 in any string or key (PostgreSQL cannot store it; no svc field needs it).
+ * The JSON body parser: the bytes must be UTF-8 (RFC 8259 section 8.1; a lenient decoder would store a comment's
+ * bytes as U+FFFD and merge the externalIds `coll\xff` and `coll\xfe` into one embed user), then Fastify's own
+ * parser (prototype poisoning refused), then one walk over the parsed value that refuses, with a 400 naming the
+ * field, nesting deeper than MAX_JSON_DEPTH (serializing such a value again would overflow the stack) and U+0000 in
+ * any string or key (PostgreSQL cannot store it; no svc field needs it).
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'ignore');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    parse(request, body as string, (error: Error | null, value?: unknown) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, bytes, done) => {
+    let body: string;
+    try {
+      body = strictUtf8.decode(bytes as Buffer);
+    } catch {
+      return done(new AppError('invalid_body', 'request body is not valid UTF-8; send JSON encoded as UTF-8'), undefined);
+    }
+    parse(request, body, (error: Error | null, value?: unknown) => {
       if (error !== null) return done(error, undefined);
       const problem = inspectJson(value);
       if (problem === undefined) return done(null, value);
