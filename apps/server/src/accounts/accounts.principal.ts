@@ -14,6 +14,8 @@ export interface PlatformUserPrincipal {
   dataVersion: string;
   /** The credential: an API key, or a console session cookie (DESIGN "Credentials and principals"). */
   via: 'api-key' | 'console';
+  /** The row id of that credential (an API key's, or a console session's): what a per-credential limit counts by. */
+  credentialId: number;
 }
 
 /**

@@ -7,7 +7,7 @@ function keyLookup(db: Kysely<Database>, digest: string) {
     .selectFrom('api_keys as k')
     .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.account_id', '=', 'k.account_id'))
     .innerJoin('accounts as a', 'a.id', 'u.account_id')
-    .select(['u.id as userId', 'u.account_id as accountId', 'u.role', 'u.email', 'u.personal_version', 'a.data_version'])
+    .select(['u.id as userId', 'u.account_id as accountId', 'u.role', 'u.email', 'u.personal_version', 'a.data_version', 'k.id as credentialId'])
     .where('k.digest', '=', digest);
 }
 
@@ -107,7 +107,7 @@ export async function findConsoleSession(db: Kysely<Database>, digest: string): 
   const row = await db.selectFrom('console_sessions as s')
     .innerJoin('users as u', (join) => join.onRef('u.id', '=', 's.user_id').onRef('u.account_id', '=', 's.account_id'))
     .innerJoin('accounts as a', 'a.id', 'u.account_id')
-    .select(['u.id as userId', 'u.account_id as accountId', 'u.role', 'u.email', 'u.personal_version', 'a.data_version', 's.expires_at'])
+    .select(['u.id as userId', 'u.account_id as accountId', 'u.role', 'u.email', 'u.personal_version', 'a.data_version', 's.expires_at', 's.id as credentialId'])
     .where('s.digest', '=', digest)
     .where('s.revoked_at', 'is', null)
     .executeTakeFirst();

@@ -1,4 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeEachDialect } from '../../test/dialects.js';
+import { seedAccount, uniqueSuffix } from '../../test/factory.js';
+import type { SeededAccount } from '../../test/factory.js';
+import { buildApp } from '../app.js';
 import { rateLimitsFromEnv } from './http.rate-limit.js';
 
 describe('rate limits from the environment (docs/operations.md)', () => {
@@ -10,5 +15,36 @@ describe('rate limits from the environment (docs/operations.md)', () => {
     expect(rateLimitsFromEnv({ SVC_RATE_LIMIT_GENERATE_SESSION: '5', SVC_RATE_LIMIT_EXCHANGE: '6', SVC_RATE_LIMIT_LOGIN: '7', SVC_RATE_LIMIT_EMBED_SESSION: '8', SVC_RATE_LIMIT_EMBED_IP: '9' }))
       .toEqual({ generateSession: 5, exchange: 6, login: 7, embedPerSession: 8, embedPerIp: 9, windowMs: 60_000 });
     expect(() => rateLimitsFromEnv({ SVC_RATE_LIMIT_LOGIN: '0' })).toThrow(/SVC_RATE_LIMIT_LOGIN must be a whole number/);
+  });
+});
+
+describeEachDialect('the generate-session limit counts per resolved credential', (t) => {
+  let app: FastifyInstance;
+  let s: SeededAccount;
+
+  beforeAll(async () => {
+    app = await buildApp({ db: t().db, rateLimits: { generateSession: 3 } });
+    s = await seedAccount(t().db.kysely, { users: [{ ref: 'alice', role: 'admin' }, { ref: 'bert', role: 'admin' }], deployments: [{ ref: 'prod', name: 'P' }] });
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const generate = (authorization: string) => app.inject({
+    method: 'POST', url: '/api/v1/embed/generate-session', headers: { authorization }, payload: { deploymentId: s.refs.prod, externalId: `viewer-${uniqueSuffix()}` },
+  });
+
+  it('one key sent as Bearer and as Api-Key shares one count; another key has its own', async () => {
+    const key = s.keys.alice!;
+    expect((await generate(`Bearer ${key}`)).statusCode).toBe(200);
+    expect((await generate(`Api-Key ${key}`)).statusCode).toBe(200);
+    expect((await generate(`Bearer ${key}`)).statusCode).toBe(200);
+    for (const scheme of ['Api-Key', 'Bearer']) {
+      const refused = await generate(`${scheme} ${key}`);
+      expect(refused.statusCode, `${scheme}: ${refused.body}`).toBe(429);
+      expect(refused.json().error.code).toBe('too_many_requests');
+    }
+    expect((await generate(`Api-Key ${s.keys.bert!}`)).statusCode).toBe(200);
   });
 });

@@ -22,7 +22,12 @@ export function sessionRoutes(ctx: SessionContext, limits: RateLimits): FastifyP
         body: GenerateSessionBody,
         response: { 200: GenerateSessionResponse, ...sessionErrorResponses },
       },
-      config: rateLimitFor(limits.generateSession, limits.windowMs, (request) => `generate:${request.headers.authorization ?? request.ip}`),
+      // Counted per resolved credential (after authentication): one key sent as `Bearer` and as `Api-Key` is one
+      // client, and so is one key however its header is spelt. A caller without a valid credential counts by IP.
+      config: rateLimitFor(limits.generateSession, limits.windowMs, (request) => {
+        const principal = request.principal;
+        return principal.kind === 'platform-user' ? `generate:${principal.via}:${principal.credentialId}` : `generate-anonymous:${request.ip}`;
+      }, 'preHandler'),
     }, async (request) => generateSession(ctx, requirePlatformUser(request), request.body));
 
     app.post('/api/v1/embed/session/token', {
