@@ -9,6 +9,8 @@ import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, median, startServer, writeResults } from '../harness.js';
 import type { BenchDialect, LatencySummary } from '../harness.js';
 
+/** The token the soak's server is started with, so that the bench may read its /metrics. */
+const METRICS_TOKEN = 'soak-bench-metrics';
 const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
 const ADMIN_KEY = 'svc_bench_soak_admin_0001';
 const DASHBOARDS = 20;
@@ -146,7 +148,7 @@ function fileMiB(path: string): number {
  * collection time so far (s, every kind summed) and its longest event loop stall since the previous scrape (s).
  */
 async function serverFigures(base: string): Promise<ServerFigures> {
-  const text = (await send(`${base}/metrics`, 'GET', {})).text;
+  const text = (await send(`${base}/metrics`, 'GET', { authorization: `Bearer ${METRICS_TOKEN}` })).text;
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
   const gc = (kinds: RegExp) => [...text.matchAll(/^svc_nodejs_gc_duration_seconds_sum\{kind="(\w+)"[^}]*\} (\S+)$/gm)]
     .filter((m) => kinds.test(m[1]!)).reduce((sum, m) => sum + Number(m[2]), 0);
@@ -388,7 +390,7 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: Soak
     }] });
     await db.close();
     const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], {
-      SVC_LOG_LEVEL: 'warn', ...UNLIMITED_RATE_ENV, ...(options.serverNodeOptions === '' ? {} : { NODE_OPTIONS: options.serverNodeOptions }),
+      SVC_LOG_LEVEL: 'warn', SVC_METRICS_TOKEN: METRICS_TOKEN, ...UNLIMITED_RATE_ENV, ...(options.serverNodeOptions === '' ? {} : { NODE_OPTIONS: options.serverNodeOptions }),
     });
     try {
       const mix = await buildMix(server.url, refs.prod!, publicIds);

@@ -61,7 +61,7 @@ export interface AppConfig {
   ai?: Partial<AiSettings>;
   /** How long a client may take to send a request, and a connection may stay silent (default from SVC_*_TIMEOUT_MS). */
   timeouts?: Partial<Timeouts>;
-  /** A bearer token `GET /metrics` requires (default SVC_METRICS_TOKEN; unset: open). */
+  /** The bearer token `GET /metrics` requires (default SVC_METRICS_TOKEN; unset: the endpoint is off). */
   metricsToken?: string;
   /**
    * Which proxies' `X-Forwarded-For` names the client (default SVC_TRUST_PROXY; unset: none, the socket's peer is

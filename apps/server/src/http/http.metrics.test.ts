@@ -18,25 +18,28 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 /** Issue 8 "Observability": GET /metrics in Prometheus' format (docs/operations.md "Metrics"). */
+const TOKEN = 'scrape-secret-0123456789';
+const scrape = (app: FastifyInstance) => app.inject({ url: '/metrics', headers: bearer(TOKEN) });
+
 describeEachDialect('metrics', (t) => {
   let app: FastifyInstance;
-  let guarded: FastifyInstance;
+  let off: FastifyInstance;
   let s: SeededAccount;
 
   beforeAll(async () => {
-    app = await buildApp({ db: t().db, metricsToken: '' });
-    guarded = await buildApp({ db: t().db, metricsToken: 'scrape-secret-0123456789' });
+    app = await buildApp({ db: t().db, metricsToken: TOKEN });
+    off = await buildApp({ db: t().db, metricsToken: '' });
     s = await seedAccount(t().db.kysely, { users: [{ ref: 'admin', role: 'admin' }], deployments: [{ ref: 'prod', name: 'P' }] });
   });
 
   afterAll(async () => {
     await app.close();
-    await guarded.close();
+    await off.close();
   });
 
   it('counts requests and their latency by method, route pattern and status, without ids or query strings', async () => {
     const route = '/api/v1/deployments/:deploymentId/workspace';
-    const before = await app.inject({ url: '/metrics' });
+    const before = await scrape(app);
     expect(before.statusCode).toBe(200);
     expect(before.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const count = (text: string, status: string) => sample(text, 'svc_http_request_duration_seconds_count', { method: 'GET', route, status }) ?? 0;
@@ -44,7 +47,7 @@ describeEachDialect('metrics', (t) => {
     expect((await app.inject({ url: `/api/v1/deployments/${s.refs.prod}/workspace` })).statusCode).toBe(401);
     expect((await app.inject({ url: '/no/such/route' })).statusCode).toBe(404);
 
-    const after = (await app.inject({ url: '/metrics' })).body;
+    const after = (await scrape(app)).body;
     expect(count(after, '200') - count(before.body, '200')).toBe(3);
     expect(count(after, '401') - count(before.body, '401')).toBe(1);
     expect(sample(after, 'svc_http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
@@ -55,7 +58,7 @@ describeEachDialect('metrics', (t) => {
   });
 
   it('reports the database pool and the process', async () => {
-    const text = (await app.inject({ url: '/metrics' })).body;
+    const text = (await scrape(app)).body;
     const total = sample(text, 'svc_db_pool_connections', { state: 'total' });
     expect(total).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'svc_db_pool_connections', { state: 'idle' })).toBeLessThanOrEqual(total!);
@@ -64,14 +67,23 @@ describeEachDialect('metrics', (t) => {
     expect(text).toMatch(/^svc_nodejs_eventloop_lag_p99_seconds /m);
   });
 
-  it('asks for the metrics token when one is set, compared as a whole', async () => {
-    const refused = await guarded.inject({ url: '/metrics' });
+  it('asks for the metrics token, compared as a whole', async () => {
+    const refused = await app.inject({ url: '/metrics' });
     expect(refused.statusCode).toBe(401);
     expect(refused.json()).toMatchObject({ error: { status: 401, code: 'unauthorized', field: 'Authorization' } });
-    expect((await guarded.inject({ url: '/metrics', headers: bearer('scrape-secret-012345678') })).statusCode).toBe(401);
-    expect((await guarded.inject({ url: '/metrics', headers: bearer('scrape-secret-0123456789x') })).statusCode).toBe(401);
-    const ok = await guarded.inject({ url: '/metrics', headers: bearer('scrape-secret-0123456789') });
+    expect((await app.inject({ url: '/metrics', headers: bearer('scrape-secret-012345678') })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/metrics', headers: bearer('scrape-secret-0123456789x') })).statusCode).toBe(401);
+    const ok = await scrape(app);
     expect(ok.statusCode).toBe(200);
     expect(ok.body).toContain('svc_http_request_duration_seconds');
+  });
+
+  it('is off without a configured token: anonymous callers and any token get a 403 saying how to turn it on', async () => {
+    for (const headers of [{}, bearer(TOKEN), bearer('')]) {
+      const refused = await off.inject({ url: '/metrics', headers });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toMatchObject({ error: { status: 403, code: 'forbidden', message: expect.stringContaining('SVC_METRICS_TOKEN') } });
+      expect(refused.body).not.toContain('svc_http_request_duration_seconds');
+    }
   });
 });

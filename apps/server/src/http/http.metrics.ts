@@ -15,8 +15,9 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * - `svc_db_pool_connections` by state (total, idle, waiting);
  * - the process's own (`svc_process_*`, `svc_nodejs_*`: CPU, memory, event loop lag, handles).
  *
- * With `token` set (SVC_METRICS_TOKEN), a scrape must send `Authorization: Bearer <token>`; without, the endpoint
- * is open, for a port that only the monitoring network reaches.
+ * A scrape must send `Authorization: Bearer <token>` (SVC_METRICS_TOKEN). Without a token configured the
+ * endpoint is off (403 saying how to turn it on): route names, latencies and memory figures are for the operator,
+ * and an anonymous caller on the public port is not one.
  */
 export function registerMetrics(app: FastifyInstance, db: Db, token: string | undefined): void {
   const registry = new Registry();
@@ -48,12 +49,11 @@ export function registerMetrics(app: FastifyInstance, db: Db, token: string | un
 
   const expected = token === undefined || token === '' ? undefined : Buffer.from(digestSecret(token));
   app.get('/metrics', { schema: { tags: ['Operations'], summary: 'Prometheus metrics of this process', hide: true } }, async (request, reply) => {
-    if (expected !== undefined) {
-      const sent = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
-      // Digests of equal length, compared in constant time.
-      if (sent === undefined || !timingSafeEqual(Buffer.from(digestSecret(sent)), expected)) {
-        throw new AppError('unauthorized', 'metrics need Authorization: Bearer <SVC_METRICS_TOKEN>', 'Authorization');
-      }
+    if (expected === undefined) throw new AppError('forbidden', 'metrics are off: set SVC_METRICS_TOKEN and scrape with Authorization: Bearer <token>');
+    const sent = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
+    // Digests of equal length, compared in constant time.
+    if (sent === undefined || !timingSafeEqual(Buffer.from(digestSecret(sent)), expected)) {
+      throw new AppError('unauthorized', 'metrics need Authorization: Bearer <SVC_METRICS_TOKEN>', 'Authorization');
     }
     void reply.type(registry.contentType);
     return registry.metrics();
