@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -28,12 +28,26 @@ function databaseUrl(base: string, name: string): string {
   return url.toString();
 }
 
+/** Debian's Chromium, as e2e/browser.ts finds it. */
+const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
+
+/**
+ * Under CI=true a half that would be skipped is a failure: this project's machines always run PostgreSQL and have
+ * Chromium, so a skip there means a broken machine, not a smaller run. A new user's `npm test` skips and says so.
+ */
+function refuseSkipUnderCi(what: string, reason: string): void {
+  if (process.env.CI !== 'true') return;
+  throw new Error(`CI=true: ${what} must run in CI, but ${reason}. Start it (or install it) and run again.`);
+}
+
 /**
  * One PostgreSQL database per test run (`svc_test_<random>`), migrated once here and dropped at the end, so
  * runs never see each other's rows. Without SVC_TEST_POSTGRES_URL, or when that server does not answer, the
- * PostgreSQL half of every database suite is skipped, and this says so plainly.
+ * PostgreSQL half of every database suite is skipped, and this says so plainly (under CI=true it fails instead,
+ * and so does a missing Chromium).
  */
 export async function setup(project: TestProject): Promise<void> {
+  if (!existsSync(CHROMIUM)) refuseSkipUnderCi('the browser tests', `${CHROMIUM} does not exist (apt-get install -y chromium)`);
   warehouseDir = mkdtempSync(join(tmpdir(), 'svc-warehouse-'));
   const demoWarehousePath = join(warehouseDir, 'demo-warehouse.db');
   writeDemoWarehouseSqlite(demoWarehousePath);
@@ -41,6 +55,7 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('demoWarehousePath', demoWarehousePath);
   const adminUrl = process.env.SVC_TEST_POSTGRES_URL;
   if (!adminUrl) {
+    refuseSkipUnderCi('the PostgreSQL half', 'SVC_TEST_POSTGRES_URL is not set');
     project.provide('postgresUrl', null);
     console.warn('\n*** PostgreSQL half SKIPPED: SVC_TEST_POSTGRES_URL is not set; database suites run on SQLite only. ***\n');
     return;
@@ -51,8 +66,9 @@ export async function setup(project: TestProject): Promise<void> {
     await client.connect();
     await client.query(`create database ${name}`);
   } catch (error) {
-    project.provide('postgresUrl', null);
     const reason = error instanceof Error ? error.message : String(error);
+    refuseSkipUnderCi('the PostgreSQL half', `PostgreSQL refused: ${reason}`);
+    project.provide('postgresUrl', null);
     console.warn(`\n*** PostgreSQL half SKIPPED: ${reason}; database suites run on SQLite only. ***\n`);
     return;
   } finally {
