@@ -9,6 +9,7 @@ import { registerAuthentication } from './http/http.auth.js';
 import type { ServiceContext } from './http/http.context.js';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { registerDrain } from './http/http.drain.js';
+import { registerSecurityHeaders } from './http/http.security-headers.js';
 import { healthRoutes } from './http/http.health.js';
 import { loggingFor } from './http/http.logging.js';
 import { buildStrictBodyValidator, registerJsonBodyParser } from './http/http.validation.js';
@@ -179,6 +180,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   registerErrorHandling(app, logging.failures);
   registerJsonBodyParser(app);
   registerDrain(app);
+  registerSecurityHeaders(app);
   // Without its hooks: only the console cookie is read (consoleCookieOf) or set, and other requests skip both passes.
   await app.register(cookie, { hook: false });
   const rateLimits: RateLimits = { ...rateLimitsFromEnv(), ...config.rateLimits };
