@@ -20,7 +20,7 @@ import { positiveFromEnv } from './app.env.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { registerMetrics } from './http/http.metrics.js';
 import { rateLimitsFromEnv, registerRateLimiting } from './http/http.rate-limit.js';
-import type { RateLimits } from './http/http.rate-limit.js';
+import type { RateLimits, RateLimitStore } from './http/http.rate-limit.js';
 import { commentRoutes } from './comments/comments.routes.js';
 import { dashboardRoutes } from './dashboards/dashboards.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
@@ -69,6 +69,8 @@ export interface AppConfig {
    * the client). Per-IP rate limits and logs use the client it gives.
    */
   trustProxy?: TrustProxy;
+  /** Where rate-limit counters live (default SVC_REDIS_URL, SVC_REDIS_PREFIX; unset: in this process). */
+  rateLimitStore?: RateLimitStore;
 }
 
 /** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */
@@ -184,7 +186,9 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   // Without its hooks: only the console cookie is read (consoleCookieOf) or set, and other requests skip both passes.
   await app.register(cookie, { hook: false });
   const rateLimits: RateLimits = { ...rateLimitsFromEnv(), ...config.rateLimits };
-  await registerRateLimiting(app, rateLimits);
+  const rateLimitStore = config.rateLimitStore ?? { redisUrl: process.env.SVC_REDIS_URL, redisPrefix: process.env.SVC_REDIS_PREFIX };
+  await registerRateLimiting(app, rateLimits, rateLimitStore);
+
   const signer = await loadTokenSigner(ctx.db, config.jwtSecret ?? process.env.SVC_JWT_SECRET, ctx.now);
   const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes ?? embedLifetimesFromEnv(), changes: config.db.changes };
   registerAuthentication(app, ctx, signer, config.db.changes, config.credentialCacheEntries ?? 10_000);

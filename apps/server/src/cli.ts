@@ -82,6 +82,10 @@ async function serve(args: string[]): Promise<number> {
   const address = await app.listen({ port, host });
   const demo = values.demo ? await demoDeployment(db) : undefined;
   const lines = [`svc listening on ${address} (database ${describeDatabaseUrl(url)})`, `  API reference: ${address}/docs`];
+  if (db.dialect === 'postgres' && !process.env.SVC_REDIS_URL) {
+    // PostgreSQL is what several processes share; their rate limits do not add up without a shared store.
+    lines.push('  rate limits are counted in each process: with several processes, set SVC_REDIS_URL to share them');
+  }
   if (demo !== undefined) {
     lines.push(
       '  try the workspace listing of the demo account:',

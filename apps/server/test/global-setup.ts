@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/db.database.js';
@@ -11,6 +12,8 @@ import { loadDemoWarehousePostgres, writeDemoWarehouseSqlite } from '../src/data
 declare module 'vitest' {
   export interface ProvidedContext {
     postgresUrl: string | null;
+    /** A Redis that answers (SVC_TEST_REDIS_URL), for the shared rate-limit store; null: those tests are skipped. */
+    redisUrl: string | null;
     /** The demo warehouse as a SQLite file, written once per run (also in SVC_DEMO_WAREHOUSE for every svc the tests start). */
     demoWarehousePath: string;
   }
@@ -53,6 +56,7 @@ export async function setup(project: TestProject): Promise<void> {
   writeDemoWarehouseSqlite(demoWarehousePath);
   process.env.SVC_DEMO_WAREHOUSE = demoWarehousePath;
   project.provide('demoWarehousePath', demoWarehousePath);
+  project.provide('redisUrl', await answeringRedis(process.env.SVC_TEST_REDIS_URL));
   const adminUrl = process.env.SVC_TEST_POSTGRES_URL;
   if (!adminUrl) {
     refuseSkipUnderCi('the PostgreSQL half', 'SVC_TEST_POSTGRES_URL is not set');
@@ -85,6 +89,29 @@ export async function setup(project: TestProject): Promise<void> {
   await warehouse.end();
   project.provide('postgresUrl', url);
   console.info(`PostgreSQL suites run on database ${name}`);
+}
+
+/** The Redis URL when that Redis answers a PING, else null (and a plain warning; under CI=true, a failure). */
+async function answeringRedis(url: string | undefined): Promise<string | null> {
+  if (!url) {
+    refuseSkipUnderCi('the shared rate-limit tests', 'SVC_TEST_REDIS_URL is not set');
+    console.warn('\n*** Redis tests SKIPPED: SVC_TEST_REDIS_URL is not set. ***\n');
+    return null;
+  }
+  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    await redis.ping();
+    return url;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    refuseSkipUnderCi('the shared rate-limit tests', `Redis refused: ${reason}`);
+    console.warn(`\n*** Redis tests SKIPPED: ${reason}. ***\n`);
+    return null;
+  } finally {
+    redis.disconnect();
+  }
 }
 
 export async function teardown(): Promise<void> {

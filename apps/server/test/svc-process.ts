@@ -9,6 +9,8 @@ const RUNNER = 'apps/server/test/cli-runner.ts';
 export interface SvcProcess {
   url: string;
   child: ChildProcess;
+  /** Everything the process printed until it listened (its start-up lines and logs). */
+  startOutput: string;
   stop(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export function startSvcServe(dbUrl: string, env: NodeJS.ProcessEnv = {}): Promi
         resolve({
           url: match[1]!,
           child,
+          startOutput: output,
           stop: () => new Promise((done) => {
             if (child.exitCode !== null || child.signalCode !== null) return done();
             child.once('exit', () => done());

@@ -1,4 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
+import { Redis } from 'ioredis';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { digestSecret } from '../accounts/accounts.keys.js';
 import { AppError } from './http.errors.js';
@@ -38,17 +39,64 @@ export function rateLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): RateLim
   };
 }
 
+/** Where the counters live: in this process (the default), or in Redis, shared by every process using it. */
+export interface RateLimitStore {
+  /** `redis://...` (SVC_REDIS_URL); unset: each process counts on its own. */
+  redisUrl?: string;
+  /** The prefix of svc's counter keys in Redis (default `svc:rate-limit:`), for a Redis shared with other services. */
+  redisPrefix?: string;
+}
+
+/** Connects to Redis for the counters; a Redis that does not answer stops the start, with its address named. */
+async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
+  // No offline queue and one retry: while Redis is unreachable a count fails at once, and the request goes on
+  // uncounted (skipOnError below), instead of waiting on reconnection.
+  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5000 });
+  let lastError = '';
+  redis.on('error', (error: Error) => {
+    // Once per distinct failure, not once per reconnection attempt.
+    if (error.message !== lastError) app.log.warn({ err: error.message }, 'rate limits: Redis failed; requests go uncounted until it is back');
+    lastError = error.message;
+  });
+  redis.on('ready', () => { lastError = ''; });
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw new Error(`SVC_REDIS_URL: Redis at ${redactedUrl(url)} does not answer (${error instanceof Error ? error.message : String(error)})`);
+  }
+  app.addHook('onClose', async () => {
+    await redis.quit().catch(() => redis.disconnect());
+  });
+  return redis;
+}
+
+/** A Redis URL without its password, for messages. */
+function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
 /**
- * `@fastify/rate-limit`, off by default; routes opt in with `config.rateLimit` (see `rateLimitFor`). Counters
- * live in each process's memory: with N processes a client gets up to N times the limit (docs/operations.md).
- * A refusal is a 429 with the error body and `retry-after`.
+ * `@fastify/rate-limit`, off by default; routes opt in with `config.rateLimit` (see `rateLimitFor`). With
+ * `store.redisUrl` the counters live in Redis, so N processes together allow each limit once; without, in each
+ * process's memory, and N processes allow up to N times each limit (docs/operations.md "Rate limits").
+ * A refusal is a 429 with the error body and `retry-after`. Should Redis fail while svc runs, requests go on
+ * uncounted (and svc logs it) rather than failing: the limits guard against floods, not against correctness.
  *
  * Every route of the embed API (`isEmbedApiRoute`) gets two limits more, checked after the credential is
  * resolved: one per embed session, one per client IP. Register this before the routes.
  */
-export async function registerRateLimiting(app: FastifyInstance, limits: RateLimits): Promise<void> {
+export async function registerRateLimiting(app: FastifyInstance, limits: RateLimits, store: RateLimitStore = {}): Promise<void> {
+  const redis = store.redisUrl === undefined || store.redisUrl === '' ? undefined : await connectRedis(app, store.redisUrl);
   await app.register(rateLimit, {
     global: false,
+    ...(redis === undefined ? {} : { redis, nameSpace: store.redisPrefix ?? 'svc:rate-limit:', skipOnError: true }),
     errorResponseBuilder: (_request, context) =>
       new AppError('too_many_requests', `too many requests: at most ${context.max} per ${context.after ? 'window' : 'minute'}; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
