@@ -15,6 +15,14 @@ export default tseslint.config(
     },
   },
   {
+    // Issue 19: the environment is read in one place, through one typed schema.
+    files: ['apps/server/src/**/*.ts'],
+    ignores: ['apps/server/src/core/core.config.ts', '**/*.test.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read settings through core/core.config.ts (one typed schema of every SVC_* variable).' }],
+    },
+  },
+  {
     files: ['apps/embed/src/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },

@@ -3,9 +3,10 @@ import { parseArgs } from 'node:util';
 import { importFile, ImportError } from './accounts/accounts.import.js';
 import { digestSecret, generateApiKey } from './accounts/accounts.keys.js';
 import { insertApiKeyForEmail } from './accounts/accounts.store.js';
-import { buildApp, dataSettingsFromEnv } from './app.js';
+import { buildApp } from './app.js';
+import { describeSettingsForHelp, loadConfig } from './core/core.config.js';
 import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
-import { DEFAULT_DATABASE_URL, describeDatabaseUrl, openDatabase } from './db/db.database.js';
+import { describeDatabaseUrl, openDatabase } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
 import { compactNameSearchIndex, migrateToLatest } from './db/db.migrations.js';
 
@@ -17,14 +18,17 @@ commands:
   migrate [--db URL]                                          bring the database schema up to date
   keys create --user EMAIL [--account TENANT] [--db URL]      create an API key for a platform user (printed once)
 
---db takes sqlite:PATH (default ${DEFAULT_DATABASE_URL}) or postgres://...; env: SVC_DATABASE_URL, SVC_PORT, SVC_HOST.`;
+--db takes sqlite:PATH (default ${loadConfig({}).databaseUrl}) or postgres://...; flags win over the environment.
+
+environment (svc serve --help; docs/operations.md "Settings"):
+${describeSettingsForHelp()}`;
 
 /** The demo account loaded by `serve --demo` into an empty database. */
 export const DEMO_FILE = new URL('../demo/demo.json', import.meta.url);
 export const DEMO_API_KEY = 'svc_demo_admin_key_0001';
 
 function databaseUrl(flag: string | undefined): string {
-  return flag ?? process.env.SVC_DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  return flag ?? loadConfig().databaseUrl;
 }
 
 async function withDatabase<T>(url: string, run: (db: Db) => Promise<T>): Promise<T> {
@@ -40,26 +44,31 @@ async function withDatabase<T>(url: string, run: (db: Db) => Promise<T>): Promis
 async function serve(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' }, demo: { type: 'boolean' } },
+    options: { port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' }, demo: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
   });
-  const port = Number(values.port ?? process.env.SVC_PORT ?? 3000);
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const config = loadConfig();
+  const port = values.port === undefined ? config.port : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer from 0 to 65535, got ${values.port}`);
-  const host = values.host ?? process.env.SVC_HOST ?? '127.0.0.1';
-  const url = databaseUrl(values.db);
+  const host = values.host ?? config.host;
+  const url = values.db ?? config.databaseUrl;
   const db = openDatabase(url);
   await migrateToLatest(db);
   if (values.demo) {
     await loadDemoIfEmpty(db);
     // The demo dashboards read the bundled warehouse: written now (once), not on the first viewer's request.
-    ensureDemoWarehouseSqlite(dataSettingsFromEnv().demoWarehousePath);
+    ensureDemoWarehouseSqlite(config.data.demoWarehousePath);
   }
 
-  const app = await buildApp({ db, logger: { level: process.env.SVC_LOG_LEVEL ?? 'info' } });
+  const app = await buildApp({ db, logger: { level: config.logLevel } });
   // SIGTERM: stop accepting, let the requests in flight finish (each keep-alive socket is closed once its response is
   // out: http.drain.ts), then close the database and exit 0. Requests still running after SVC_SHUTDOWN_TIMEOUT_MS
   // (default 10 s) are cut off, the database is closed all the same, and the exit code says so.
-  const drainMs = Number(process.env.SVC_SHUTDOWN_TIMEOUT_MS ?? 10_000);
+  const drainMs = config.shutdownTimeoutMs;
   const shutdown = async (signal: string) => {
     app.log.info({ signal }, 'shutting down');
     const timer = setTimeout(() => {
@@ -70,7 +79,7 @@ async function serve(args: string[]): Promise<number> {
         clearTimeout(closed);
         process.exit(1);
       });
-    }, Number.isFinite(drainMs) && drainMs > 0 ? drainMs : 10_000);
+    }, drainMs);
     timer.unref();
     await app.close();
     clearTimeout(timer);
@@ -82,7 +91,7 @@ async function serve(args: string[]): Promise<number> {
   const address = await app.listen({ port, host });
   const demo = values.demo ? await demoDeployment(db) : undefined;
   const lines = [`svc listening on ${address} (database ${describeDatabaseUrl(url)})`, `  API reference: ${address}/docs`];
-  if (db.dialect === 'postgres' && !process.env.SVC_REDIS_URL) {
+  if (db.dialect === 'postgres' && config.rateLimitStore.redisUrl === undefined) {
     // PostgreSQL is what several processes share; their rate limits do not add up without a shared store.
     lines.push('  rate limits are counted in each process: with several processes, set SVC_REDIS_URL to share them');
   }

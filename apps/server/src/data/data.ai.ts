@@ -16,15 +16,11 @@ import type { DataContext } from './data.service.js';
  * semantic model and the question; it can reach nothing a widget could not.
  */
 export interface AiSettings {
-  /** `SVC_AI_BASE_URL`, e.g. `https://api.openai.com/v1`; unset: the AI surfaces say they are not set up. */
+  /** `SVC_AI_BASE_URL`, e.g. `https://api.openai.com/v1`; unset: the AI surfaces say they are not set up (core.config.ts). */
   baseUrl: string | undefined;
   model: string;
   apiKey: string | undefined;
   timeoutMs: number;
-}
-
-export function aiSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): AiSettings {
-  return { baseUrl: env.SVC_AI_BASE_URL || undefined, model: env.SVC_AI_MODEL || 'gpt-4o-mini', apiKey: env.SVC_AI_API_KEY || undefined, timeoutMs: 60_000 };
 }
 
 export interface AiQueryRequest {

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
-import { positiveFromEnv } from '../app.env.js';
+import { readSetting } from '../core/core.config.js';
 import type { Database } from './db.schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -55,7 +55,7 @@ export const SQLITE_FOREIGN_COMMITS_MS = 1;
 export const CREDENTIAL_CHANNEL = 'svc_credentials';
 
 /** The default database: an embedded SQLite file under ./data. */
-export const DEFAULT_DATABASE_URL = 'sqlite:./data/svc.db';
+export const DEFAULT_DATABASE_URL = readSetting('SVC_DATABASE_URL', {});
 
 /**
  * Opens `sqlite:PATH` (WAL, the default) or `postgres://...`.
@@ -91,8 +91,8 @@ export function describeDatabaseUrl(url: string): string {
  * checkpoints). It fills as pages are written and then keeps its size: at 64 MiB, that filling was the anonymous
  * memory growth of the soak benchmark (bench/README.md "soak").
  */
-export function sqliteCacheMiB(env: NodeJS.ProcessEnv = process.env): number {
-  return positiveFromEnv('SVC_SQLITE_CACHE_MB', 8, env);
+export function sqliteCacheMiB(env?: NodeJS.ProcessEnv): number {
+  return readSetting('SVC_SQLITE_CACHE_MB', env);
 }
 
 function openSqlite(path: string): Db {

@@ -6,7 +6,7 @@ import type { FakeAi } from '../../test/fake-ai.js';
 import { CREDENTIALS, MARKER_GROUPS, MARKER_QUERY, seedIsolationWorld } from '../../test/isolation.js';
 import type { Credential, IsolationWorld, MarkerGroup, MarkerKey, MintedSession } from '../../test/isolation.js';
 import { buildApp } from '../app.js';
-import { rateLimitsFromEnv } from './http.rate-limit.js';
+import { loadConfig } from '../core/core.config.js';
 import type { RateLimits } from './http.rate-limit.js';
 
 /*
@@ -34,7 +34,7 @@ const TOKEN_TTL_MS = 24 * 3_600_000;
 const BASE_CLOCK = Date.parse('2026-06-01T12:00:00.000Z');
 
 /** No cell may meet a rate limit: every limit is raised, whatever limits the app grows. */
-const NO_LIMITS = Object.fromEntries(Object.entries(rateLimitsFromEnv()).map(([name, value]) => [name, name === 'windowMs' ? value : 1_000_000])) as unknown as RateLimits;
+const NO_LIMITS = Object.fromEntries(Object.entries(loadConfig({}).rateLimits).map(([name, value]) => [name, name === 'windowMs' ? value : 1_000_000])) as unknown as RateLimits;
 
 type Status = 200 | 201 | 204 | 400 | 401 | 403 | 404;
 /** One status per credential kind, in the order of CREDENTIALS. */

@@ -4,7 +4,9 @@ import { describeEachDialect } from '../../test/dialects.js';
 import { seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
-import { rateLimitsFromEnv } from './http.rate-limit.js';
+import { loadConfig } from '../core/core.config.js';
+
+const rateLimitsFromEnv = (env: NodeJS.ProcessEnv) => loadConfig(env).rateLimits;
 
 describe('rate limits from the environment (docs/operations.md)', () => {
   it('defaults to 1200 generate-session, 300 exchange, 10 login, and 1200 embed requests per session and 6000 per IP a minute', () => {

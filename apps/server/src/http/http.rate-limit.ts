@@ -2,42 +2,15 @@ import rateLimit from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { digestSecret } from '../accounts/accounts.keys.js';
+import type { Config } from '../core/core.config.js';
 import { AppError } from './http.errors.js';
 
-/** Requests allowed per client per window on the credential-minting endpoints (docs/operations.md). */
-export interface RateLimits {
-  /** Generate Session, per API key (default 1200 a minute: one per page view of a busy host). */
-  generateSession: number;
-  /** Session exchange, per client IP (default 300 a minute: many viewers can share one office IP). */
-  exchange: number;
-  /** Console login, per client IP and email (default 10 a minute). */
-  login: number;
-  /** The embed API (what an embed viewer calls: dashboards, widget data, comments, AI), per embed session (default 1200 a minute). */
-  embedPerSession: number;
-  /** The embed API, per client IP (default 6000 a minute: a whole office behind one IP). */
-  embedPerIp: number;
-  /** The window in ms (default one minute). */
-  windowMs: number;
-}
-
-/** Limits from `SVC_RATE_LIMIT_GENERATE_SESSION`, `SVC_RATE_LIMIT_EXCHANGE`, `SVC_RATE_LIMIT_LOGIN` (per minute). */
-export function rateLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): RateLimits {
-  const read = (name: string, fallback: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of requests per minute >= 1, got ${raw}`);
-    return value;
-  };
-  return {
-    generateSession: read('SVC_RATE_LIMIT_GENERATE_SESSION', 1200),
-    exchange: read('SVC_RATE_LIMIT_EXCHANGE', 300),
-    login: read('SVC_RATE_LIMIT_LOGIN', 10),
-    embedPerSession: read('SVC_RATE_LIMIT_EMBED_SESSION', 1200),
-    embedPerIp: read('SVC_RATE_LIMIT_EMBED_IP', 6000),
-    windowMs: 60_000,
-  };
-}
+/**
+ * Requests allowed per client per window (docs/operations.md "Rate limits"): generate-session per credential, the
+ * exchange per client IP, console login per client IP and email, the embed API per embed session and per client
+ * IP; the window is a minute. From SVC_RATE_LIMIT_* (core.config.ts).
+ */
+export type RateLimits = Config['rateLimits'];
 
 /** Where the counters live: in this process (the default), or in Redis, shared by every process using it. */
 export interface RateLimitStore {

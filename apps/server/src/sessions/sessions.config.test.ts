@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EMBED_LIFETIMES, embedLifetimesFromEnv, tokenTimeline } from './sessions.config.js';
+import { loadConfig } from '../core/core.config.js';
+import { DEFAULT_EMBED_LIFETIMES, tokenTimeline } from './sessions.config.js';
+
+const embedLifetimesFromEnv = (env: NodeJS.ProcessEnv) => loadConfig(env).embedLifetimes;
 
 describe('embed lifetimes (DESIGN "Lifetimes come from configuration")', () => {
   it('defaults to 5 minutes for session ids and 24 hours for tokens', () => {

@@ -11,22 +11,8 @@ export interface EmbedLifetimes {
   tokenTtlMs: number;
 }
 
+/** The defaults of SVC_EMBED_SESSION_TTL_MS and SVC_EMBED_TOKEN_TTL_MS (core.config.ts). */
 export const DEFAULT_EMBED_LIFETIMES: EmbedLifetimes = { sessionTtlMs: 5 * 60_000, tokenTtlMs: 24 * 3_600_000 };
-
-/** Reads `SVC_EMBED_SESSION_TTL_MS` and `SVC_EMBED_TOKEN_TTL_MS`; a bad value stops the start with its name. */
-export function embedLifetimesFromEnv(env: NodeJS.ProcessEnv = process.env): EmbedLifetimes {
-  const read = (name: string, fallback: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1000) throw new Error(`${name} must be a whole number of milliseconds >= 1000, got ${raw}`);
-    return value;
-  };
-  return {
-    sessionTtlMs: read('SVC_EMBED_SESSION_TTL_MS', DEFAULT_EMBED_LIFETIMES.sessionTtlMs),
-    tokenTtlMs: read('SVC_EMBED_TOKEN_TTL_MS', DEFAULT_EMBED_LIFETIMES.tokenTtlMs),
-  };
-}
 
 /** When a token issued at `issuedAtMs` nominally expires, stops being usable, and should warn (epoch ms). */
 export function tokenTimeline(lifetimes: EmbedLifetimes, issuedAtMs: number): { expiresAt: number; effectiveEnd: number; warnAt: number } {

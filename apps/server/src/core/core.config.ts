@@ -1,0 +1,217 @@
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { Type } from 'typebox';
+import type { Static, TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** A whole number at least `minimum`. */
+const whole = (minimum: number, fallback: number | undefined, description: string) =>
+  Type.Integer({ minimum, ...(fallback === undefined ? {} : { default: fallback }), description });
+/** A string that may be unset. */
+const optional = (description: string) => Type.Optional(Type.String({ minLength: 1, description }));
+
+/**
+ * Every environment variable svc reads, with its type, default and the line that documents it. `svc serve --help`
+ * and the table of docs/operations.md are written from this schema (a test compares the table with it), so none
+ * can drift from what the code reads. `docs` links to the section that says more.
+ */
+export const SETTINGS = Type.Object({
+  SVC_DATABASE_URL: Type.String({ default: 'sqlite:./data/svc.db', description: '`sqlite:PATH` or `postgres://...`: the database' }),
+  SVC_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'the port svc listens on (`0`: any free one)' }),
+  SVC_HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'the address svc listens on (`0.0.0.0`: every interface)' }),
+  SVC_LOG_LEVEL: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)), { default: 'info', description: 'pino level; at `info` and below every request is logged with its request id; at `warn` and above only failures are (each with its request id), and requests pay nothing for logging' }),
+  SVC_SQLITE_CACHE_MB: whole(1, 8, "SQLite's page cache in MiB (one connection). Reads go through a memory map of the database file; the cache holds written pages and those still in the WAL. Raise it for very large imports, which spill to the WAL past it"),
+  SVC_LISTING_CACHE_MB: Type.Number({ minimum: 0, default: 32, description: 'memory for cached pages, in MiB: workspace listings and comment thread lists; `0` turns the cache off' }),
+  SVC_JWT_SECRET: optional('HS256 secret (at least 32 bytes) for embed tokens; unset: EdDSA with a key generated at first start and kept in the database (`server_keys`); every process sharing the database must use the same setting'),
+  SVC_EMBED_SESSION_TTL_MS: whole(1000, 300_000, 'how long a minted session id can be exchanged (ms; 5 min)'),
+  SVC_EMBED_TOKEN_TTL_MS: whole(1000, 86_400_000, 'nominal embed token lifetime (ms; 24 h); the effective end is 1/24 earlier, the expiring warning 1/48 before that'),
+  SVC_EMBED_SOURCE_MAPS: Type.Boolean({ default: false, description: "serve the embed runtime's source maps (`.js.map`, the full source) under `/embed/assets/`; off: they answer 404" }),
+  SVC_DATA_ROW_CAP: whole(1, 10_000, "most rows a widget's result carries; `truncated` says when more matched"),
+  SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite worker is terminated, PostgreSQL's `statement_timeout` stops it; 504 `query_timeout`"),
+  SVC_DEMO_WAREHOUSE: Type.String({ minLength: 1, default: 'data/demo-warehouse.db', description: 'the bundled demo warehouse (SQLite), written once (`serve --demo` writes it at start), for deployments without a `dataSource`' }),
+  SVC_REQUEST_TIMEOUT_MS: whole(1, 30_000, "a request's headers and body must arrive within this (ms), else 408 and the connection is closed"),
+  SVC_IDLE_TIMEOUT_MS: whole(1, 120_000, 'a connection silent both ways for this long (ms) is closed'),
+  SVC_HANDLER_TIMEOUT_MS: whole(1, 60_000, 'a request not answered within this (ms) gets 503 `service_unavailable`'),
+  SVC_SHUTDOWN_TIMEOUT_MS: whole(1, 10_000, 'how long SIGTERM waits for requests in flight (ms) before the process exits anyway (exit code 1)'),
+  SVC_RATE_LIMIT_GENERATE_SESSION: whole(1, 1200, 'generate-session calls a minute per credential'),
+  SVC_RATE_LIMIT_EXCHANGE: whole(1, 300, 'session exchanges a minute per client IP'),
+  SVC_RATE_LIMIT_LOGIN: whole(1, 10, 'console logins a minute per client IP and email'),
+  SVC_RATE_LIMIT_EMBED_SESSION: whole(1, 1200, 'embed API calls a minute per embed session'),
+  SVC_RATE_LIMIT_EMBED_IP: whole(1, 6000, 'embed API calls a minute per client IP'),
+  SVC_REDIS_URL: optional('Redis for the rate-limit counters, shared by every process; unset: each process counts alone'),
+  SVC_REDIS_PREFIX: Type.String({ minLength: 1, default: 'svc:rate-limit:', description: "prefix of svc's keys in that Redis" }),
+  SVC_TRUST_PROXY: optional('proxies whose `X-Forwarded-For` names the client: a comma-separated list of addresses and CIDRs, a number of hops, `true` (any peer) or `false`; unset: none'),
+  SVC_METRICS_TOKEN: optional('`GET /metrics` needs `Authorization: Bearer <token>`; unset: the endpoint is off (403)'),
+  SVC_AI_BASE_URL: optional('an OpenAI-compatible endpoint (e.g. `https://api.openai.com/v1`) for the chat surface and the AI widget; unset: those surfaces say they are not set up'),
+  SVC_AI_MODEL: Type.String({ minLength: 1, default: 'gpt-4o-mini', description: 'the model asked at that endpoint' }),
+  SVC_AI_API_KEY: optional('the API key sent to that endpoint'),
+});
+
+export type SettingName = keyof Static<typeof SETTINGS>;
+export type Settings = Static<typeof SETTINGS>;
+
+/** The section of docs/operations.md that says more about a variable. */
+export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
+  SVC_DATABASE_URL: '#databases', SVC_REQUEST_TIMEOUT_MS: '#limits', SVC_IDLE_TIMEOUT_MS: '#limits', SVC_HANDLER_TIMEOUT_MS: '#limits',
+  SVC_SHUTDOWN_TIMEOUT_MS: '#shutdown', SVC_RATE_LIMIT_GENERATE_SESSION: '#rate-limits', SVC_RATE_LIMIT_EXCHANGE: '#rate-limits',
+  SVC_RATE_LIMIT_LOGIN: '#rate-limits', SVC_RATE_LIMIT_EMBED_SESSION: '#rate-limits', SVC_RATE_LIMIT_EMBED_IP: '#rate-limits',
+  SVC_REDIS_URL: '#rate-limits', SVC_TRUST_PROXY: '#rate-limits', SVC_METRICS_TOKEN: '#metrics',
+};
+
+/** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */
+export type TrustProxy = boolean | number | string;
+
+/** What svc runs with: every setting of the environment, parsed, in the shapes the code uses. */
+export interface Config {
+  settings: Settings;
+  databaseUrl: string;
+  port: number;
+  host: string;
+  logLevel: Settings['SVC_LOG_LEVEL'];
+  sqliteCacheMiB: number;
+  listingCacheBytes: number;
+  jwtSecret: string | undefined;
+  embedLifetimes: { sessionTtlMs: number; tokenTtlMs: number };
+  embedSourceMaps: boolean;
+  data: { rowCap: number; timeoutMs: number; demoWarehousePath: string };
+  timeouts: { requestMs: number; idleMs: number; handlerMs: number };
+  shutdownTimeoutMs: number;
+  rateLimits: { generateSession: number; exchange: number; login: number; embedPerSession: number; embedPerIp: number; windowMs: number };
+  rateLimitStore: { redisUrl: string | undefined; redisPrefix: string };
+  trustProxy: TrustProxy;
+  metricsToken: string | undefined;
+  ai: { baseUrl: string | undefined; model: string; apiKey: string | undefined; timeoutMs: number };
+}
+
+/** What a person reads about the expected form, from the schema (`a whole number >= 1`). */
+function expected(schema: TSchema & Record<string, unknown>): string {
+  if (schema.type === 'integer') {
+    const range = [schema.minimum === undefined ? '' : `>= ${schema.minimum}`, schema.maximum === undefined ? '' : `<= ${schema.maximum}`].filter(Boolean).join(' and ');
+    return `a whole number${range === '' ? '' : ` ${range}`}`;
+  }
+  if (schema.type === 'number') return `a number${schema.minimum === undefined ? '' : ` >= ${schema.minimum}`}`;
+  if (schema.type === 'boolean') return '`true` or `false`';
+  if (Array.isArray(schema.anyOf)) return `one of ${(schema.anyOf as Array<{ const: string }>).map((option) => option.const).join(', ')}`;
+  return 'a non-empty string';
+}
+
+/**
+ * The text of a variable as its type: strictly, where TypeBox's own conversion is lenient on purpose (it reads
+ * `0x10` as 16 and an empty string as 0). An empty variable counts as unset.
+ */
+function convert(schema: TSchema & Record<string, unknown>, raw: string): unknown {
+  if (schema.type === 'integer') return /^-?(0|[1-9][0-9]*)$/.test(raw) ? Number(raw) : raw;
+  if (schema.type === 'number') return /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(raw) ? Number(raw) : raw;
+  if (schema.type === 'boolean') return raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw;
+  return raw;
+}
+
+/** Optional settings are wrapped by TypeBox; their inner schema is what the value is checked against. */
+function schemaOf(name: SettingName): TSchema & Record<string, unknown> {
+  return SETTINGS.properties[name] as unknown as TSchema & Record<string, unknown>;
+}
+
+/**
+ * One setting from the environment, parsed and checked; a bad value stops the start with an error naming the
+ * variable, what it must be, and what it was.
+ *
+ * @example
+ * const cacheMiB = readSetting('SVC_SQLITE_CACHE_MB', process.env); // 8 when unset
+ */
+export function readSetting<N extends SettingName>(name: N, env: NodeJS.ProcessEnv = process.env): Settings[N] {
+  const schema = schemaOf(name);
+  const raw = env[name];
+  if (raw === undefined || raw === '') return schema.default as Settings[N];
+  const value = convert(schema, raw);
+  if (!Value.Check(schema, value)) throw new Error(`${name} must be ${expected(schema)}, got ${JSON.stringify(raw)}`);
+  if (name === 'SVC_TRUST_PROXY') checkTrustProxy(raw);
+  return value as Settings[N];
+}
+
+/** Every setting from the environment (see readSetting). */
+export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const names = Object.keys(SETTINGS.properties) as SettingName[];
+  return Object.fromEntries(names.map((name) => [name, readSetting(name, env)])) as Settings;
+}
+
+function checkTrustProxy(raw: string): void {
+  const value = raw.trim();
+  if (value === 'true' || value === 'false' || /^\d+$/.test(value)) return;
+  const bad = value.split(',').map((part) => part.trim()).find((part) => !/^[0-9A-Fa-f.:]+(\/\d{1,3})?$/.test(part) || isIP(part.split('/')[0]!) === 0);
+  if (bad !== undefined) throw new Error(`SVC_TRUST_PROXY must be true, false, a number of hops or a comma-separated list of addresses and CIDRs; "${bad}" is none of these`);
+}
+
+/** SVC_TRUST_PROXY as Fastify takes it: false, true, a number of hops, or `addresses,CIDRs`. */
+function trustProxyOf(raw: string | undefined): TrustProxy {
+  const value = raw?.trim();
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value.split(',').map((part) => part.trim()).join(',');
+}
+
+/**
+ * svc's whole configuration from the environment. `svc serve` reads it once; `buildApp` reads it for whatever
+ * its caller did not set.
+ *
+ * @example
+ * const config = loadConfig(process.env);
+ * const app = await buildApp({ db, logger: { level: config.logLevel } });
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const s = readSettings(env);
+  return {
+    settings: s,
+    databaseUrl: s.SVC_DATABASE_URL,
+    port: s.SVC_PORT,
+    host: s.SVC_HOST,
+    logLevel: s.SVC_LOG_LEVEL,
+    sqliteCacheMiB: s.SVC_SQLITE_CACHE_MB,
+    listingCacheBytes: Math.round(s.SVC_LISTING_CACHE_MB * 1024 * 1024),
+    jwtSecret: s.SVC_JWT_SECRET,
+    embedLifetimes: { sessionTtlMs: s.SVC_EMBED_SESSION_TTL_MS, tokenTtlMs: s.SVC_EMBED_TOKEN_TTL_MS },
+    embedSourceMaps: s.SVC_EMBED_SOURCE_MAPS,
+    data: { rowCap: s.SVC_DATA_ROW_CAP, timeoutMs: s.SVC_DATA_TIMEOUT_MS, demoWarehousePath: resolve(s.SVC_DEMO_WAREHOUSE) },
+    timeouts: { requestMs: s.SVC_REQUEST_TIMEOUT_MS, idleMs: s.SVC_IDLE_TIMEOUT_MS, handlerMs: s.SVC_HANDLER_TIMEOUT_MS },
+    shutdownTimeoutMs: s.SVC_SHUTDOWN_TIMEOUT_MS,
+    rateLimits: {
+      generateSession: s.SVC_RATE_LIMIT_GENERATE_SESSION,
+      exchange: s.SVC_RATE_LIMIT_EXCHANGE,
+      login: s.SVC_RATE_LIMIT_LOGIN,
+      embedPerSession: s.SVC_RATE_LIMIT_EMBED_SESSION,
+      embedPerIp: s.SVC_RATE_LIMIT_EMBED_IP,
+      windowMs: 60_000,
+    },
+    rateLimitStore: { redisUrl: s.SVC_REDIS_URL, redisPrefix: s.SVC_REDIS_PREFIX },
+    trustProxy: trustProxyOf(s.SVC_TRUST_PROXY),
+    metricsToken: s.SVC_METRICS_TOKEN,
+    ai: { baseUrl: s.SVC_AI_BASE_URL, model: s.SVC_AI_MODEL, apiKey: s.SVC_AI_API_KEY, timeoutMs: 60_000 },
+  };
+}
+
+/** The default shown for a variable: its default value, or "unset". */
+function shownDefault(name: SettingName): string {
+  const fallback = schemaOf(name).default;
+  return fallback === undefined ? 'unset' : `\`${String(fallback)}\``;
+}
+
+/** The variables as `svc serve --help` prints them: name, default, description, one block each. */
+export function describeSettingsForHelp(): string {
+  return (Object.keys(SETTINGS.properties) as SettingName[]).map((name) => {
+    const fallback = shownDefault(name).replaceAll('`', '');
+    const description = String(schemaOf(name).description).replaceAll('`', '');
+    return `  ${name} (default: ${fallback})\n      ${description}`;
+  }).join('\n');
+}
+
+/** The Markdown table of docs/operations.md "Settings", row for row. */
+export function describeSettingsAsMarkdown(): string {
+  const rows = (Object.keys(SETTINGS.properties) as SettingName[]).map((name) => {
+    const more = SETTING_DOCS[name];
+    const description = String(schemaOf(name).description) + (more === undefined ? '' : ` ([more](${more}))`);
+    return `| \`${name}\` | ${shownDefault(name)} | ${description} |`;
+  });
+  return ['| variable | default | what |', '|---|---|---|', ...rows].join('\n');
+}
