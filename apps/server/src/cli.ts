@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { importFile, ImportError } from './accounts/accounts.import.js';
 import { digestSecret, generateApiKey } from './accounts/accounts.keys.js';
-import { insertApiKeyForEmail } from './accounts/accounts.store.js';
+import { findFirstDeploymentOfTenant, hasAnyAccount, insertApiKeyForEmail } from './accounts/accounts.store.js';
 import { buildApp } from './app.js';
 import { describeSettingsForHelp, loadConfig } from './core/core.config.js';
 import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
@@ -89,7 +89,7 @@ async function serve(args: string[]): Promise<number> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
   const address = await app.listen({ port, host });
-  const demo = values.demo ? await demoDeployment(db) : undefined;
+  const demo = values.demo ? await findFirstDeploymentOfTenant(db.kysely, 'demo') : undefined;
   const lines = [`svc listening on ${address} (database ${describeDatabaseUrl(url)})`, `  API reference: ${address}/docs`];
   if (db.dialect === 'postgres' && config.rateLimitStore.redisUrl === undefined) {
     // PostgreSQL is what several processes share; their rate limits do not add up without a shared store.
@@ -107,8 +107,7 @@ async function serve(args: string[]): Promise<number> {
 }
 
 async function loadDemoIfEmpty(db: Db): Promise<void> {
-  const any = await db.kysely.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
-  if (any) return;
+  if (await hasAnyAccount(db.kysely)) return;
   await importInto(db, JSON.parse(readFileSync(DEMO_FILE, 'utf8')));
 }
 
@@ -117,17 +116,6 @@ async function importInto(db: Db, input: unknown): Promise<{ refs: Record<string
   const imported = await importFile(db.kysely, input);
   await compactNameSearchIndex(db.kysely, db.dialect);
   return imported;
-}
-
-async function demoDeployment(db: Db): Promise<number | undefined> {
-  const row = await db.kysely
-    .selectFrom('deployments as d')
-    .innerJoin('accounts as a', 'a.id', 'd.account_id')
-    .select('d.id')
-    .where('a.tenant_name', '=', 'demo')
-    .orderBy('d.id')
-    .executeTakeFirst();
-  return row?.id;
 }
 
 async function runImport(args: string[]): Promise<number> {

@@ -67,6 +67,36 @@ export async function findDeploymentInAccount(db: Kysely<Database>, accountId: n
   return row?.id;
 }
 
+/** A deployment's data source and semantic views (JSON text), or undefined when the account has no such deployment. */
+export async function findDeploymentData(db: Kysely<Database>, accountId: number, deploymentId: number): Promise<{ data_source: string | null; semantic_views: string | null } | undefined> {
+  return db.selectFrom('deployments').select(['data_source', 'semantic_views'])
+    .where('account_id', '=', accountId).where('id', '=', deploymentId)
+    .executeTakeFirst();
+}
+
+/** The account's tenant name (its default embed tenant's name). */
+export async function findTenantName(db: Kysely<Database>, accountId: number): Promise<string> {
+  const account = await db.selectFrom('accounts').select('tenant_name').where('id', '=', accountId).executeTakeFirstOrThrow();
+  return account.tenant_name;
+}
+
+/** Whether the database holds any account (`serve --demo` loads the demo into an empty one only). */
+export async function hasAnyAccount(db: Kysely<Database>): Promise<boolean> {
+  return (await db.selectFrom('accounts').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** The first deployment of the account with this tenant name (the demo's, for the start-up hint), or undefined. */
+export async function findFirstDeploymentOfTenant(db: Kysely<Database>, tenantName: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('deployments as d')
+    .innerJoin('accounts as a', 'a.id', 'd.account_id')
+    .select('d.id')
+    .where('a.tenant_name', '=', tenantName)
+    .orderBy('d.id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
 /** Marks a change to the account's shared workspace data: every cached listing of the account is stale. */
 export async function bumpAccountDataVersion(db: Kysely<Database>, accountId: number): Promise<void> {
   await db.updateTable('accounts').set((eb) => ({ data_version: eb('data_version', '+', 1) })).where('id', '=', accountId).execute();

@@ -17,7 +17,7 @@ import { parseSemanticQuery } from './data.query.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
 import { applyColumnFormats, applyComparison, checkComparison, fillMissingRows } from './data.results.js';
 import type { PeriodComparison, QueryResult } from './data.results.js';
-import { findDeploymentData } from './data.store.js';
+import { findDeploymentData } from '../accounts/accounts.store.js';
 import { isTimeZoneName } from './data.timezone.js';
 import type { WarehouseRegistry } from './data.warehouse.js';
 

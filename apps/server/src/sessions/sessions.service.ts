@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { digestSecret, toBase62 } from '../accounts/accounts.keys.js';
 import { isAdmin } from '../accounts/accounts.principal.js';
 import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
-import { findDeploymentInAccount, findEmbedAccountSettings } from '../accounts/accounts.store.js';
+import { findDeploymentInAccount, findEmbedAccountSettings, findTenantName } from '../accounts/accounts.store.js';
 import { AppError } from '../http/http.errors.js';
 import { isoTimestamp } from '../http/http.context.js';
 import type { ServiceContext } from '../http/http.context.js';
@@ -57,10 +57,9 @@ export function requireAdmin(principal: PlatformUserPrincipal): void {
   if (!isAdmin(principal)) throw new AppError('forbidden', 'this needs the API key of an admin; this key belongs to a member', 'Authorization');
 }
 
+/** The embed tenant a call names, or the account's default one (its tenant name). */
 async function tenantNameOf(db: Kysely<Database>, accountId: number, given: string | undefined): Promise<string> {
-  if (given !== undefined) return given;
-  const account = await db.selectFrom('accounts').select('tenant_name').where('id', '=', accountId).executeTakeFirstOrThrow();
-  return account.tenant_name;
+  return given ?? findTenantName(db, accountId);
 }
 
 /**

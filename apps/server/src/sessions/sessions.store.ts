@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/db.schema.js';
 import { foldSearchKey } from '../db/db.search-key.js';
 
@@ -137,4 +137,16 @@ export async function deleteEmbedUser(db: Kysely<Database>, accountId: number, e
 /** The embedTheme and settings (JSON text) a session was minted with. */
 export async function findSessionPresentation(db: Kysely<Database>, accountId: number, sessionRowId: number): Promise<{ theme: string; settings: string } | undefined> {
   return db.selectFrom('embed_sessions').select(['theme', 'settings']).where('account_id', '=', accountId).where('id', '=', sessionRowId).executeTakeFirst();
+}
+
+export type ServerKeyRow = Selectable<Database['server_keys']>;
+
+/** The server's signing key of this name, or undefined before the first start made one. */
+export async function findServerKey(db: Kysely<Database>, name: string): Promise<ServerKeyRow | undefined> {
+  return db.selectFrom('server_keys').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+/** Stores a signing key unless one of this name exists (processes racing at first start: one insert wins). */
+export async function insertServerKeyIfAbsent(db: Kysely<Database>, row: Insertable<Database['server_keys']>): Promise<void> {
+  await db.insertInto('server_keys').values(row).onConflict((oc) => oc.column('name').doNothing()).execute();
 }

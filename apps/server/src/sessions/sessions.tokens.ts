@@ -2,6 +2,7 @@ import { SignJWT, calculateJwkThumbprint, errors, exportJWK, generateKeyPair, im
 import type { CryptoKey, JWK, JWTPayload } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/db.schema.js';
+import { findServerKey, insertServerKeyIfAbsent } from './sessions.store.js';
 
 export const TOKEN_ISSUER = 'svc';
 export const TOKEN_AUDIENCE = 'svc-embed';
@@ -84,17 +85,18 @@ export async function loadTokenSigner(db: Kysely<Database>, secret: string | und
     if (bytes.length < 32) throw new Error('SVC_JWT_SECRET must be at least 32 bytes long');
     return signer('HS256', bytes, bytes, 'hs256');
   }
-  let row = await db.selectFrom('server_keys').selectAll().where('name', '=', KEY_NAME).executeTakeFirst();
+  let row = await findServerKey(db, KEY_NAME);
   if (row === undefined) {
     const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-    await db.insertInto('server_keys').values({
+    await insertServerKeyIfAbsent(db, {
       name: KEY_NAME,
       algorithm: 'EdDSA',
       private_jwk: JSON.stringify(await exportJWK(privateKey)),
       public_jwk: JSON.stringify(await exportJWK(publicKey)),
       created_at: now().toISOString(),
-    }).onConflict((oc) => oc.column('name').doNothing()).execute();
-    row = await db.selectFrom('server_keys').selectAll().where('name', '=', KEY_NAME).executeTakeFirstOrThrow();
+    });
+    row = await findServerKey(db, KEY_NAME);
+    if (row === undefined) throw new Error('the signing key was stored but cannot be read back');
   }
   const publicJwk = JSON.parse(row.public_jwk) as JWK;
   const privateKey = await importJWK(JSON.parse(row.private_jwk) as JWK, 'EdDSA');
