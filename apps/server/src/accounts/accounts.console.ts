@@ -5,6 +5,7 @@ import type { ServiceContext } from '../http/http.context.js';
 import { digestSecret, toBase62 } from './accounts.keys.js';
 import { hashPassword, verifyPassword } from './accounts.passwords.js';
 import { findLoginCandidates, insertConsoleSession, revokeConsoleSession } from './accounts.store.js';
+import { normalizeEmail } from './accounts.identity.js';
 
 export const CONSOLE_COOKIE = 'svc_console';
 export const CONSOLE_SESSION_PREFIX = 'cs_';
@@ -25,7 +26,7 @@ export interface LoginResult {
  * email in several accounts needs `tenantName` (400 naming it).
  */
 export async function login(ctx: ServiceContext, input: { email: string; password: string; tenantName?: string | undefined }): Promise<LoginResult> {
-  const email = input.email.trim().toLowerCase();
+  const email = normalizeEmail(input.email);
   const candidates = await findLoginCandidates(ctx.db, email, input.tenantName);
   if (candidates.length > 1) {
     throw new AppError('invalid_body', 'this email belongs to users of several accounts: send tenantName too', 'tenantName');

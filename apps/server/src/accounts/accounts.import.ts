@@ -8,6 +8,7 @@ import { digestSecret } from './accounts.keys.js';
 import { hashPassword } from './accounts.passwords.js';
 import { importFileSchema } from './accounts.import-schema.js';
 import type { ImportAccount, ImportDashboard, ImportFile, ImportItem } from './accounts.import-schema.js';
+import { normalizeEmail, normalizeExternalId } from './accounts.identity.js';
 
 /** A rejected import file: the JSON path of the first bad entry, and why. Nothing was written. */
 export class ImportError extends Error {
@@ -97,7 +98,7 @@ function checkFile(file: ImportFile, now: string): Map<ImportItem, PlannedItem> 
       const up = `${ap}.users[${u}]`;
       claimRef(user.ref, up);
       if (user.ref !== undefined) userRefs.add(user.ref);
-      const email = user.email.trim().toLowerCase();
+      const email = normalizeEmail(user.email);
       if (emails.has(email)) throw new ImportError(`${up}.email`, `duplicate email "${email}" in this account`);
       emails.add(email);
       (user.apiKeys ?? []).forEach((key, k) => {
@@ -188,7 +189,7 @@ function checkFile(file: ImportFile, now: string): Map<ImportItem, PlannedItem> 
       (tenant.users ?? []).forEach((user, u) => {
         const up = `${tp}.users[${u}]`;
         claimRef(user.ref, up);
-        const externalId = user.externalId.trim().toLowerCase();
+        const externalId = normalizeExternalId(user.externalId);
         if (externalId === '') throw new ImportError(`${up}.externalId`, 'is empty');
         if (externalIds.has(externalId)) throw new ImportError(`${up}.externalId`, `duplicate externalId "${externalId}" in this embed tenant`);
         externalIds.add(externalId);
@@ -242,7 +243,7 @@ async function writeAccount(trx: Transaction<Database>, account: ImportAccount, 
     const password = user.password === undefined ? null : await hashPassword(user.password);
     const { id } = await trx.insertInto('users')
       .values({
-        account_id: accountId, email: user.email.trim().toLowerCase(), first_name: user.firstName ?? null,
+        account_id: accountId, email: normalizeEmail(user.email), first_name: user.firstName ?? null,
         picture: user.picture ?? null, role: user.role, password_digest: password, created_at: now,
       })
       .returning('id').executeTakeFirstOrThrow();
@@ -360,7 +361,7 @@ async function writeAccount(trx: Transaction<Database>, account: ImportAccount, 
       await trx.insertInto('embed_tenants').values({ account_id: accountId, name: tenant.name, created_at: now }).returning('id').executeTakeFirstOrThrow()
     ).id;
     for (const user of tenant.users ?? []) {
-      const externalId = user.externalId.trim().toLowerCase();
+      const externalId = normalizeExternalId(user.externalId);
       const { id } = await trx.insertInto('embed_users')
         .values({
           account_id: accountId, embed_tenant_id: tenantId, external_id: externalId, username: user.username ?? externalId,

@@ -6,6 +6,7 @@ import type { ServiceContext } from '../http/http.context.js';
 import { rateLimitFor } from '../http/http.rate-limit.js';
 import { ErrorResponse } from '../http/http.schema.js';
 import { CONSOLE_COOKIE, login, logout } from './accounts.console.js';
+import { normalizeEmail } from './accounts.identity.js';
 
 const LoginBody = Type.Object({
   email: Type.String({ minLength: 3, maxLength: 320 }),
@@ -50,7 +51,7 @@ export function accountRoutes(ctx: ServiceContext, loginLimit: { max: number; wi
       },
       config: rateLimitFor(loginLimit.max, loginLimit.windowMs, (request) => {
         const body = request.body as { email?: unknown } | undefined;
-        return `login:${request.ip}:${typeof body?.email === 'string' ? body.email.trim().toLowerCase() : ''}`;
+        return `login:${request.ip}:${typeof body?.email === 'string' ? normalizeEmail(body.email) : ''}`;
       }, 'preHandler'),
     }, async (request, reply) => {
       const result = await login(ctx, request.body);

@@ -1,6 +1,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from '../db/db.schema.js';
 import type { PlatformUserPrincipal } from './accounts.principal.js';
+import { normalizeEmail } from './accounts.identity.js';
 
 function keyLookup(db: Kysely<Database>, digest: string) {
   return db
@@ -46,7 +47,7 @@ export async function insertApiKeyForEmail(
     .selectFrom('users as u')
     .innerJoin('accounts as a', 'a.id', 'u.account_id')
     .select(['u.id', 'u.account_id'])
-    .where('u.email', '=', email.trim().toLowerCase());
+    .where('u.email', '=', normalizeEmail(email));
   if (tenantName !== undefined) query = query.where('a.tenant_name', '=', tenantName);
   const users = await query.execute();
   if (users.length === 0) return 'none';

@@ -28,6 +28,7 @@ import {
   upsertEmbedUser,
 } from './sessions.store.js';
 import type { TokenSigner } from './sessions.tokens.js';
+import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identity.js';
 
 /** What the session services need beyond the database: lifetimes and the token signer. */
 export interface SessionContext extends ServiceContext {
@@ -74,7 +75,7 @@ export async function generateSession(ctx: SessionContext, principal: PlatformUs
     const field = body.externalId === undefined ? 'externalId' : 'internalId';
     throw new AppError('invalid_body', 'send exactly one of externalId (a viewer of your product) or internalId (a platform user\'s email)', field);
   }
-  const externalId = body.externalId?.trim().toLowerCase();
+  const externalId = (body.externalId === undefined ? undefined : normalizeExternalId(body.externalId));
   if (externalId === '') throw new AppError('invalid_body', 'body externalId must not be blank', 'externalId');
   if (body.internalId !== undefined && body.embedTenantName !== undefined) {
     throw new AppError('invalid_body', 'an internalId session has no embed tenant: leave embedTenantName out', 'embedTenantName');
@@ -97,7 +98,7 @@ export async function generateSession(ctx: SessionContext, principal: PlatformUs
         username: body.username, email: body.email, firstName: body.firstName, groups: body.groups, userAttributes: body.userAttributes as Record<string, unknown> | undefined,
       }, nowIso);
     } else {
-      const email = body.internalId!.trim().toLowerCase();
+      const email = normalizeEmail(body.internalId!);
       userId = (await findUserIdByEmail(trx, accountId, email)) ?? null;
       if (userId === null) throw new AppError('not_found', `no platform user with email ${email} in this account`, 'internalId');
     }
@@ -173,7 +174,7 @@ export async function revokeSessions(ctx: SessionContext, principal: PlatformUse
     return;
   }
   const tenantName = await tenantNameOf(ctx.db, accountId, body.embedTenantName);
-  const embedUserId = await findEmbedUserId(ctx.db, accountId, tenantName, body.externalId!.trim().toLowerCase());
+  const embedUserId = await findEmbedUserId(ctx.db, accountId, tenantName, normalizeExternalId(body.externalId!));
   if (embedUserId !== undefined) await revokeAndPropagate(ctx, accountId, () => revokeSessionsOfEmbedUser(ctx.db, accountId, embedUserId, now));
 }
 
