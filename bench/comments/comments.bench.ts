@@ -7,7 +7,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { encodeCursor, fingerprintQuery } from '../../apps/server/src/http/http.cursor.js';
+import { encodeCursor, fingerprintQuery } from '../../apps/server/src/core/core.cursor.js';
 import { T, bulkWriter } from '../bulk.js';
 import type { Row } from '../bulk.js';
 import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, writeResults, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';

@@ -6,7 +6,7 @@ import { loadConfig } from './core/core.config.js';
 import type { Config, TrustProxy } from './core/core.config.js';
 import type { Db } from './db/db.database.js';
 import { registerAuthentication } from './http/http.auth.js';
-import type { ServiceContext } from './http/http.context.js';
+import type { ServiceContext } from './core/core.context.js';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { registerDrain } from './http/http.drain.js';
 import { registerSecurityHeaders } from './http/http.security-headers.js';

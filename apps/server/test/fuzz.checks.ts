@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/db.schema.js';
-import { statusByCode } from '../src/http/http.errors.js';
+import { statusByCode } from '../src/core/core.errors.js';
 import { isRecord } from './fuzz.types.js';
 import type { FuzzRequest } from './fuzz.types.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { AppError } from '../http/http.errors.js';
-import { isoTimestamp } from '../http/http.context.js';
-import type { ServiceContext } from '../http/http.context.js';
+import { AppError } from '../core/core.errors.js';
+import { isoTimestamp } from '../core/core.context.js';
+import type { ServiceContext } from '../core/core.context.js';
 import { digestSecret, toBase62 } from './accounts.keys.js';
 import { hashPassword, verifyPassword } from './accounts.passwords.js';
 import { findLoginCandidates, insertConsoleSession, revokeConsoleSession } from './accounts.store.js';

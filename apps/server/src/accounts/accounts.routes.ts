@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { consoleCookieOf } from '../http/http.auth.js';
-import type { ServiceContext } from '../http/http.context.js';
+import type { ServiceContext } from '../core/core.context.js';
 import { rateLimitFor } from '../http/http.rate-limit.js';
-import { ErrorResponse } from '../http/http.schema.js';
+import { ErrorResponse } from '../core/core.schema.js';
 import { CONSOLE_COOKIE, login, logout } from './accounts.console.js';
 import { normalizeEmail } from './accounts.identity.js';
 

@@ -1,5 +1,5 @@
 import type { Principal } from '../accounts/accounts.principal.js';
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 
 /**
  * An embed user of an embed tenant: the only caller the comments API serves (SPEC "Authentication", Comments 1

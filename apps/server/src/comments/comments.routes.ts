@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { ServiceContext } from '../http/http.context.js';
+import type { ServiceContext } from '../core/core.context.js';
 import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { requireCommenter } from './comments.policy.js';

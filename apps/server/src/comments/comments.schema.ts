@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { ErrorResponse, Nullable, PageInfo } from '../http/http.schema.js';
+import { ErrorResponse, Nullable, PageInfo } from '../core/core.schema.js';
 
 /** SPEC Limits: a comment body is 1 to 10,000 characters, counted in Unicode code points (docs/decisions.md). */
 export const MAX_BODY_CHARACTERS = 10_000;

@@ -1,10 +1,10 @@
 import { requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import type { DashboardRow } from '../dashboards/dashboards.store.js';
 import { foldSearchKey } from '../db/db.search-key.js';
-import { isoTimestamp } from '../http/http.context.js';
-import type { ServiceContext } from '../http/http.context.js';
-import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../http/http.cursor.js';
-import { AppError } from '../http/http.errors.js';
+import { isoTimestamp } from '../core/core.context.js';
+import type { ServiceContext } from '../core/core.context.js';
+import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
+import { AppError } from '../core/core.errors.js';
 import { canDelete, canEdit, canResolve, isOwnComment } from './comments.policy.js';
 import type { Commenter } from './comments.policy.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './comments.schema.js';

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAuthenticated } from '../http/http.auth.js';
-import type { ServiceContext } from '../http/http.context.js';
-import { ErrorResponse } from '../http/http.schema.js';
+import type { ServiceContext } from '../core/core.context.js';
+import { ErrorResponse } from '../core/core.schema.js';
 import { Dashboard } from './dashboards.schema.js';
 import { readDashboard, readWorkbookDashboard } from './dashboards.service.js';
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Static, TSchema } from 'typebox';
-import { Nullable } from '../http/http.schema.js';
+import { Nullable } from '../core/core.schema.js';
 
 const AnyObject = Type.Object({}, { additionalProperties: true });
 const BreakpointKeys = ['lg', 'md', 'sm', 'xs', 'xxs'] as const;

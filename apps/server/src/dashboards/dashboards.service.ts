@@ -1,7 +1,7 @@
 import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 import { canReachItem } from '../workspace/workspace.service.js';
-import type { ServiceContext } from '../http/http.context.js';
+import type { ServiceContext } from '../core/core.context.js';
 import { presentDashboard } from './dashboards.presenter.js';
 import type { Dashboard } from './dashboards.schema.js';
 import { findDashboardByPublicId, findDashboardByWorkbook, selectReportSnapshots } from './dashboards.store.js';

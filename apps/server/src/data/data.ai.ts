@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 import { findSessionPresentation } from '../sessions/sessions.store.js';
 import type { SemanticModel } from './data.model.js';
 import { parseSemanticQuery, SemanticQuery } from './data.query.js';

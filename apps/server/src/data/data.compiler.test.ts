@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachWarehouse, demoRows } from '../../test/warehouse.js';
 import type { WarehouseContext } from '../../test/warehouse.js';
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 import { compileSemanticQuery } from './data.compiler.js';
 import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
 import type { DemoOrder } from './data.demo-warehouse.js';

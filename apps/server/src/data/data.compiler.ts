@@ -2,7 +2,7 @@ import {
   DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql,
 } from 'kysely';
 import type { RawBuilder } from 'kysely';
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 import { parseDate, endOf, parseDateRange } from './data.dates.js';
 import type { Interval } from './data.dates.js';
 import type { SemanticModel } from './data.model.js';

@@ -1,4 +1,4 @@
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 import { localToInstant, offsetAt } from './data.timezone.js';
 
 /**

@@ -1,4 +1,4 @@
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 
 /**
  * The semantic layer: views over a table (or a SELECT) of a deployment's data source that declare the members a

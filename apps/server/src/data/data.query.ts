@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 import { GRANULARITIES } from './data.model.js';
 
 /**

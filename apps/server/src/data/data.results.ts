@@ -1,4 +1,4 @@
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 import { addPeriods, formatBucket, isPeriodUnit, parseBucket, truncateWall } from './data.calendar.js';
 import type { ResultColumn } from './data.compiler.js';
 import type { ColumnFormat } from './data.model.js';

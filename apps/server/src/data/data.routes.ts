@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAuthenticated } from '../http/http.auth.js';
-import { ErrorResponse } from '../http/http.schema.js';
+import { ErrorResponse } from '../core/core.schema.js';
 import { answerQuestion } from './data.ai.js';
 import type { AiQueryRequest, AiSettings } from './data.ai.js';
 import { AiAnswer, AiQueryBody, AppQueryBody, AppQueryResult, WidgetDataBody, WidgetDataResponse } from './data.schema.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Nullable } from '../http/http.schema.js';
+import { Nullable } from '../core/core.schema.js';
 import { GRANULARITIES } from './data.model.js';
 import { SemanticQuery } from './data.query.js';
 

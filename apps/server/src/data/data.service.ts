@@ -4,8 +4,8 @@ import { parseJson, presentReportSnapshot } from '../dashboards/dashboards.prese
 import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
 import { readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import { selectReportSnapshots } from '../dashboards/dashboards.store.js';
-import type { ServiceContext } from '../http/http.context.js';
-import { AppError } from '../http/http.errors.js';
+import type { ServiceContext } from '../core/core.context.js';
+import { AppError } from '../core/core.errors.js';
 import { formatBucket, parseBucket, addPeriods, shiftInstant } from './data.calendar.js';
 import { compileSemanticQuery } from './data.compiler.js';
 import type { CompiledSemanticQuery, ResultColumn } from './data.compiler.js';

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
-import { AppError } from '../http/http.errors.js';
+import { AppError } from '../core/core.errors.js';
 import type { DataSourceConfig } from './data.model.js';
 import type { WarehouseDialect } from './data.compiler.js';
 

@@ -5,12 +5,12 @@ import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accoun
 import { CONSOLE_COOKIE, CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
 import { findConsoleSession, findPlatformUserByKeyDigest } from '../accounts/accounts.store.js';
 import type { ConsoleSession } from '../accounts/accounts.store.js';
-import { isoTimestamp } from './http.context.js';
+import { isoTimestamp } from '../core/core.context.js';
 import type { ChangeFeed } from '../db/db.database.js';
 import { loadEmbedPrincipal } from '../sessions/sessions.service.js';
 import type { EmbedTokenClaims, TokenSigner } from '../sessions/sessions.tokens.js';
-import type { ServiceContext } from './http.context.js';
-import { AppError } from './http.errors.js';
+import type { ServiceContext } from '../core/core.context.js';
+import { AppError } from '../core/core.errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

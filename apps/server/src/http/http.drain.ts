@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError, errorBody } from './http.errors.js';
+import { AppError, errorBody } from '../core/core.errors.js';
 
 /**
  * How svc drains on `app.close()` (SIGTERM in `svc serve`; docs/operations.md "Shutdown"):

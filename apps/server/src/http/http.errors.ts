@@ -2,81 +2,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-
-/** Every error code the API can answer with. Adding one without a status is a compile error. */
-export type AppErrorCode =
-  | 'invalid_parameter'
-  | 'invalid_body'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'uri_too_long'
-  | 'unsupported_media_type'
-  | 'too_many_requests'
-  | 'invalid_query'
-  | 'query_timeout'
-  | 'bad_gateway'
-  | 'internal_error'
-  | 'service_unavailable'
-  | 'invalid_request'
-  | 'request_timeout'
-  | 'header_fields_too_large';
-
-export const statusByCode: Record<AppErrorCode, number> = {
-  invalid_parameter: 400,
-  invalid_body: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  payload_too_large: 413,
-  uri_too_long: 414,
-  unsupported_media_type: 415,
-  too_many_requests: 429,
-  invalid_query: 422,
-  query_timeout: 504,
-  bad_gateway: 502,
-  internal_error: 500,
-  service_unavailable: 503,
-  invalid_request: 400,
-  request_timeout: 408,
-  header_fields_too_large: 431,
-};
-
-/**
- * The one error class of svc. Services throw it; the HTTP error handler turns it into the DESIGN.md error body.
- *
- * @example
- * throw new AppError('invalid_parameter', 'first must be at least 1', 'first');
- */
-export class AppError extends Error {
-  readonly code: AppErrorCode;
-  readonly field: string | undefined;
-
-  constructor(code: AppErrorCode, message: string, field?: string) {
-    super(message);
-    this.name = 'AppError';
-    this.code = code;
-    this.field = field;
-  }
-
-  get status(): number {
-    return statusByCode[this.code];
-  }
-}
-
-/** The error body of DESIGN.md (plus `field` when one field is at fault). */
-export interface ErrorBody {
-  error: { status: number; code: AppErrorCode; message: string; field?: string };
-}
-
-export function errorBody(error: AppError): ErrorBody {
-  const body: ErrorBody = { error: { status: error.status, code: error.code, message: error.message } };
-  if (error.field !== undefined) body.error.field = error.field;
-  return body;
-}
+import { AppError, errorBody } from '../core/core.errors.js';
+import type { AppErrorCode } from '../core/core.errors.js';
 
 interface ValidationIssue {
   instancePath: string;

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { isDatabaseReachable } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
-import { AppError, errorBody } from './http.errors.js';
-import { ErrorResponse } from './http.schema.js';
+import { AppError, errorBody } from '../core/core.errors.js';
+import { ErrorResponse } from '../core/core.schema.js';
 
 const Status = Type.Object({ status: Type.Literal('ok') });
 

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { digestSecret } from '../accounts/accounts.keys.js';
 import type { Config } from '../core/core.config.js';
-import { AppError } from './http.errors.js';
+import { AppError } from '../core/core.errors.js';
 
 /**
  * Requests allowed per client per window (docs/operations.md "Rate limits"): generate-session per credential, the

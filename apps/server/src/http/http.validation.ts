@@ -1,6 +1,6 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { AppError } from './http.errors.js';
+import { AppError } from '../core/core.errors.js';
 
 type BuildValidator = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>;
 /** What the pool builds at run time (its published type says otherwise): a compiler of one route part's schema. */

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { ErrorResponse } from '../http/http.schema.js';
+import { ErrorResponse } from '../core/core.schema.js';
 
 /** DESIGN "Generate Session": embed tenant names. */
 export const EMBED_TENANT_NAME_PATTERN = '^[a-z][a-z0-9-]{0,34}[a-z0-9]$';

@@ -1,6 +1,6 @@
-import { decodeCursor as decodeCursorParts, encodeCursor as encodeCursorParts, invalidCursor, isCursorId } from '../http/http.cursor.js';
+import { decodeCursor as decodeCursorParts, encodeCursor as encodeCursorParts, invalidCursor, isCursorId } from '../core/core.cursor.js';
 
-export { fingerprintQuery } from '../http/http.cursor.js';
+export { fingerprintQuery } from '../core/core.cursor.js';
 
 /**
  * A keyset position in the listing: which phase of the order (folders, then non-folders, then never-viewed

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { requirePlatformUser } from '../http/http.auth.js';
-import type { ServiceContext } from '../http/http.context.js';
+import type { ServiceContext } from '../core/core.context.js';
 import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { listWorkspace, recordView, setFavorite } from './workspace.service.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import { Dashboard, DashboardConfig } from '../dashboards/dashboards.schema.js';
-import { ErrorResponse, Nullable, PageInfo } from '../http/http.schema.js';
+import { ErrorResponse, Nullable, PageInfo } from '../core/core.schema.js';
 
 export const WORKSPACE_ITEM_TYPES = ['FOLDER', 'WORKBOOK', 'REPORT'] as const;
 export const ORDER_BY_FIELDS = ['updated_at', 'created_at', 'name', 'viewer_last_viewed_at'] as const;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { AppError } from './http.errors.js';
-import type { PageInfo } from './http.schema.js';
+import { AppError } from './core.errors.js';
+import type { PageInfo } from './core.schema.js';
 
 const CURSOR_VERSION = 1;
 const MAX_CURSOR_LENGTH = 1024;
