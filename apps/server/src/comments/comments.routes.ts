@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import type { ServiceContext } from '../core/core.context.js';
 import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
@@ -11,10 +10,10 @@ import {
   ThreadListQuery, commentErrorResponses,
 } from './comments.schema.js';
 import { deleteComment, editComment, listMentionableUsers, openThreadList, postComment, resolveThread } from './comments.service.js';
+import { NoContent } from '../core/core.schema.js';
 
 const security: Record<string, string[]>[] = [{ embedToken: [] }, { bearerAuth: [] }];
 const tags = ['Embed comments'];
-const NoContent = Type.Null({ description: 'No Content' });
 
 const commenterOf = (request: FastifyRequest): Commenter => requireCommenter(request.principal, request.headers.authorization !== undefined);
 

@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { ErrorResponse, Nullable, PageInfo } from '../core/core.schema.js';
+import { ErrorResponse, Id, MAX_ROW_ID, Nullable, PageInfo } from '../core/core.schema.js';
 
 /** SPEC Limits: a comment body is 1 to 10,000 characters, counted in Unicode code points (docs/decisions.md). */
 export const MAX_BODY_CHARACTERS = 10_000;
 /** SPEC Limits: `first` of the thread list and the mentionable users. */
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 200;
-const MAX_INT = 2147483647;
 
 const Timestamp = Type.String({ format: 'date-time' });
 const First = Type.Integer({ minimum: 1, description: `Page size: default ${DEFAULT_PAGE_SIZE}, above ${MAX_PAGE_SIZE} clamped to ${MAX_PAGE_SIZE}, below 1 a 400` });
@@ -20,7 +19,7 @@ export const CommentParams = Type.Object({
 });
 export const CommentIdParams = Type.Object({
   publicId: Type.String({ minLength: 1, maxLength: 200 }),
-  commentId: Type.Integer({ minimum: 1, maximum: MAX_INT }),
+  commentId: Id,
 });
 
 export const ThreadListQuery = Type.Object({
@@ -40,7 +39,7 @@ export type MentionableUsersQuery = Static<typeof MentionableUsersQuery>;
 
 export const PostCommentBody = Type.Object({
   body: Body,
-  parentId: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INT, description: 'The thread root to reply to' })),
+  parentId: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ROW_ID, description: 'The thread root to reply to' })),
 }, { additionalProperties: false });
 export type PostCommentBody = Static<typeof PostCommentBody>;
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from './core.errors.js';
+import { MAX_ROW_ID } from './core.schema.js';
 import type { PageInfo } from './core.schema.js';
 
 const CURSOR_VERSION = 1;
@@ -53,8 +54,6 @@ export function decodeCursor(after: string, fingerprint: string, partCount: numb
   if (position.some((part) => typeof part === 'string' && part.includes('\u0000'))) throw invalidCursor('malformed');
   return position;
 }
-
-const MAX_ROW_ID = 2147483647;
 
 /** Whether a decoded part is a row id: a positive integer that fits the id columns (32 bits on PostgreSQL). */
 export function isCursorId(value: unknown): value is number {

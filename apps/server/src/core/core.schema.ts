@@ -1,6 +1,15 @@
 import { Type } from 'typebox';
 import type { Static, TSchema } from 'typebox';
 
+/** The largest row id (ids are 32-bit integers on PostgreSQL). */
+export const MAX_ROW_ID = 2147483647;
+
+/** A row id in a path, query or body: a positive 32-bit integer (written canonically: http.validation.ts). */
+export const Id = Type.Integer({ minimum: 1, maximum: MAX_ROW_ID });
+
+/** The body of a 204 answer. */
+export const NoContent = Type.Null({ description: 'No Content' });
+
 /** `T or null`: SPEC.md's nullable fields. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAuthenticated } from '../http/http.auth.js';
 import type { ServiceContext } from '../core/core.context.js';
-import { ErrorResponse } from '../core/core.schema.js';
+import { ErrorResponse, Id } from '../core/core.schema.js';
 import { Dashboard } from './dashboards.schema.js';
 import { readDashboard, readWorkbookDashboard } from './dashboards.service.js';
 
@@ -18,7 +18,6 @@ export function dashboardRoutes(ctx: ServiceContext): FastifyPluginAsyncTypebox 
       },
     }, async (request) => readDashboard(ctx, requireAuthenticated(request), request.params.publicId));
 
-    const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
     app.get('/api/v1/embed/deployments/:deploymentId/workbooks/:workbookId/dashboard', {
       schema: {
         operationId: 'getEmbedWorkbookDashboard', tags: ['Embed'], security: [{ embedToken: [] }, { bearerAuth: [] }],

@@ -8,9 +8,9 @@ import type { SessionContext } from './sessions.service.js';
 import {
   CurrentSessionResponse, EmbedUsersQuery, EmbedUsersResponse, ExchangeBody, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody, sessionErrorResponses,
 } from './sessions.schema.js';
+import { Id, NoContent } from '../core/core.schema.js';
 
 const adminSecurity = [{ bearerAuth: [] }];
-const NoContent = Type.Null({ description: 'No Content' });
 
 /** DESIGN "What SPEC.md leaves not shown": Generate Session, exchange, revoke, and the embed-user admin. */
 export function sessionRoutes(ctx: SessionContext, limits: RateLimits): FastifyPluginAsyncTypebox {
@@ -73,7 +73,7 @@ export function sessionRoutes(ctx: SessionContext, limits: RateLimits): FastifyP
       schema: {
         operationId: 'deleteEmbedUser', tags: ['Embed users'], security: adminSecurity,
         summary: 'Delete an embed user: their sessions are revoked, their comments stay without an author',
-        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) }),
+        params: Type.Object({ id: Id }),
         response: { 204: NoContent, ...sessionErrorResponses },
       },
     }, async (request, reply) => {

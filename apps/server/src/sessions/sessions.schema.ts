@@ -1,11 +1,10 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { ErrorResponse } from '../core/core.schema.js';
+import { ErrorResponse, Id } from '../core/core.schema.js';
 
 /** DESIGN "Generate Session": embed tenant names. */
 export const EMBED_TENANT_NAME_PATTERN = '^[a-z][a-z0-9-]{0,34}[a-z0-9]$';
 
-const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 const Open = (properties: Parameters<typeof Type.Object>[0], description: string) =>
   Type.Object(properties, { additionalProperties: true, description });

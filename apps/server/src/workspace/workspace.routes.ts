@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { requirePlatformUser } from '../http/http.auth.js';
 import type { ServiceContext } from '../core/core.context.js';
@@ -7,9 +6,9 @@ import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { listWorkspace, recordView, setFavorite } from './workspace.service.js';
 import { WorkspaceConnectionResponse, WorkspaceItemParams, WorkspaceParams, WorkspaceQuery, workspaceErrorResponses } from './workspace.schema.js';
+import { NoContent } from '../core/core.schema.js';
 
 const security = [{ bearerAuth: [] }];
-const NoContent = Type.Null({ description: 'No Content' });
 
 /** SPEC part A: the workspace listing, plus the per-viewer writes that feed it (views and favorites). */
 export function workspaceRoutes(ctx: ServiceContext, cache: PageCache): FastifyPluginAsyncTypebox {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import { Dashboard, DashboardConfig } from '../dashboards/dashboards.schema.js';
-import { ErrorResponse, Nullable, PageInfo } from '../core/core.schema.js';
+import { ErrorResponse, Id, Nullable, PageInfo } from '../core/core.schema.js';
 
 export const WORKSPACE_ITEM_TYPES = ['FOLDER', 'WORKBOOK', 'REPORT'] as const;
 export const ORDER_BY_FIELDS = ['updated_at', 'created_at', 'name', 'viewer_last_viewed_at'] as const;
@@ -12,7 +12,6 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 export const MAX_SEARCH_LENGTH = 255;
 
-const Id = Type.Integer({ minimum: 1, maximum: 2147483647 });
 const ItemType = Type.Enum(WORKSPACE_ITEM_TYPES);
 
 export const WorkspaceParams = Type.Object({ deploymentId: Id });
