@@ -14,7 +14,8 @@ import { digestSecret } from './accounts/accounts.keys.js';
 import { buildApp } from './app.js';
 import { openDatabase } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
-import { NAME_SEARCH_TABLES, migrateToLatest } from './db/db.migrations.js';
+import { migrateToLatest } from './db/db.migrations.js';
+import { NAME_SEARCH_TABLES } from './db/db.schema.js';
 
 /** The repository root: the runner is started from there, as a user would start `svc`. */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

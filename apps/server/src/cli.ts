@@ -8,7 +8,8 @@ import { describeSettingsForHelp, loadConfig } from './core/core.config.js';
 import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
 import { describeDatabaseUrl, openDatabase } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
-import { compactNameSearchIndex, migrateToLatest } from './db/db.migrations.js';
+import { migrateToLatest } from './db/db.migrations.js';
+import { compactNameSearchIndex } from './db/db.search-index.js';
 
 const USAGE = `usage: svc <command> [options]
 

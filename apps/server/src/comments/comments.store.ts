@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/db.schema.js';
 import type { Dialect } from '../db/db.database.js';
-import { EMBED_USER_SEARCH_TABLE } from '../db/db.migrations.js';
+import { EMBED_USER_SEARCH_TABLE } from '../db/db.schema.js';
 import { escapeLike } from '../db/db.search-key.js';
 
 export type CommentRow = Selectable<Database['comments']>;

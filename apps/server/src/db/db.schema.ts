@@ -282,3 +282,9 @@ export interface Database {
   comments: CommentsTable;
   comment_streams: CommentStreamsTable;
 }
+
+/** The two kinds of the listing order, each searched through an index of its own names only (migration 0001). */
+export const NAME_SEARCH_TABLES = { folders: 'workspace_fts_folders', others: 'workspace_fts_others' } as const;
+
+/** The SQLite FTS5 table behind the mentionable-user search (comments.store.ts; migration 0003). */
+export const EMBED_USER_SEARCH_TABLE = 'embed_users_fts';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Dialect } from '../db/db.database.js';
-import { NAME_SEARCH_TABLES } from '../db/db.migrations.js';
+import { NAME_SEARCH_TABLES } from '../db/db.schema.js';
 import type { Database, WorkspaceItemType } from '../db/db.schema.js';
 import { escapeLike } from '../db/db.search-key.js';
 
