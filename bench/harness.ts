@@ -6,8 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { RAISED_RATE_LIMIT_ENV } from '../apps/server/test/limits.js';
 
 /** A server child process and the address it printed. */
 export interface RunningServer {
@@ -17,7 +19,7 @@ export interface RunningServer {
 }
 
 /** Environment for a svc child whose rate limits must not shape a benchmark's load (every SVC_RATE_LIMIT_* raised). */
-export { RAISED_RATE_LIMIT_ENV as UNLIMITED_RATE_ENV } from '../apps/server/test/limits.js';
+export const UNLIMITED_RATE_ENV = RAISED_RATE_LIMIT_ENV;
 
 /** Starts a child process and waits for it to print `<prefix> http://host:port`. */
 export function startServer(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
@@ -171,6 +173,51 @@ export async function benchDialects(list: string): Promise<{ dialects: BenchDial
     dialects.push(dialect);
   }
   return { dialects, adminUrl };
+}
+
+/** svc's CLI, as `npm start` runs it (built JavaScript, not the TypeScript source). */
+export const SVC_BIN = new URL('../apps/server/bin/svc.js', import.meta.url).pathname;
+
+/** `svc serve` on a database, logging at `warn` with every rate limit raised, plus `env`. */
+export function startSvc(databaseUrl: string, env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+  return startServer(process.execPath, [SVC_BIN, 'serve', '--db', databaseUrl, '--port', '0'], { SVC_LOG_LEVEL: 'warn', ...UNLIMITED_RATE_ENV, ...env });
+}
+
+/** Runs `body` on a fresh database (freshDatabase), dropped however `body` ends. */
+export async function withFreshDatabase<T>(dialect: BenchDialect, adminUrl: string, body: (database: Awaited<ReturnType<typeof freshDatabase>>) => Promise<T>): Promise<T> {
+  const database = await freshDatabase(dialect, adminUrl);
+  try {
+    return await body(database);
+  } finally {
+    await database.drop();
+  }
+}
+
+/** Runs `body` with servers that are started now, each stopped however `body` ends. */
+export async function withServers<S extends Array<Promise<RunningServer>>, T>(starts: [...S], body: (servers: { [K in keyof S]: RunningServer }) => Promise<T>): Promise<T> {
+  const settled = await Promise.allSettled(starts);
+  const servers = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  try {
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    return await body(servers as { [K in keyof S]: RunningServer });
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
+/**
+ * A benchmark's flags: `--dialects` and the others it names, each with its default (as text, as typed), then
+ * the dialects that can run (benchDialects).
+ *
+ * @example
+ * const { dialects, adminUrl, flags } = await benchFlags(args, { dialects: 'sqlite,postgres', seconds: '10' });
+ */
+export async function benchFlags<F extends string>(args: string[], defaults: { dialects: string } & Record<F, string>): Promise<{ dialects: BenchDialect[]; adminUrl: string; flags: Record<F | 'dialects', string> }> {
+  const options = Object.fromEntries(Object.entries(defaults).map(([name, fallback]) => [name, { type: 'string' as const, default: fallback as string }]));
+  const { values } = parseArgs({ args, options });
+  const flags = values as Record<F | 'dialects', string>;
+  return { ...(await benchDialects(flags.dialects)), flags };
 }
 
 /** Writes a benchmark's raw figures to `bench/results/<name>.json`; the path written. */

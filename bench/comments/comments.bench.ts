@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { SingleBar, Presets } from 'cli-progress';
 import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
@@ -10,10 +9,9 @@ import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { encodeCursor, fingerprintQuery } from '../../apps/server/src/core/core.cursor.js';
 import { T, bulkWriter } from '../bulk.js';
 import type { Row } from '../bulk.js';
-import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, writeResults, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
+import { benchFlags, machine, writeResults, measureLatency, measureThroughput, startServer, startSvc, summarize, timedGet, withFreshDatabase, withServers } from '../harness.js';
 import type { BenchDialect, LatencySummary } from '../harness.js';
 
-const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
 const BARE_SERVER = new URL('../workspace/bare-server.js', import.meta.url).pathname;
 const ADMIN_KEY = 'svc_bench_comments_admin_0001';
 const TENANTS = 100;
@@ -157,8 +155,7 @@ async function postJson(url: string, body: unknown, headers: Record<string, stri
 }
 
 async function runDialect(dialect: Dialect, adminUrl: string, options: { threads: number; otherThreads: number; requests: number; rounds: number; seconds: number; connections: number }): Promise<DialectResult> {
-  const database = await freshDatabase(dialect, adminUrl);
-  try {
+  return withFreshDatabase(dialect, adminUrl, async (database) => {
     const db = openDatabase(database.url);
     await migrateToLatest(db);
     await importFile(db.kysely, { accounts: [{
@@ -196,12 +193,9 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { threads
     bar.stop();
     const loadSeconds = Math.round((performance.now() - started) / 100) / 10;
 
-    const env = { SVC_LOG_LEVEL: 'warn', ...UNLIMITED_RATE_ENV };
     // Latency is measured with the page cache off: it is the cost of the list itself at this size. Throughput
     // is measured both ways; the cached server is svc as shipped.
-    const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], { ...env, SVC_LISTING_CACHE_MB: '0' });
-    const cachedServer = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], env);
-    try {
+    return withServers([startSvc(database.url, { SVC_LISTING_CACHE_MB: '0' }), startSvc(database.url)], async ([server, cachedServer]) => {
       const tokens: string[] = [];
       for (let u = 0; u < USERS_PER_TENANT; u++) {
         const minted = await postJson(`${server.url}/api/v1/embed/generate-session`, { deploymentId: dashboards[0]!.deployment_id, externalId: `t0-u${u}`, embedTenantName: 'customer-0' }, { authorization: `Bearer ${ADMIN_KEY}` });
@@ -293,13 +287,8 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { threads
         resolvedOnlyRatio: ratio(latencyMs.bigResolvedOnly.p50, latencyMs.smallResolvedOnly.p50),
         listThroughput, otherListThroughput: otherLists, post, reply,
       };
-    } finally {
-      await cachedServer.stop();
-      await server.stop();
-    }
-  } finally {
-    await database.drop();
-  }
+    });
+  });
 }
 
 /**
@@ -310,19 +299,9 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { threads
  * throughput against a bare node:http server sending the same bytes; posts and replies acknowledged per second.
  */
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      dialects: { type: 'string', default: 'sqlite,postgres' },
-      threads: { type: 'string', default: '100000' },
-      'other-threads': { type: 'string', default: '200' },
-      requests: { type: 'string', default: '200' },
-      rounds: { type: 'string', default: '10' },
-      seconds: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '10' },
-    },
+  const { dialects, adminUrl, flags: values } = await benchFlags(args, {
+    dialects: 'sqlite,postgres', threads: '100000', 'other-threads': '200', requests: '200', rounds: '10', seconds: '10', connections: '10',
   });
-  const { dialects, adminUrl } = await benchDialects(values.dialects!);
   const options = {
     threads: Number(values.threads), otherThreads: Number(values['other-threads']), requests: Number(values.requests),
     rounds: Number(values.rounds), seconds: Number(values.seconds), connections: Number(values.connections),

@@ -1,13 +1,11 @@
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, median, startServer, summarize, writeResults } from '../harness.js';
+import { benchFlags, machine, median, startSvc, summarize, withFreshDatabase, withServers, writeResults } from '../harness.js';
 import type { BenchDialect } from '../harness.js';
 
-const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
 const ADMIN_KEY = 'svc_bench_sessions_admin_0001';
 type Dialect = BenchDialect;
 
@@ -60,8 +58,7 @@ async function sessionIndexScans(url: string): Promise<number> {
 }
 
 async function runDialect(dialect: Dialect, adminUrl: string, options: { seconds: number; rounds: number; workers: number; connections: number; tokens: number }): Promise<DialectResult> {
-  const database = await freshDatabase(dialect, adminUrl);
-  try {
+  return withFreshDatabase(dialect, adminUrl, async (database) => {
     const db = openDatabase(database.url);
     await migrateToLatest(db);
     const { refs } = await importFile(db.kysely, { accounts: [{
@@ -70,10 +67,7 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { seconds
       deployments: [{ ref: 'prod', name: 'Prod', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'W', createdBy: 'admin', dashboard: { publicId: 'bench', status: 'published', allowEmbed: true } }] }],
     }] });
     await db.close();
-    const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], {
-      SVC_LOG_LEVEL: 'warn', ...UNLIMITED_RATE_ENV,
-    });
-    try {
+    return withServers([startSvc(database.url)], async ([server]) => {
       const admin = { authorization: `Bearer ${ADMIN_KEY}` };
       const mintAndExchange = async (worker: number, i: number) => {
         const minted = await postJson(`${server.url}/api/v1/embed/generate-session`, { deploymentId: refs.prod, externalId: `viewer-${worker}-${i % 50}` }, admin);
@@ -137,12 +131,8 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { seconds
       }
       process.stderr.write(`[${dialect}] ${JSON.stringify(result)}\n`);
       return result;
-    } finally {
-      await server.stop();
-    }
-  } finally {
-    await database.drop();
-  }
+    });
+  });
 }
 
 /**
@@ -152,18 +142,7 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { seconds
  * 401 for want of credentials (neither handler reads the database).
  */
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      dialects: { type: 'string', default: 'sqlite,postgres' },
-      seconds: { type: 'string', default: '10' },
-      workers: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '10' },
-      tokens: { type: 'string', default: '20' },
-      rounds: { type: 'string', default: '4' },
-    },
-  });
-  const { dialects, adminUrl } = await benchDialects(values.dialects);
+  const { dialects, adminUrl, flags: values } = await benchFlags(args, { dialects: 'sqlite,postgres', seconds: '10', workers: '10', connections: '10', tokens: '20', rounds: '4' });
   const options = { seconds: Number(values.seconds), rounds: Number(values.rounds), workers: Number(values.workers), connections: Number(values.connections), tokens: Number(values.tokens) };
   const runs: DialectResult[] = [];
   for (const dialect of dialects) runs.push(await runDialect(dialect, adminUrl, options));

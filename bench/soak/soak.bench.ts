@@ -2,16 +2,14 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { PerformanceObserver, constants, createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { RecordableHistogram } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
-import { UNLIMITED_RATE_ENV, benchDialects, freshDatabase, machine, median, startServer, writeResults } from '../harness.js';
+import { benchFlags, machine, median, startSvc, withFreshDatabase, withServers, writeResults } from '../harness.js';
 import type { BenchDialect, LatencySummary } from '../harness.js';
 
 /** The token the soak's server is started with, so that the bench may read its /metrics. */
 const METRICS_TOKEN = 'soak-bench-metrics';
-const SVC_BIN = new URL('../../apps/server/bin/svc.js', import.meta.url).pathname;
 const ADMIN_KEY = 'svc_bench_soak_admin_0001';
 const DASHBOARDS = 20;
 const ITEMS = 2_000;
@@ -370,8 +368,7 @@ interface SoakOptions {
 }
 
 async function runDialect(dialect: BenchDialect, adminUrl: string, options: SoakOptions): Promise<DialectResult> {
-  const database = await freshDatabase(dialect, adminUrl);
-  try {
+  return withFreshDatabase(dialect, adminUrl, async (database) => {
     const db = openDatabase(database.url);
     await migrateToLatest(db);
     const publicIds = Array.from({ length: DASHBOARDS }, (_, i) => `soak-${i}`);
@@ -389,10 +386,8 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: Soak
       deployments: [{ ref: 'prod', name: 'Prod', items }],
     }] });
     await db.close();
-    const server = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', database.url, '--port', '0'], {
-      SVC_LOG_LEVEL: 'warn', SVC_METRICS_TOKEN: METRICS_TOKEN, ...UNLIMITED_RATE_ENV, ...(options.serverNodeOptions === '' ? {} : { NODE_OPTIONS: options.serverNodeOptions }),
-    });
-    try {
+    const serverEnv = { SVC_METRICS_TOKEN: METRICS_TOKEN, ...(options.serverNodeOptions === '' ? {} : { NODE_OPTIONS: options.serverNodeOptions }) };
+    return withServers([startSvc(database.url, serverEnv)], async ([server]) => {
       const mix = await buildMix(server.url, refs.prod!, publicIds);
       await maximum(mix, 5, options.workers);
       // With a fixed rate the maximum is still measured (it is recorded), but it does not set the load: runs
@@ -425,12 +420,8 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: Soak
       const { p99DriftLastToFirst, rssGrowthPercent, rssAnonGrowthPercent, rssMedianGrowthPercent, rssAnonMedianGrowthPercent } = result.soak;
       process.stderr.write(`[${dialect}] ${JSON.stringify({ errors, p99DriftLastToFirst, rssGrowthPercent, rssAnonGrowthPercent, rssMedianGrowthPercent, rssAnonMedianGrowthPercent, minutes: run.minutes })}\n`);
       return result;
-    } finally {
-      await server.stop();
-    }
-  } finally {
-    await database.drop();
-  }
+    });
+  });
 }
 
 /**
@@ -442,19 +433,9 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: Soak
  * at the two minutes' ends (rssGrowthPercent, the figure of earlier runs).
  */
 export async function main(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      dialects: { type: 'string', default: 'postgres,sqlite' },
-      minutes: { type: 'string', default: '10' },
-      fraction: { type: 'string', default: '0.5' },
-      'max-seconds': { type: 'string', default: '20' },
-      workers: { type: 'string', default: '16' },
-      'server-node-options': { type: 'string', default: '' },
-      rate: { type: 'string', default: '0' },
-    },
+  const { dialects, adminUrl, flags: values } = await benchFlags(args, {
+    dialects: 'postgres,sqlite', minutes: '10', fraction: '0.5', 'max-seconds': '20', workers: '16', 'server-node-options': '', rate: '0',
   });
-  const { dialects, adminUrl } = await benchDialects(values.dialects);
   const options = { minutes: Number(values.minutes), fraction: Number(values.fraction), maxSeconds: Number(values['max-seconds']), workers: Number(values.workers), serverNodeOptions: values['server-node-options'], rate: Number(values.rate) };
   if (!Number.isInteger(options.minutes) || options.minutes < 2) throw new Error('--minutes must be a whole number of at least 2 (the first and the last minute are compared)');
   const runs: DialectResult[] = [];
