@@ -53,6 +53,8 @@ export interface AppConfig {
   jwtSecret?: string;
   /** The built embed runtime (default apps/embed/dist); tests point it elsewhere to check a missing build. */
   embedDistDir?: string;
+  /** Serve the embed runtime's source maps (default SVC_EMBED_SOURCE_MAPS, off). */
+  embedSourceMaps?: boolean;
   /** The data path of dashboards (default from SVC_DATA_ROW_CAP, SVC_DATA_TIMEOUT_MS, SVC_DEMO_WAREHOUSE). */
   data?: Partial<DataSettings>;
   /** The OpenAI-compatible endpoint of the AI surfaces (default from SVC_AI_BASE_URL, SVC_AI_MODEL, SVC_AI_API_KEY). */
@@ -144,7 +146,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.register(dashboardRoutes(ctx));
   await app.register(commentRoutes(ctx, pages));
   await app.register(workspaceRoutes(ctx, pages));
-  await app.register(embedRoutes(ctx, config.embedDistDir));
+  await app.register(embedRoutes(ctx, { distDir: config.embedDistDir, sourceMaps: config.embedSourceMaps ?? env.embedSourceMaps }));
   const data = { ...env.data, ...config.data };
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
   app.addHook('onClose', () => warehouses.close());

@@ -5,7 +5,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { consoleCookieOf } from '../http/http.auth.js';
-import type { ServiceContext } from '../http/http.context.js';
+import type { ServiceContext } from '../core/core.context.js';
 import { describeEmbedPage, embedContentSecurityPolicy, renderEmbedHtml } from './embed.service.js';
 import type { EmbedPageRequest } from './embed.service.js';
 
@@ -28,6 +28,12 @@ export const APP_FRAME_CSP = [
   'img-src data: blob:',
   'font-src data:',
   "connect-src 'none'",
+  "frame-src 'none'",
+  "child-src 'none'",
+  "worker-src 'none'",
+  "media-src 'none'",
+  "object-src 'none'",
+  "manifest-src 'none'",
   "base-uri 'none'",
   "form-action 'none'",
 ].join('; ');
@@ -45,7 +51,14 @@ addEventListener('message', function onSource(event) {
 parent.postMessage({ svcApp: 'frame-ready' }, '*');
 </script></body></html>`;
 
-export function embedRoutes(ctx: ServiceContext, distDir: string = EMBED_DIST): FastifyPluginAsyncTypebox {
+/** Where the embed runtime is built, and whether its source maps are served (SVC_EMBED_SOURCE_MAPS; default off). */
+export interface EmbedAssets {
+  distDir?: string;
+  sourceMaps?: boolean;
+}
+
+export function embedRoutes(ctx: ServiceContext, assets: EmbedAssets = {}): FastifyPluginAsyncTypebox {
+  const distDir = assets.distDir ?? EMBED_DIST;
   return async (app) => {
     const indexFile = join(distDir, 'index.html');
     const assetsDir = join(distDir, 'assets');
@@ -60,6 +73,8 @@ export function embedRoutes(ctx: ServiceContext, distDir: string = EMBED_DIST): 
         index: false,
         wildcard: false,
         serveDotFiles: false,
+        // The maps hold the embed's whole source: off unless the operator asks for them (a 404 otherwise).
+        allowedPath: (path) => assets.sourceMaps === true || !path.endsWith('.map'),
       });
     }
 

