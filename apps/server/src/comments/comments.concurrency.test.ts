@@ -18,6 +18,7 @@ import type { Db } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
 import type { Database } from '../db/db.schema.js';
 import type { Comment, Thread, ThreadList } from './comments.schema.js';
+import { seededRandom } from '../../test/seeded-random.js';
 
 // Issue 8 part 4: many embed viewers replying to, editing, deleting and resolving the same threads at once, over
 // real HTTP (a listening server, fetch clients, many sockets) against real databases. On PostgreSQL two app
@@ -63,7 +64,8 @@ interface ErrorBody {
 
 /** `a` was answered before `b` was sent: in every linearization, a comes before b. */
 const precedes = (a: { ackedAt: number }, b: { sentAt: number }): boolean => a.ackedAt < b.sentAt;
-const randomInt = (below: number): number => Math.floor(Math.random() * below);
+const random = seededRandom();
+const randomInt = (below: number): number => random.int(below);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -285,12 +287,12 @@ describeEachDialect('comments under concurrent viewers', (t) => {
         if (++race.acknowledged === race.deleteAfter) {
           race.deletion = deleteComment(ann[randomInt(ANN_SESSIONS)]!, publicId, race.root.id).then((out) => (race.deleted = out));
         }
-        if (Math.random() < 0.5) {
+        if (random.next() < 0.5) {
           const edited = nextBody(`edit of ${life.post.body.id}`);
           sentBodies.set(edited, { rootId: race.root.id, isRoot: false });
           life.edits.push({ body: edited, out: await editComment(who, publicId, life.post.body.id, edited) });
         }
-        if (Math.random() < 0.2) life.removal = await deleteComment(who, publicId, life.post.body.id);
+        if (random.next() < 0.2) life.removal = await deleteComment(who, publicId, life.post.body.id);
       }
     };
 
@@ -298,7 +300,7 @@ describeEachDialect('comments under concurrent viewers', (t) => {
     const threadReads: { race: Race; out: Outcome<Thread> }[] = [];
     const resolver = async (race: Race) => {
       while (writing) {
-        const out = await resolveThread(ann[randomInt(ANN_SESSIONS)]!, publicId, race.root.id, Math.random() < 0.5);
+        const out = await resolveThread(ann[randomInt(ANN_SESSIONS)]!, publicId, race.root.id, random.next() < 0.5);
         threadReads.push({ race, out });
         if (out.status !== 200) return;
       }
@@ -518,7 +520,7 @@ describeEachDialect('comments under concurrent viewers', (t) => {
       let acknowledged = 0;
       const editor = async (who: ViewerSession) => {
         for (let i = 0; i < 8; i++) {
-          const target = Math.random() < 0.5 ? root.id : reply.id;
+          const target = random.next() < 0.5 ? root.id : reply.id;
           const out = await editComment(who, publicId, target, nextBody(`edit racing a deletion ${round}`));
           edits.push({ target, out });
           if (out.status === 200 && ++acknowledged === deleteAfter) deletion = await deleteComment(ann[2]!, publicId, root.id);
@@ -554,7 +556,7 @@ describeEachDialect('comments under concurrent viewers', (t) => {
 
     const resolver = async (who: ViewerSession, rootId: number) => {
       for (let i = 0; i < ACTIONS_EACH; i++) {
-        const resolved = Math.random() < 0.5;
+        const resolved = random.next() < 0.5;
         const out = await resolveThread(who, publicId, rootId, resolved);
         actions.get(rootId)!.push({ resolved, out });
         if (out.status !== 200) {
@@ -578,7 +580,7 @@ describeEachDialect('comments under concurrent viewers', (t) => {
       }
     };
     const outsider = async (who: ViewerSession, rootId: number, replyId: number) => {
-      refused.push({ what: `a non-author's resolve of ${rootId}`, status: 403, out: await resolveThread(who, publicId, rootId, Math.random() < 0.5) });
+      refused.push({ what: `a non-author's resolve of ${rootId}`, status: 403, out: await resolveThread(who, publicId, rootId, random.next() < 0.5) });
       refused.push({ what: `ann's resolve of reply ${replyId}`, status: 400, out: await resolveThread(ann[randomInt(ANN_SESSIONS)]!, publicId, replyId, true) });
     };
 
@@ -757,7 +759,7 @@ describe('comments and sessions from two svc serve processes on one SQLite file'
         expect2xx('POST reply', posted, 201);
         if (posted.status !== 201) continue;
         expect2xx('PATCH reply', await callOn(cluster, who.headers, 'PATCH', commentsUrl(publicId, `/${posted.body.id}`), { body: `reply ${n}.${i} edited` }), 200);
-        if (Math.random() < 0.25) expect2xx('DELETE reply', await callOn(cluster, who.headers, 'DELETE', commentsUrl(publicId, `/${posted.body.id}`)), 204);
+        if (random.next() < 0.25) expect2xx('DELETE reply', await callOn(cluster, who.headers, 'DELETE', commentsUrl(publicId, `/${posted.body.id}`)), 204);
         expect2xx('GET threads', await callOn(cluster, who.headers, 'GET', commentsUrl(publicId, '?includeResolved=true')), 200);
       }
     };

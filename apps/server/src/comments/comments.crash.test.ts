@@ -14,6 +14,7 @@ import { openDatabase } from '../db/db.database.js';
 import type { Db, Dialect } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
 import type { Comment, Thread, ThreadList } from './comments.schema.js';
+import { seededRandom } from '../../test/seeded-random.js';
 
 // Issue 8 part 3, DESIGN "Storage": writes the API acknowledged survive a killed process. A real `svc serve`
 // child takes concurrent comment writes from several embed viewers (new threads, replies, edits, resolves,
@@ -89,7 +90,8 @@ function summarizeLog(text: string): string {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const randomInt = (below: number): number => Math.floor(Math.random() * below);
+const random = seededRandom();
+const randomInt = (below: number): number => random.int(below);
 const pick = <T>(items: readonly T[]): T | undefined => items[randomInt(items.length)];
 
 function databaseUrlNamed(base: string, name: string): string {
@@ -344,7 +346,7 @@ for (const dialect of ['sqlite', 'postgres'] as const satisfies readonly Dialect
         async function writer(w: number): Promise<void> {
           while (!isKilling) {
             const own = comments.filter((c) => c.writer === w && isUsable(c));
-            const roll = Math.random();
+            const roll = random.next();
             // Replies also go to roots whose deletion is in flight: the race SPEC B rule 1 answers with a 404.
             const root = pick(comments.filter((c) => c.root === null && c.id !== undefined && !c.isCreatePending && !isGone(c)));
             const mine = pick(own);
