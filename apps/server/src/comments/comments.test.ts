@@ -128,7 +128,9 @@ describeEachDialect('dashboard comments', (t) => {
     if (publicId === undefined) throw new Error('seed more spare dashboards');
     return publicId;
   };
-  const commentCount = async () => Number((await t().db.kysely.selectFrom('comments').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  // Scoped to this suite's two accounts: other test files write comments into the same PostgreSQL database at once.
+  const commentCount = async () => Number((await t().db.kysely.selectFrom('comments as c').innerJoin('accounts as a', 'a.id', 'c.account_id')
+    .where('a.tenant_name', 'in', [s.tenantName, other.tenantName]).select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   const expectError = (res: LightMyRequestResponse, status: number, field?: string) => {
     expect(res.statusCode, res.body).toBe(status);
     const body = res.json();

@@ -58,7 +58,9 @@ describeEachDialect('limits', (t) => {
   });
 
   const commentsUrl = () => `/api/v1/embed/dashboard/${publicId}/comments`;
-  const commentRows = async () => Number((await t().db.kysely.selectFrom('comments').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  // Scoped to this suite's account: other test files write comments into the same PostgreSQL database at once.
+  const commentRows = async () => Number((await t().db.kysely.selectFrom('comments as c').innerJoin('accounts as a', 'a.id', 'c.account_id')
+    .where('a.tenant_name', '=', s.tenantName).select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
 
   it('refuses a body over 1 MiB with 413 and the error body, and writes nothing', async () => {
     const viewer = await mintViewer(app, s.keys.admin!, { deploymentId: s.refs.prod! });
