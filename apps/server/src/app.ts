@@ -154,8 +154,3 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.ready();
   return app;
 }
-
-/** SVC_TRUST_PROXY as Fastify takes it (kept for http.limits.test.ts until it reads loadConfig). */
-export function trustProxyFromEnv(env: NodeJS.ProcessEnv): TrustProxy {
-  return loadConfig(env).trustProxy;
-}

@@ -9,13 +9,15 @@ import { mintViewer } from '../../test/embed.js';
 import type { ViewerSession } from '../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
-import { buildApp, trustProxyFromEnv } from '../app.js';
+import { buildApp } from '../app.js';
+import { loadConfig } from '../core/core.config.js';
+
+const trustProxyFromEnv = (env: NodeJS.ProcessEnv) => loadConfig(env).trustProxy;
 
 /** Sends raw bytes on a fresh connection and resolves with everything the server wrote until it closed. */
-function rawExchange(url: string, chunks: Array<{ bytes: string; afterMs: number }>, giveUpMs: number): Promise<{ text: string; closedAfterMs: number }> {
+function rawExchange(url: string, chunks: Array<{ bytes: string; afterMs: number }>, giveUpMs: number): Promise<{ text: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const started = Date.now();
     const socket = connect(Number(port), hostname);
     let text = '';
     const timers = chunks.map((chunk) => setTimeout(() => socket.writable && socket.write(chunk.bytes), chunk.afterMs));
@@ -28,7 +30,7 @@ function rawExchange(url: string, chunks: Array<{ bytes: string; afterMs: number
     socket.on('close', () => {
       timers.forEach(clearTimeout);
       clearTimeout(giveUp);
-      resolve({ text, closedAfterMs: Date.now() - started });
+      resolve({ text });
     });
   });
 }
@@ -168,14 +170,15 @@ describeEachDialect('limits', (t) => {
         { bytes: 'X-Slow: 2\r\n', afterMs: 800 },
         { bytes: 'X-Slow: 3\r\n', afterMs: 1200 },
       ], 5000);
-      const started = Date.now();
+      let trickleEnded = false;
+      void trickle.then(() => { trickleEnded = true; });
+      // Another client is served while the trickling connection is still open.
       const res = await fetch(`${url}/healthz`);
       expect(res.status).toBe(200);
-      expect(Date.now() - started).toBeLessThan(500);
-      const { text, closedAfterMs } = await trickle;
+      expect(trickleEnded, 'the other request was answered before the slow connection ended').toBe(false);
+      // The server closed it with 408 (had it not, rawExchange would reject when it gives up at 5 s).
+      const { text } = await trickle;
       expect(text).toMatch(/^HTTP\/1\.1 408/);
-      // The timeout (600 ms) plus Node's check interval (at most 600 ms here).
-      expect(closedAfterMs).toBeLessThan(2500);
     });
 
     it('closes a connection whose body stops half way with 408', async () => {
@@ -208,11 +211,10 @@ describeEachDialect('limits', (t) => {
 
     it('answers 503 with the error body when a request is not answered in time', async () => {
       const viewer = await mintViewer(hanging, s.keys.admin!, { deploymentId: s.refs.prod! });
-      const started = Date.now();
+      // The AI endpoint never answers: only the handler timeout (400 ms) can end this request before the test's own.
       const res = await hanging.inject({ method: 'POST', url: '/api/v1/embed/ai/query', headers: viewer.headers, payload: { question: 'How many orders?' } });
       expect(res.statusCode).toBe(503);
       expect(res.json()).toMatchObject({ error: { status: 503, code: 'service_unavailable' } });
-      expect(Date.now() - started).toBeLessThan(3000);
     });
   });
 });
