@@ -6,7 +6,10 @@ import { build } from 'esbuild';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
+import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
 import { hasChromium, launchChromium } from './browser.js';
+import { e2eAccount, startSvc } from './embed-harness.js';
+import type { RunningSvc } from './embed-harness.js';
 
 /** The host page's globals (HOST_PAGE below), as the page.evaluate bodies see them. */
 type HostWindow = Window & {
@@ -14,13 +17,15 @@ type HostWindow = Window & {
   events: Array<[string, string, unknown]>;
   minted: number;
   nextIds: string[];
+  /** Ids handed out before any real one (a refused id for the renewal tests). */
   getSessionId(): Promise<string>;
   handles: Record<string, Sdk.EmbedHandle>;
 };
 
 /**
  * @svc/embed-sdk in real Chromium: the host page and the embed on two origins (localhost and 127.0.0.1, two ports).
- * The embed is a protocol fixture page (e2e/fixtures/embed-fixture.html) until the real embed exists (issue 6).
+ * The embed is svc's real one, served by a real svc with real sessions; the protocol fixture page
+ * (e2e/fixtures/embed-fixture.html) stands in only where an embed must misbehave: the spoofed-messages test.
  */
 const suite = hasChromium ? describe : describe.skip;
 
@@ -40,15 +45,21 @@ async function bundle(entry: string): Promise<string> {
   return result.outputFiles[0]!.text;
 }
 
-function serve(routes: (path: string) => { type: string; body: string } | undefined): Promise<{ server: Server; port: number }> {
+function serve(
+  routes: (path: string) => { type: string; body: string } | undefined,
+  dynamic: (path: string, query: string) => Promise<{ type: string; body: string } | undefined> = async () => undefined,
+): Promise<{ server: Server; port: number }> {
   return new Promise((resolve) => {
     const server = createServer((request, response) => {
-      const route = routes(new URL(request.url ?? '/', 'http://x').pathname);
-      if (route === undefined) {
-        response.writeHead(404).end();
-        return;
-      }
-      response.writeHead(200, { 'content-type': route.type }).end(route.body);
+      const url = new URL(request.url ?? '/', 'http://x');
+      void (async () => {
+        const route = routes(url.pathname) ?? await dynamic(url.pathname, url.search).catch(() => undefined);
+        if (route === undefined) {
+          response.writeHead(404).end();
+          return;
+        }
+        response.writeHead(200, { 'content-type': route.type }).end(route.body);
+      })();
     });
     server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port }));
   });
@@ -63,18 +74,27 @@ const HOST_PAGE = `<!doctype html><html><body>
   window.minted = 0;
   window.nextIds = [];
   window.handles = {};
-  window.getSessionId = async () => { window.minted++; return window.nextIds.shift() ?? 'ses_plain_' + window.minted; };
+  // A real id from the host backend (svc's generate-session), unless the test queued another.
+  window.getSessionId = async () => {
+    window.minted++;
+    if (window.nextIds.length > 0) return window.nextIds.shift();
+    return (await (await fetch('/session' + location.search, { method: 'POST' })).json()).sessionId;
+  };
   window.ready = true;
 </script></body></html>`;
 
 suite('@svc/embed-sdk in Chromium', () => {
   let hostServer: Server;
-  let embedServer: Server;
+  let fixtureServer: Server;
   let thirdServer: Server;
   let hostOrigin: string;
-  let embedOrigin: string;
+  let fixtureOrigin: string;
   let thirdOrigin: string;
+  let svc: RunningSvc;
+  let shortSvc: RunningSvc;
   let browser: Awaited<ReturnType<typeof launchChromium>>;
+  /** Token lifetimes short enough that the renewal flow runs within a test: the warning comes after ~9 s. */
+  const SHORT: EmbedLifetimes = { sessionTtlMs: 60_000, tokenTtlMs: 9_600 };
 
   beforeAll(async () => {
     const [sdkJs, protocolJs, reactJs] = await Promise.all([
@@ -87,83 +107,92 @@ suite('@svc/embed-sdk in Chromium', () => {
       '/react.html': { type: 'text/html', body: '<!doctype html><div id="react"></div><script type="module" src="/react.js"></script>' },
       '/react.js': { type: 'text/javascript', body: reactJs },
     };
-    const host = await serve((path) => hostRoutes[path]);
-    const embed = await serve((path) => (path.startsWith('/embed/') ? { type: 'text/html', body: fixture } : path === '/protocol.js' ? { type: 'text/javascript', body: protocolJs } : undefined));
+    // The host backend: /session mints a real session id (on the short-lived svc with ?short=1).
+    const host = await serve((path) => hostRoutes[path], async (path, query) => (path === '/session'
+      ? { type: 'application/json', body: JSON.stringify({ sessionId: await (query.includes('short=1') ? shortSvc : svc).mint() }) }
+      : undefined));
+    const fixtureHost = await serve((path) => (path.startsWith('/embed/') ? { type: 'text/html', body: fixture } : path === '/protocol.js' ? { type: 'text/javascript', body: protocolJs } : undefined));
     // A page on a third origin that posts a well-formed svc event to its parent.
     const third = await serve((path) => (path === '/evil.html'
       ? { type: 'text/html', body: `<script>parent.postMessage({source:'svc-embed',direction:'event',type:'svc:event:navigate',payload:{path:'/evil'},timestamp:Date.now(),surface:'dashboard'}, '*')</script>` }
       : undefined));
     hostServer = host.server;
-    embedServer = embed.server;
+    fixtureServer = fixtureHost.server;
     thirdServer = third.server;
     hostOrigin = `http://localhost:${host.port}`;
-    embedOrigin = `http://127.0.0.1:${embed.port}`;
+    fixtureOrigin = `http://127.0.0.1:${fixtureHost.port}`;
     thirdOrigin = `http://localhost:${third.port}`;
+    svc = await startSvc({ account: e2eAccount([hostOrigin]) });
+    shortSvc = await startSvc({ account: e2eAccount([hostOrigin]), lifetimes: SHORT });
     browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    for (const server of [hostServer, embedServer, thirdServer]) server?.close();
+    await svc?.close();
+    await shortSvc?.close();
+    for (const server of [hostServer, fixtureServer, thirdServer]) server?.close();
   });
 
-  async function hostPage(): Promise<{ page: Page; logs: string[] }> {
+  async function hostPage(query = ''): Promise<{ page: Page; logs: string[] }> {
     const page = await browser.context.newPage();
     const logs: string[] = [];
     page.on('console', (message) => logs.push(message.text()));
-    await page.goto(`${hostOrigin}/`);
+    await page.goto(`${hostOrigin}/${query}`);
     await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
     return { page, logs };
   }
 
-  /** Creates an embed in #id; its events are recorded in window.events as [id, name, payload]. */
-  const mount = (page: Page, id: string, extra: Record<string, unknown> = {}) =>
-    page.evaluate(async ({ id, baseUrl, extra }) => {
+  /** Creates an embed of `publicId` in #id; its events are recorded in window.events as [id, name, payload]. */
+  const mount = (page: Page, id: string, publicId: string, baseUrl: string, extra: Record<string, unknown> = {}) =>
+    page.evaluate(async ({ id, publicId, baseUrl, extra }) => {
       const w = window as unknown as HostWindow;
-      const handle = w.sdk.embed({ container: document.getElementById(id)!, baseUrl, surface: 'dashboard', publicId: `dash-${id}`, getSessionId: w.getSessionId, debug: true, ...extra });
+      const handle = w.sdk.embed({ container: document.getElementById(id)!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, debug: true, ...extra });
       w.handles[id] = handle;
       const names = ['ready', 'dashboard-loaded', 'navigate', 'error', 'session-expiring', 'session-expired', 'action-result', 'renewal-failed'] as const;
       for (const name of names) {
         handle.on(name, (payload: unknown) => w.events.push([id, name, payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]));
       }
       await handle.ready;
-    }, { id, baseUrl: embedOrigin, extra });
+    }, { id, publicId, baseUrl, extra });
 
   const events = (page: Page) => page.evaluate(() => (window as unknown as { events: Array<[string, string, unknown]> }).events);
-  const embedFrame = (page: Page, id: string) => page.frames().find((f) => f.url().includes(`/embed/dashboard/dash-${id}`))!;
+  const named = async (page: Page, id: string, name: string) => (await events(page)).filter(([i, n]) => i === id && n === name).map(([, , p]) => p);
+  const embedFrame = (page: Page, origin: string, publicId: string) => page.frames().find((f) => f.url().startsWith(`${origin}/embed/dashboard/${publicId}`))!;
 
-  it('loads the embed URL of SPEC with a fresh session id, hears its events and sends actions to the tenant origin', async () => {
+  it('loads the embed URL of SPEC with a fresh session id, hears its events and sends actions the embed applies', async () => {
     const { page } = await hostPage();
-    await mount(page, 'a', { allowExport: true, locale: 'pt-BR' });
+    await mount(page, 'a', 'sales-e2e', svc.origin, { allowExport: true, locale: 'pt-BR' });
     const src = await page.evaluate(() => (document.querySelector('#a iframe') as HTMLIFrameElement).src);
-    expect(src).toBe(`${embedOrigin}/embed/dashboard/dash-a?session=ses_plain_1&allowExport=true&locale=pt-BR`);
-    await expect.poll(() => events(page)).toContainEqual(['a', 'dashboard-loaded', { publicId: 'dash-a', widgetCount: 3 }]);
+    expect(src).toMatch(new RegExp(`^${svc.origin}/embed/dashboard/sales-e2e\\?session=ses_[A-Za-z0-9]+&allowExport=true&locale=pt-BR$`));
+    expect(await page.evaluate(() => (window as unknown as HostWindow).minted)).toBe(1);
+    await expect.poll(() => named(page, 'a', 'dashboard-loaded'), { timeout: 15_000 }).toEqual([{ publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) }]);
+    expect(await named(page, 'a', 'ready')).toEqual([expect.objectContaining({ publicId: 'sales-e2e', mode: 'signed', embedTenant: 'customer-a' })]);
     await page.evaluate(() => {
       const h = (window as unknown as HostWindow).handles.a!;
       h.setFilter('orders', 'status', ['paid']);
       h.setColorScheme('dark');
       h.refresh();
     });
-    const frame = embedFrame(page, 'a');
-    await expect.poll(() => frame.evaluate(() => (window as unknown as { __received: Array<{ type: string; payload: unknown }> }).__received.map((m) => [m.type, m.payload])))
-      .toEqual([
-        ['svc:action:set-filter', { filterUrlParameter: 'f_orders.status=["paid"]' }],
-        ['svc:action:set-color-scheme', { scheme: 'dark' }],
-        ['svc:action:refresh', {}],
-      ]);
+    const frame = embedFrame(page, svc.origin, 'sales-e2e');
+    // The embed applied each action it was sent: a filter chip, the dark scheme, and a second load.
+    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts(), { timeout: 15_000 }).toEqual(['orders.status: paid\n×']);
+    await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
+    await expect.poll(async () => (await named(page, 'a', 'dashboard-loaded')).length, { timeout: 15_000 }).toBe(2);
     await page.close();
   });
 
-  it('ignores spoofed messages from another window and from another origin, and says why in debug mode', async () => {
+  it('ignores spoofed messages from another window and from another origin, and says why in debug mode (fixture: a frame must misbehave)', async () => {
     const { page, logs } = await hostPage();
-    await mount(page, 'a');
+    await mount(page, 'a', 'dash-a', fixtureOrigin);
     // The host window itself, and another iframe of the tenant origin, post well-formed svc events.
     await page.evaluate((origin) => {
       window.postMessage({ source: 'svc-embed', direction: 'event', type: 'svc:event:navigate', payload: { path: '/spoof-self' }, timestamp: Date.now(), surface: 'dashboard' }, '*');
       (document.getElementById('other') as HTMLIFrameElement).src = `${origin}/embed/dashboard/intruder`;
-    }, embedOrigin);
-    // The embed's own iframe navigated to a third origin posts one too.
-    await embedFrame(page, 'a').evaluate((url) => { location.href = url; }, `${thirdOrigin}/evil.html`);
+    }, fixtureOrigin);
+    // The embed's own iframe navigated to a third origin posts one too (the real embed cannot be made to navigate
+    // its own frame away, so the fixture plays the compromised embed).
+    await embedFrame(page, fixtureOrigin, 'dash-a').evaluate((url) => { location.href = url; }, `${thirdOrigin}/evil.html`);
     // Wait for every refusal, by name: the host's own post and the other iframe's are both "from another window",
     // and they, and the third origin's, arrive in no fixed order. A bare count of three could be reached by the
     // intruder's several posts before the third origin's arrived, and a wait by name alone could end before the
@@ -182,37 +211,56 @@ suite('@svc/embed-sdk in Chromium', () => {
 
   it('keeps two embeds on one page apart', async () => {
     const { page } = await hostPage();
-    await mount(page, 'a');
-    await mount(page, 'b');
-    await embedFrame(page, 'b').evaluate(() => (window as unknown as { __send(t: string, p: unknown): void }).__send('svc:event:navigate', { path: '/only-b' }));
-    await expect.poll(() => events(page)).toContainEqual(['b', 'navigate', { path: '/only-b' }]);
-    expect((await events(page)).filter(([id, name]) => id === 'a' && name === 'navigate')).toEqual([]);
+    await mount(page, 'a', 'sales-e2e', svc.origin);
+    await mount(page, 'b', 'ops-e2e', svc.origin);
+    await expect.poll(() => named(page, 'b', 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
+    await expect.poll(() => named(page, 'a', 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
+    // An action to b reaches b only, and b's events reach b's handle only.
+    await page.evaluate(() => { const h = (window as unknown as HostWindow).handles; h.b!.setColorScheme('dark'); h.b!.refresh(); });
+    await expect.poll(() => named(page, 'b', 'dashboard-loaded'), { timeout: 15_000 }).toEqual([
+      { publicId: 'ops-e2e', widgetCount: 0, loadDurationMs: expect.any(Number) }, { publicId: 'ops-e2e', widgetCount: 0, loadDurationMs: expect.any(Number) },
+    ]);
+    await expect.poll(() => embedFrame(page, svc.origin, 'ops-e2e').evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
+    expect(await embedFrame(page, svc.origin, 'sales-e2e').evaluate(() => document.documentElement.dataset.colorScheme)).not.toBe('dark');
+    expect(await named(page, 'a', 'dashboard-loaded')).toEqual([{ publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) }]);
     expect((await events(page)).filter(([, name]) => name === 'ready').map(([id]) => id).sort()).toEqual(['a', 'b']);
     await page.close();
   });
 
-  it('renews a session end to end: expiring -> one fresh id -> set-session confirmed', async () => {
-    const { page } = await hostPage();
-    await page.evaluate(() => { (window as unknown as { nextIds: string[] }).nextIds = ['ses_expiring_200', 'ses_renewed']; });
-    await mount(page, 'a');
-    const frame = embedFrame(page, 'a');
-    await expect.poll(() => frame.evaluate(() => (window as unknown as { __sessions: string[] }).__sessions)).toEqual(['ses_expiring_200', 'ses_renewed']);
-    expect(await page.evaluate(() => (window as unknown as { minted: number }).minted)).toBe(2);
+  it('renews a session end to end: expiring -> one fresh id -> set-session confirmed, no expiry', async () => {
+    const { page } = await hostPage('?short=1');
+    await mount(page, 'a', 'sales-e2e', shortSvc.origin);
+    await expect.poll(() => named(page, 'a', 'session-expiring'), { timeout: 15_000 }).toHaveLength(1);
+    await expect.poll(() => page.evaluate(() => (window as unknown as HostWindow).minted), { timeout: 15_000 }).toBe(2);
+    const results = () => named(page, 'a', 'action-result');
+    await expect.poll(results, { timeout: 10_000 }).toContainEqual(expect.objectContaining({ action: 'svc:action:set-session', ok: true }));
+    // The embed works on the renewed session: a refresh loads again. (With these short lifetimes the renewal has
+    // 200 ms before the old token's effective end; e2e/embed.test.ts checks that no session-expired follows.)
+    const loads = (await named(page, 'a', 'dashboard-loaded')).length;
+    await page.evaluate(() => (window as unknown as HostWindow).handles.a!.refresh());
+    await expect.poll(async () => (await named(page, 'a', 'dashboard-loaded')).length, { timeout: 10_000 }).toBe(loads + 1);
+    expect(await page.evaluate(() => (window as unknown as HostWindow).minted)).toBe(2);
     await page.close();
-  });
+  }, 40_000);
 
-  it('retries a refused renewal with a fresh id after backoff; setSession() rejects on a refused id', async () => {
-    const { page } = await hostPage();
-    await page.evaluate(() => { (window as unknown as { nextIds: string[] }).nextIds = ['ses_expired_100', 'bad_1', 'ses_good']; });
-    await mount(page, 'a');
-    const frame = embedFrame(page, 'a');
-    await expect.poll(() => frame.evaluate(() => (window as unknown as { __sessions: string[] }).__sessions), { timeout: 5000 }).toEqual(['ses_expired_100', 'ses_good']);
-    expect(await events(page)).toContainEqual(['a', 'error', { message: 'session id refused', name: 'EmbedSessionExchangeError', context: 'session-renewal' }]);
-    const rejected = await page.evaluate(() => (window as unknown as HostWindow).handles.a!.setSession('bad_manual').then(() => 'resolved', (e: { code: string }) => e.code));
+  it('retries a refused renewal with a fresh id after backoff; setSession() rejects a refused id and takes a good one', async () => {
+    const { page } = await hostPage('?short=1');
+    await mount(page, 'a', 'sales-e2e', shortSvc.origin);
+    // The renewal's first id is refused by svc's exchange (unknown); the SDK asks again and gets a real one.
+    await page.evaluate(() => { (window as unknown as HostWindow).nextIds = ['ses_refusedBySvc0000000000000000000000000000']; });
+    await expect.poll(() => named(page, 'a', 'error'), { timeout: 20_000 }).toContainEqual(expect.objectContaining({ name: 'EmbedSessionExchangeError', context: 'session-renewal' }));
+    await expect.poll(() => page.evaluate(() => (window as unknown as HostWindow).minted), { timeout: 15_000 }).toBe(3);
+    await expect.poll(() => named(page, 'a', 'action-result'), { timeout: 10_000 }).toContainEqual(expect.objectContaining({ action: 'svc:action:set-session', ok: true }));
+    // The embed works on the fresh session (had the old one lapsed meanwhile, it has loaded once more already).
+    const loads = (await named(page, 'a', 'dashboard-loaded')).length;
+    await page.evaluate(() => (window as unknown as HostWindow).handles.a!.refresh());
+    await expect.poll(async () => (await named(page, 'a', 'dashboard-loaded')).length, { timeout: 10_000 }).toBe(loads + 1);
+    const rejected = await page.evaluate(() => (window as unknown as HostWindow).handles.a!.setSession('ses_refusedManually000000000000000000000000').then(() => 'resolved', (e: { code: string }) => e.code));
     expect(rejected).toBe('action-rejected');
-    expect(await page.evaluate(() => (window as unknown as HostWindow).handles.a!.setSession('ses_manual').then(() => 'resolved'))).toBe('resolved');
+    const fresh = await page.evaluate(async () => (await (await fetch('/session?short=1', { method: 'POST' })).json()).sessionId as string);
+    expect(await page.evaluate((id) => (window as unknown as HostWindow).handles.a!.setSession(id).then(() => 'resolved'), fresh)).toBe('resolved');
     await page.close();
-  });
+  }, 60_000);
 
   it('<SvcEmbed> delivers events as props, sends prop changes as actions and cleans up on unmount', async () => {
     const page = await browser.context.newPage();
@@ -221,18 +269,18 @@ suite('@svc/embed-sdk in Chromium', () => {
     const messageListeners = await messageListenerCounter(page);
     const before = await messageListeners();
     const render = (colorScheme: 'light' | 'dark') => page.evaluate(({ baseUrl, colorScheme }) => {
-      (window as unknown as { render(p: { baseUrl: string; colorScheme: 'light' | 'dark' }): void }).render({ baseUrl, colorScheme });
-    }, { baseUrl: embedOrigin, colorScheme });
+      (window as unknown as { render(p: Record<string, string>): void }).render({ baseUrl, colorScheme, publicId: 'sales-e2e', sessionUrl: '/session' });
+    }, { baseUrl: svc.origin, colorScheme });
     const reactEvents = () => page.evaluate(() => (window as unknown as { reactEvents: Array<[string, unknown]> }).reactEvents);
     await render('light');
-    await expect.poll(reactEvents).toContainEqual(['onDashboardLoaded', { publicId: 'dash-react', widgetCount: 3 }]);
+    await expect.poll(reactEvents, { timeout: 15_000 }).toContainEqual(['onDashboardLoaded', { publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) }]);
     const events = await reactEvents();
-    expect(events).toContainEqual(['onReady', expect.objectContaining({ publicId: 'dash-react', mode: 'signed' })]);
+    expect(events).toContainEqual(['onReady', expect.objectContaining({ publicId: 'sales-e2e', mode: 'signed' })]);
     expect(events).toContainEqual(['onEvent', 'dashboard-loaded']);
+    const frame = embedFrame(page, svc.origin, 'sales-e2e');
+    expect(await frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
     await render('dark');
-    const frame = page.frames().find((f) => f.url().includes('/embed/dashboard/dash-react'))!;
-    await expect.poll(() => frame.evaluate(() => (window as unknown as { __received: Array<{ type: string; payload: unknown }> }).__received.map((m) => [m.type, m.payload])))
-      .toEqual([['svc:action:set-color-scheme', { scheme: 'dark' }]]);
+    await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
     expect(await page.evaluate(() => document.querySelectorAll('#react iframe').length)).toBe(1);
     await page.evaluate(() => (window as unknown as { unmount(): void }).unmount());
     expect(await page.evaluate(() => document.querySelectorAll('#react iframe').length)).toBe(0);
@@ -244,7 +292,7 @@ suite('@svc/embed-sdk in Chromium', () => {
     const { page } = await hostPage();
     const messageListeners = await messageListenerCounter(page);
     const before = await messageListeners();
-    await mount(page, 'a');
+    await mount(page, 'a', 'sales-e2e', svc.origin);
     expect(await messageListeners()).toBe(before + 1);
     await page.evaluate(() => (window as unknown as HostWindow).handles.a!.destroy());
     expect(await messageListeners()).toBe(before);
