@@ -23,6 +23,30 @@ export default tseslint.config(
     },
   },
   {
+    // Issue 19, layering: feature code (services, stores, policies, schemas) never imports Fastify's glue in http/;
+    // what every layer shares is in core/. A feature's *.routes.ts is its Fastify plugin and may.
+    files: ['apps/server/src/*/**/*.ts'],
+    ignores: ['apps/server/src/http/**', '**/*.routes.ts', '**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/http/*'], message: 'Feature and core code does not import http/ (Fastify glue); shared code lives in core/.' }] }],
+    },
+  },
+  {
+    // Issue 19, layering: SQL on svc's database is written in a *.store.ts only (db/ holds the schema, the
+    // migrations and the connection). data.compiler.ts and data.model.ts build SQL for the customer's warehouse,
+    // not svc's database. accounts.import.ts is the one file still exempt: it moves into import/ with a store of
+    // its own (issue 19, part 4, not done yet).
+    files: ['apps/server/src/**/*.ts'],
+    ignores: ['**/*.store.ts', '**/*.test.ts', 'apps/server/src/db/**', 'apps/server/src/data/data.compiler.ts', 'apps/server/src/data/data.model.ts', 'apps/server/src/accounts/accounts.import.ts'],
+    rules: {
+      'no-restricted-syntax': ['error',
+        { selector: 'ExportDefaultDeclaration', message: 'Named exports only (STYLE.md).' },
+        { selector: "CallExpression[callee.property.name=/^(selectFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto|selectNoFrom)$/]", message: 'SQL on svc\'s database belongs in the feature\'s *.store.ts (issue 19).' },
+        { selector: "TaggedTemplateExpression[tag.name='sql']", message: 'SQL on svc\'s database belongs in the feature\'s *.store.ts (issue 19).' },
+      ],
+    },
+  },
+  {
     files: ['apps/embed/src/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
