@@ -1,8 +1,9 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { askQuestion, runAppQuery } from '../api.js';
 import type { Dashboard } from '../api.js';
 import type { AiQueryEvent } from '../chat/ChatPanel.js';
 import type { EmbedSession } from '../session.js';
+import { useDashboardData } from './data.js';
 
 /**
  * The bridge an APP dashboard's code gets as `window.svc` (written into its document before its own markup):
@@ -54,22 +55,50 @@ export interface AppViewProps {
 
 /**
  * An APP dashboard (`config.kind: APP`): its code runs in svc's app frame, sandboxed with scripts only (an opaque
- * origin: no cookies, no storage of svc's, no network), and asks for data through the bridge.
+ * origin: no cookies, no storage of svc's, no network), and asks for data through the bridge. An app that navigates
+ * its frame away loses it: the frame is removed and the host gets an `error` event of context `app-navigation`.
+ *
+ * @example
+ * <AppView dashboard={dashboard} session={session} timezone="UTC" onMounted={report} onAiQuery={relay} onError={emit} />
  */
 export function AppView({ dashboard, session, timezone, onMounted, onAiQuery, onError }: AppViewProps) {
+  const { t } = useDashboardData();
   const frame = useRef<HTMLIFrameElement>(null);
   const callbacks = useRef({ onMounted, onAiQuery, onError, timezone });
   callbacks.current = { onMounted, onAiQuery, onError, timezone };
+  // Per frame, not per run of the effect below (a renewed session runs it again on the same frame).
+  const lifecycle = useRef({ sourceSent: false, stopped: false });
+  const [leftFor, setLeftFor] = useState<string>();
   const source = appDocument(dashboard.config.app ?? {});
 
   useEffect(() => {
     const chatId = `app-${dashboard.publicId}-${Date.now()}`;
     const reply = (message: Record<string, unknown>) => frame.current?.contentWindow?.postMessage({ svcApp: 'reply', ...message }, '*');
+    const stop = (target: string) => {
+      if (lifecycle.current.stopped) return;
+      lifecycle.current.stopped = true;
+      setLeftFor(target);
+      callbacks.current.onError(new Error(`The app tried to navigate its frame to ${target}; svc removed the frame.`), 'app-navigation');
+    };
+    // The app frame cannot be kept from starting a navigation of itself (its origin is opaque, so the Navigation API
+    // sends it no navigate event), but this page's frame-src 'self' refuses one to another origin, and reports that
+    // here, where the app can neither prevent nor fake the event. The refusal left the browser's error page in the
+    // frame: remove it rather than show it, and say why (docs/security.md, the app sandbox).
+    const onViolation = (event: SecurityPolicyViolationEvent) => {
+      if (event.effectiveDirective === 'frame-src' || event.effectiveDirective === 'child-src') stop(event.blockedURI || 'another origin');
+    };
     const onMessage = (event: MessageEvent) => {
       // Only the app's own frame; its origin is opaque ("null"), so the window is what identifies it.
-      if (frame.current === null || event.source !== frame.current.contentWindow) return;
+      if (lifecycle.current.stopped || frame.current === null || event.source !== frame.current.contentWindow) return;
       const data = event.data as { svcApp?: string; id?: number; method?: string; args?: { query?: unknown; question?: unknown } } | null;
       if (data?.svcApp === 'frame-ready') {
+        // A second frame-ready is a new document in the frame: the app navigated it to svc's app frame again (its
+        // own origin passes frame-src 'self'). Giving that document the source too would let the app reload forever.
+        if (lifecycle.current.sourceSent) {
+          stop('svc\'s app frame again');
+          return;
+        }
+        lifecycle.current.sourceSent = true;
         frame.current.contentWindow!.postMessage({ svcApp: 'source', html: source }, '*');
         return;
       }
@@ -102,8 +131,15 @@ export function AppView({ dashboard, session, timezone, onMounted, onAiQuery, on
       }
     };
     window.addEventListener('message', onMessage);
-    return () => window.removeEventListener('message', onMessage);
+    document.addEventListener('securitypolicyviolation', onViolation);
+    return () => {
+      window.removeEventListener('message', onMessage);
+      document.removeEventListener('securitypolicyviolation', onViolation);
+    };
   }, [dashboard.publicId, session, source]);
 
+  if (leftFor !== undefined) {
+    return <p className="status error app-stopped" role="alert">{t('dashboardError', { message: `its app tried to navigate to ${leftFor}` })}</p>;
+  }
   return <iframe ref={frame} className="app-frame" title={dashboard.title ?? dashboard.publicId} src="/embed/app-frame" sandbox="allow-scripts" />;
 }

@@ -108,7 +108,9 @@ export function embedRoutes(ctx: ServiceContext, assets: EmbedAssets = {}): Fast
       return page(request, reply, { publicId: first === undefined || first === '' ? undefined : first, deploymentId: undefined });
     });
     // The frame an APP dashboard's own code runs in: sandboxed to an opaque origin with scripts and nothing else,
-    // no network at all (connect-src 'none', images only from data:/blob:). It may be framed anywhere (the embed's
+    // no HTTP requests (connect-src 'none', images only from data:/blob:, nested frames 'none'; navigating itself
+    // elsewhere is refused by the embed page's frame-src). CSP does not cover WebRTC, so this is not "no network":
+    // docs/security.md says what an app's author is trusted with. It may be framed anywhere (the embed's
     // frame-ancestors already name the host): alone it is an empty page that runs whatever its parent posts, with
     // no more power than the parent's own page. Its code talks to svc only through the embed's bridge.
     app.get('/embed/app-frame', hide, (_request, reply) => reply

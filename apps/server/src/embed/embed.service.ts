@@ -59,7 +59,9 @@ export async function describeEmbedPage(ctx: ServiceContext, request: EmbedPageR
  * (`location.href = 'https://elsewhere/?' + data`): a frame cannot be stopped from navigating itself (CSP
  * `navigate-to` never shipped, and the Navigation API sends no `navigate` event to the app frame's opaque origin),
  * but every navigation of a frame is checked against its parent's `frame-src`, so one to another origin is
- * refused before any request leaves (e2e/app-sandbox.test.ts).
+ * refused before its request is sent, and reported to this page, where AppView removes the frame
+ * (e2e/app-sandbox.test.ts). `default-src 'self'` implied it; it is named so that a looser default cannot reopen
+ * that path. Chromium still opens a connection to the refused host, so its name is looked up (docs/security.md).
  */
 export function embedContentSecurityPolicy(allowedOrigins: readonly string[]): string {
   const ancestors = allowedOrigins.length === 0 ? "'none'" : allowedOrigins.join(' ');
