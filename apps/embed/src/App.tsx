@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { ActionMessage, EmbedTheme } from '@svc/protocol';
 import type { CurrentSession, Dashboard } from './api.js';
 import { ChatPanel } from './chat/ChatPanel.js';
-import type { AiQueryEvent } from './chat/ChatPanel.js';
+import type { AiQueryEvent } from '@svc/protocol';
 import { CommentPanel } from './comments/CommentPanel.js';
 import { DashboardView } from './Dashboard.js';
 import { formattersFor } from './format.js';

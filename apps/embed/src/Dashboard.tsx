@@ -9,7 +9,7 @@ import type { Formatters } from './format.js';
 import type { Translate } from './i18n.js';
 import type { Filter } from './preferences.js';
 import type { EmbedSession } from './session.js';
-import type { AiQueryEvent } from './chat/ChatPanel.js';
+import type { AiQueryEvent } from '@svc/protocol';
 import { ApiError } from './session.js';
 
 export interface DashboardTarget {

@@ -29,6 +29,12 @@ export interface EventPayloads {
   'svc:event:action-result': { requestId: string; action: ActionType; ok: boolean; error?: { name: string; message: string } };
 }
 
+/**
+ * SPEC `svc:event:ai-query`: a question in plain language, submitted, then completed or failed, with the
+ * conversation's id (the chat surface, an app) and the agent's (the dashboard's AI widget).
+ */
+export type AiQueryEvent = EventPayloads['svc:event:ai-query'];
+
 /** SPEC "Action catalog", keyed by action type. */
 export interface ActionPayloads {
   'svc:action:set-color-scheme': { scheme: 'light' | 'dark' | 'auto' };

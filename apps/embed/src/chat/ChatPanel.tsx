@@ -6,14 +6,8 @@ import type { ChartProps } from '../dashboard/charts.js';
 import type { Translate } from '../i18n.js';
 import type { EmbedSession } from '../session.js';
 import { ApiError } from '../session.js';
+import type { AiQueryEvent } from '@svc/protocol';
 
-/** SPEC `svc:event:ai-query`: submitted, then completed or error, with the conversation's id. */
-export interface AiQueryEvent {
-  query: string;
-  status: 'submitted' | 'completed' | 'error';
-  chatId: string;
-  agentId?: string;
-}
 
 export interface ChatPanelProps {
   session: EmbedSession;

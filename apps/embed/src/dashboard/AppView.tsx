@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { askQuestion, runAppQuery } from '../api.js';
 import type { Dashboard } from '../api.js';
-import type { AiQueryEvent } from '../chat/ChatPanel.js';
+import type { AiQueryEvent } from '@svc/protocol';
 import type { EmbedSession } from '../session.js';
 import { useDashboardData } from './data.js';
 

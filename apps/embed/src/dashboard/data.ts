@@ -4,7 +4,7 @@ import type { ColumnFormat, ResultColumn, WidgetData, WidgetDataRequest } from '
 import type { Formatters } from '../format.js';
 import type { Translate } from '../i18n.js';
 import type { EmbedSession } from '../session.js';
-import type { AiQueryEvent } from '../chat/ChatPanel.js';
+import type { AiQueryEvent } from '@svc/protocol';
 
 /** What every widget of a dashboard shares: who asks, for which dashboard, with which viewer choices. */
 export interface DashboardData {
