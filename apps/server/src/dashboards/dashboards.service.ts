@@ -1,6 +1,7 @@
 import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { AppError } from '../core/core.errors.js';
-import { canReachItem } from '../workspace/workspace.service.js';
+import { accessViewerOf, canAccessItem } from '../workspace/workspace.policy.js';
+import { selectAncestorChain, selectGrantedItemIds } from '../workspace/workspace.store.js';
 import type { ServiceContext } from '../core/core.context.js';
 import { presentDashboard } from './dashboards.presenter.js';
 import type { Dashboard } from './dashboards.schema.js';
@@ -30,10 +31,20 @@ export async function requireReadableDashboard(ctx: ServiceContext, reader: Dash
   if (reader.deploymentId !== null && dashboard.deployment_id !== reader.deploymentId) {
     throw new AppError('forbidden', `dashboard ${publicId} belongs to another deployment than this session's`, 'publicId');
   }
-  if (reader.platformUser !== undefined && !(await canReachItem(ctx, reader.platformUser, dashboard.workbook_id))) {
+  if (reader.platformUser !== undefined && !(await canReachWorkbook(ctx, reader.platformUser, dashboard.workbook_id))) {
     throw new AppError('forbidden', `dashboard ${publicId} is on a workbook this user was not granted`, 'publicId');
   }
   return dashboard;
+}
+
+/** DESIGN "Access" for a dashboard's workbook: read with workspace's store, decided by workspace's policy. */
+async function canReachWorkbook(ctx: ServiceContext, principal: PlatformUserPrincipal, workbookId: number): Promise<boolean> {
+  const [granted, chain] = await Promise.all([
+    selectGrantedItemIds(ctx.db, principal.accountId, principal.userId),
+    selectAncestorChain(ctx.db, principal.accountId, workbookId),
+  ]);
+  const workbook = chain[0];
+  return workbook !== undefined && canAccessItem(accessViewerOf(principal, granted), { createdBy: workbook.created_by, chainIds: chain.map((f) => f.id) });
 }
 
 /** The reader a principal is: its account, and the deployment an embed session is confined to. */

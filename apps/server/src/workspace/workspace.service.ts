@@ -9,9 +9,9 @@ import type { WorkspaceItemType } from '../db/db.schema.js';
 import { AppError } from '../core/core.errors.js';
 import { isoTimestamp } from '../core/core.context.js';
 import type { ServiceContext } from '../core/core.context.js';
-import { pageInfoOf } from '../core/core.cursor.js';
-import { decodeCursor, encodeCursor, fingerprintQuery } from './workspace.cursor.js';
-import type { WorkspacePosition } from './workspace.cursor.js';
+import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
+import { accessViewerOf, canAccessItem, reachesSubtree } from './workspace.policy.js';
+import type { AccessViewer } from './workspace.policy.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, WORKSPACE_ITEM_TYPES } from './workspace.schema.js';
 import type { WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery } from './workspace.schema.js';
 import {
@@ -56,6 +56,25 @@ export function listingPhases(query: WorkspaceQuery): ListingPhase[] {
   return phases;
 }
 
+/**
+ * A keyset position in the listing: which phase of the order, the sort value of the last item seen, and its id.
+ * Its cursor (DESIGN.md: bound to the query that made it) holds the three as `[phase, key, id]`.
+ */
+interface WorkspacePosition {
+  phase: number;
+  key: string | null;
+  id: number;
+}
+
+/** Decodes `after` into a position of this listing; a bogus string or a cursor of another query is a 400. */
+function decodePosition(after: string, fingerprint: string, phaseCount: number): WorkspacePosition {
+  const [phase, key, id] = decodeCursor(after, fingerprint, 3);
+  const isPhase = typeof phase === 'number' && Number.isInteger(phase) && phase >= 0 && phase < phaseCount;
+  const isKey = key === null || (typeof key === 'string' && key.length <= 1024);
+  if (!isPhase || !isKey || !isCursorId(id)) throw invalidCursor('malformed');
+  return { phase, key, id };
+}
+
 function sortKeyOf(row: ItemRow, phase: ListingPhase): string | null {
   return phase.sortColumn === null ? null : phase.sortColumn === 'viewed_at' ? row.viewed_at : row[phase.sortColumn];
 }
@@ -70,7 +89,7 @@ async function readAccessContext(
   principal: PlatformUserPrincipal,
   deploymentId: number,
   itemId: number | null,
-): Promise<{ granted: Set<number>; grantedItemIds: number[]; chain: FolderChainRow[] }> {
+): Promise<{ viewer: AccessViewer; grantedItemIds: number[]; chain: FolderChainRow[] }> {
   const { accountId, userId } = principal;
   const [deployment, grantedItemIds, chain] = await Promise.all([
     findDeploymentInAccount(ctx.db, accountId, deploymentId),
@@ -78,7 +97,7 @@ async function readAccessContext(
     itemId === null ? Promise.resolve([]) : selectAncestorChain(ctx.db, accountId, itemId),
   ]);
   if (deployment === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
-  return { granted: new Set(grantedItemIds), grantedItemIds, chain };
+  return { viewer: accessViewerOf(principal, grantedItemIds), grantedItemIds, chain };
 }
 
 /**
@@ -97,8 +116,8 @@ export async function listWorkspace(
   const { accountId, userId } = principal;
   // SPEC A rule 1: without folderId, the root.
   const folderId = query.folderId ?? null;
-  const { granted, grantedItemIds, chain } = await readAccessContext(ctx, principal, deploymentId, folderId);
-  let folderGranted = false;
+  const { viewer, grantedItemIds, chain } = await readAccessContext(ctx, principal, deploymentId, folderId);
+  let folderReached = viewer.admin;
   // The folder and the folders above it, root first: the folderPath of everything listed in it.
   let folderPath: Array<{ id: number; name: string }> = [];
   if (folderId !== null) {
@@ -106,7 +125,7 @@ export async function listWorkspace(
     if (folder === undefined || folder.type !== 'FOLDER' || folder.deployment_id !== deploymentId) {
       throw new AppError('not_found', `folder ${folderId} not found in deployment ${deploymentId}`, 'folderId');
     }
-    folderGranted = chain.some((f) => granted.has(f.id));
+    folderReached = reachesSubtree(viewer, chain.map((f) => f.id));
     folderPath = chain.reverse().map((f) => ({ id: f.id, name: f.name }));
   }
 
@@ -117,14 +136,14 @@ export async function listWorkspace(
     userId, deploymentId, folderId, [...new Set(query.types ?? WORKSPACE_ITEM_TYPES)].sort(),
     query.orderByField ?? 'updated_at', query.orderByDirection ?? 'DESC', search,
   ]);
-  const start: WorkspacePosition | null = query.after === undefined ? null : decodeCursor(query.after, fingerprint, phases.length);
+  const start: WorkspacePosition | null = query.after === undefined ? null : decodePosition(query.after, fingerprint, phases.length);
   const pageSize = Math.min(query.first ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
 
   // SPEC A rule 3, DESIGN.md access: a grant on a folder reaches everything below it, so inside a granted
   // folder (or subtree) the per-item check is skipped.
   const scope: ListingScope = {
     accountId, deploymentId, userId, folderId, search,
-    seesEverything: isAdmin(principal) || folderGranted,
+    seesEverything: folderReached,
     grantedItemIds,
   };
 
@@ -154,7 +173,7 @@ export async function listWorkspace(
   const rows = page.map((p) => p.row);
   const items = await presentItems(ctx, accountId, rows, search === null ? () => folderPath : await folderPathsOf(ctx, accountId, rows));
   const cursorOf = (entry: { row: ItemRow; phaseIndex: number }) =>
-    encodeCursor(fingerprint, { phase: entry.phaseIndex, key: sortKeyOf(entry.row, phases[entry.phaseIndex]!), id: entry.row.id });
+    encodeCursor(fingerprint, [entry.phaseIndex, sortKeyOf(entry.row, phases[entry.phaseIndex]!), entry.row.id]);
   return { items, pageInfo: pageInfoOf(page, hasNextPage, start !== null, cursorOf) };
 }
 
@@ -227,29 +246,16 @@ async function presentItems(
   });
 }
 
-/** 404 for an item not in the deployment, 403 for one the caller can reach by neither creation nor grant. */
+/** 404 for an item not in the deployment, 403 for one DESIGN "Access" does not let the caller reach. */
 async function requireAccessibleItem(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number, itemId: number): Promise<void> {
-  const { granted, chain } = await readAccessContext(ctx, principal, deploymentId, itemId);
+  const { viewer, chain } = await readAccessContext(ctx, principal, deploymentId, itemId);
   const item = chain[0];
   if (item === undefined || item.deployment_id !== deploymentId) {
     throw new AppError('not_found', `item ${itemId} not found in deployment ${deploymentId}`, 'itemId');
   }
-  const accessible = isAdmin(principal) || item.created_by === principal.userId || chain.some((f) => granted.has(f.id));
-  if (!accessible) throw new AppError('forbidden', `item ${itemId} is not accessible to this user`, 'itemId');
-}
-
-/**
- * DESIGN "Access" for one item of the caller's account: an admin reaches all; anyone else what they created, or
- * what is granted to them or a group of theirs on the item or a folder above it. Dashboards are read through it.
- */
-export async function canReachItem(ctx: ServiceContext, principal: PlatformUserPrincipal, itemId: number): Promise<boolean> {
-  if (isAdmin(principal)) return true;
-  const [granted, chain] = await Promise.all([
-    selectGrantedItemIds(ctx.db, principal.accountId, principal.userId),
-    selectAncestorChain(ctx.db, principal.accountId, itemId),
-  ]);
-  const grants = new Set(granted);
-  return chain[0] !== undefined && (chain[0].created_by === principal.userId || chain.some((f) => grants.has(f.id)));
+  if (!canAccessItem(viewer, { createdBy: item.created_by, chainIds: chain.map((f) => f.id) })) {
+    throw new AppError('forbidden', `item ${itemId} is not accessible to this user`, 'itemId');
+  }
 }
 
 /** Records that the caller viewed an item now; feeds `orderByField=viewer_last_viewed_at`. */
