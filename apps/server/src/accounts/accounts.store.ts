@@ -204,3 +204,22 @@ export async function findEmbedAccountSettings(db: Kysely<Database>, accountId: 
     locale: text(settings.locale),
   };
 }
+
+/** The platform user of the account with this email (lowercased), or undefined. */
+export async function findUserIdByEmail(db: Kysely<Database>, accountId: number, email: string): Promise<number | undefined> {
+  const row = await db.selectFrom('users').select('id').where('account_id', '=', accountId).where('email', '=', email).executeTakeFirst();
+  return row?.id;
+}
+
+/** The account of a deployment. */
+export async function findAccountOfDeployment(db: Kysely<Database>, deploymentId: number): Promise<number | undefined> {
+  const row = await db.selectFrom('deployments').select('account_id').where('id', '=', deploymentId).executeTakeFirst();
+  return row?.account_id;
+}
+
+/** The account of a live console session (by digest). */
+export async function findAccountOfConsoleDigest(db: Kysely<Database>, digest: string, now: string): Promise<number | undefined> {
+  const row = await db.selectFrom('console_sessions').select('account_id')
+    .where('digest', '=', digest).where('revoked_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
+  return row?.account_id;
+}

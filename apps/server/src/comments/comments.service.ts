@@ -5,14 +5,16 @@ import { isoTimestamp } from '../core/core.context.js';
 import type { ServiceContext } from '../core/core.context.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
 import { AppError } from '../core/core.errors.js';
+import { selectMentionableUsers } from '../sessions/sessions.store.js';
+import type { UserPosition } from '../sessions/sessions.store.js';
 import { canDelete, canEdit, canResolve, isOwnComment } from './comments.policy.js';
 import type { Commenter } from './comments.policy.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './comments.schema.js';
 import type { Comment, MentionableUserList, MentionableUsersQuery, Thread, ThreadList, ThreadListQuery } from './comments.schema.js';
 import {
-  findLiveComment, insertComment, readStreamVersion, markCommentRemoved, selectMentionableUsers, selectReplies, selectThreadRoots, setThreadResolution, updateCommentBody,
+  findLiveComment, insertComment, readStreamVersion, markCommentRemoved, selectReplies, selectThreadRoots, setThreadResolution, updateCommentBody,
 } from './comments.store.js';
-import type { CommentRow, CommentScope, ListedComment, ThreadFilter, ThreadPosition, UserPosition } from './comments.store.js';
+import type { CommentRow, CommentScope, ListedComment, ThreadFilter, ThreadPosition } from './comments.store.js';
 
 /** The dashboard a request names, checked readable (SPEC B rule 10: 404 before 403), and the caller's scope in it. */
 async function openDashboard(ctx: ServiceContext, commenter: Commenter, publicId: string): Promise<{ dashboard: DashboardRow; scope: CommentScope }> {

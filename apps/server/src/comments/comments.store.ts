@@ -1,9 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/db.schema.js';
-import type { Dialect } from '../db/db.database.js';
-import { EMBED_USER_SEARCH_TABLE } from '../db/db.schema.js';
-import { escapeLike } from '../db/db.search-key.js';
 
 export type CommentRow = Selectable<Database['comments']>;
 
@@ -20,12 +17,6 @@ export type ThreadFilter = 'open' | 'resolved' | 'all';
 /** A keyset position in the thread list: the root's creation time and id (newest first). */
 export interface ThreadPosition {
   createdAt: string;
-  id: number;
-}
-
-/** A keyset position in the mentionable-user list: the folded username and id. */
-export interface UserPosition {
-  usernameKey: string;
   id: number;
 }
 
@@ -179,52 +170,4 @@ export async function selectReplies(db: Kysely<Database>, scope: Omit<CommentSco
     .where('c.removed_at', 'is', null)
     .orderBy('c.parent_id').orderBy('c.created_at').orderBy('c.id')
     .execute();
-}
-
-export interface MentionableUserRow {
-  id: number;
-  username: string;
-  username_key: string;
-  email: string | null;
-  first_name: string | null;
-}
-
-/**
- * One page of the tenant's embed users by folded username then id (SPEC B rule 8), optionally those whose
- * username or email contains `search` (already folded; `%` and `_` literal). A search of three characters or more
- * is served by the trigram index of each dialect (FTS5 on SQLite, pg_trgm on PostgreSQL).
- */
-export async function selectMentionableUsers(
-  db: Kysely<Database>,
-  dialect: Dialect,
-  accountId: number,
-  embedTenantId: number,
-  search: string | null,
-  after: UserPosition | null,
-  limit: number,
-): Promise<MentionableUserRow[]> {
-  // A search of three characters or more is driven by its trigram index: the few candidates are found first and
-  // sorted. SQLite would otherwise walk the whole tenant in username order and test each row (LIMIT makes an
-  // ordered walk look cheap), so the tenant term is kept off its index there (`+`); PostgreSQL's planner already
-  // starts from the pg_trgm indexes.
-  const byTrigrams = search !== null && [...search].length >= 3;
-  let query = db.selectFrom('embed_users')
-    .select(['id', 'username', 'username_key', 'email', 'first_name'])
-    .where(byTrigrams && dialect === 'sqlite' ? sql<boolean>`+embed_tenant_id = ${embedTenantId}` : sql<boolean>`embed_tenant_id = ${embedTenantId}`)
-    .where('account_id', '=', accountId);
-  if (search !== null) {
-    const pattern = `%${escapeLike(search)}%`;
-    if (byTrigrams && dialect === 'sqlite') {
-      const fts = sql.table(EMBED_USER_SEARCH_TABLE);
-      const phrase = `"${search.replace(/"/g, '""')}"`;
-      query = query.where('id', 'in', sql<number>`(select rowid from ${fts} where ${fts} match ${phrase})`);
-    }
-    // LIKE keeps the exact substring semantics (and is what pg_trgm's indexes serve on PostgreSQL).
-    query = query.where((eb) => eb.or([
-      sql<boolean>`${eb.ref('username_key')} like ${pattern} escape '\\'`,
-      sql<boolean>`${eb.ref('email_key')} like ${pattern} escape '\\'`,
-    ]));
-  }
-  if (after !== null) query = query.where(sql<boolean>`(username_key, id) > (${after.usernameKey}, ${after.id})`);
-  return query.orderBy('username_key').orderBy('id').limit(limit).execute();
 }

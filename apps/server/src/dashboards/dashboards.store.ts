@@ -28,3 +28,9 @@ export async function findDashboardByWorkbook(db: Kysely<Database>, accountId: n
     .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('workbook_id', '=', workbookId)
     .executeTakeFirst();
 }
+
+/** The account of a dashboard public id (unique across accounts). */
+export async function findAccountOfPublicId(db: Kysely<Database>, publicId: string): Promise<number | undefined> {
+  const row = await db.selectFrom('dashboards').select('account_id').where('public_id', '=', publicId).executeTakeFirst();
+  return row?.account_id;
+}

@@ -1,10 +1,11 @@
 import { digestSecret } from '../accounts/accounts.keys.js';
 import { CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
-import { findEmbedAccountSettings } from '../accounts/accounts.store.js';
+import { findAccountOfConsoleDigest, findAccountOfDeployment, findEmbedAccountSettings } from '../accounts/accounts.store.js';
+import { findAccountOfPublicId } from '../dashboards/dashboards.store.js';
 import { isoTimestamp } from '../core/core.context.js';
 import type { ServiceContext } from '../core/core.context.js';
 import { SESSION_ID_PREFIX } from '../sessions/sessions.service.js';
-import { findAccountOfConsoleDigest, findAccountOfDeployment, findAccountOfPublicId, findAccountOfSessionDigest } from './embed.store.js';
+import { findAccountOfSessionDigest } from '../sessions/sessions.store.js';
 
 /** What an embed page request names: from its URL (and the console cookie, for a private embed). */
 export interface EmbedPageRequest {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { digestSecret, toBase62 } from '../accounts/accounts.keys.js';
 import { isAdmin } from '../accounts/accounts.principal.js';
 import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
-import { findDeploymentInAccount, findEmbedAccountSettings, findTenantName } from '../accounts/accounts.store.js';
+import { findDeploymentInAccount, findEmbedAccountSettings, findTenantName, findUserIdByEmail } from '../accounts/accounts.store.js';
 import { AppError } from '../core/core.errors.js';
 import { isoTimestamp } from '../core/core.context.js';
 import type { ServiceContext } from '../core/core.context.js';
@@ -18,7 +18,6 @@ import {
   findEmbedTenantName,
   findEmbedUserId,
   findLiveSession,
-  findUserIdByEmail,
   insertEmbedSession,
   redeemEmbedSession,
   revokeSessionByDigest,

@@ -1,6 +1,9 @@
+import { sql } from 'kysely';
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Dialect } from '../db/db.database.js';
+import { EMBED_USER_SEARCH_TABLE } from '../db/db.schema.js';
 import type { Database } from '../db/db.schema.js';
-import { foldSearchKey } from '../db/db.search-key.js';
+import { escapeLike, foldSearchKey } from '../db/db.search-key.js';
 
 export type EmbedSessionRow = Selectable<Database['embed_sessions']>;
 export type EmbedUserRow = Selectable<Database['embed_users']> & { embed_tenant_name: string };
@@ -52,12 +55,6 @@ export async function upsertEmbedUser(
     .where('account_id', '=', accountId).where('embed_tenant_id', '=', embedTenantId).where('external_id', '=', externalId)
     .executeTakeFirstOrThrow();
   return row.id;
-}
-
-/** The platform user of the account with this email (lowercased), or undefined. */
-export async function findUserIdByEmail(db: Kysely<Database>, accountId: number, email: string): Promise<number | undefined> {
-  const row = await db.selectFrom('users').select('id').where('account_id', '=', accountId).where('email', '=', email).executeTakeFirst();
-  return row?.id;
 }
 
 export async function insertEmbedSession(db: Kysely<Database>, row: Omit<EmbedSessionRow, 'id' | 'redeemed_at' | 'token_expires_at' | 'revoked_at'>): Promise<void> {
@@ -149,4 +146,67 @@ export async function findServerKey(db: Kysely<Database>, name: string): Promise
 /** Stores a signing key unless one of this name exists (processes racing at first start: one insert wins). */
 export async function insertServerKeyIfAbsent(db: Kysely<Database>, row: Insertable<Database['server_keys']>): Promise<void> {
   await db.insertInto('server_keys').values(row).onConflict((oc) => oc.column('name').doNothing()).execute();
+}
+
+/**
+ * The account a session id (by digest) was minted in, whatever its state: the page that will try to redeem it is
+ * framed by that account's allowed origins, and learns it was refused from the exchange, not from a blank frame.
+ */
+export async function findAccountOfSessionDigest(db: Kysely<Database>, digest: string): Promise<number | undefined> {
+  const row = await db.selectFrom('embed_sessions').select('account_id').where('digest', '=', digest).executeTakeFirst();
+  return row?.account_id;
+}
+
+/** A keyset position in the mentionable-user list: the folded username and id. */
+export interface UserPosition {
+  usernameKey: string;
+  id: number;
+}
+
+export interface MentionableUserRow {
+  id: number;
+  username: string;
+  username_key: string;
+  email: string | null;
+  first_name: string | null;
+}
+
+/**
+ * One page of the tenant's embed users by folded username then id (SPEC B rule 8), optionally those whose
+ * username or email contains `search` (already folded; `%` and `_` literal). A search of three characters or more
+ * is served by the trigram index of each dialect (FTS5 on SQLite, pg_trgm on PostgreSQL).
+ */
+export async function selectMentionableUsers(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  accountId: number,
+  embedTenantId: number,
+  search: string | null,
+  after: UserPosition | null,
+  limit: number,
+): Promise<MentionableUserRow[]> {
+  // A search of three characters or more is driven by its trigram index: the few candidates are found first and
+  // sorted. SQLite would otherwise walk the whole tenant in username order and test each row (LIMIT makes an
+  // ordered walk look cheap), so the tenant term is kept off its index there (`+`); PostgreSQL's planner already
+  // starts from the pg_trgm indexes.
+  const byTrigrams = search !== null && [...search].length >= 3;
+  let query = db.selectFrom('embed_users')
+    .select(['id', 'username', 'username_key', 'email', 'first_name'])
+    .where(byTrigrams && dialect === 'sqlite' ? sql<boolean>`+embed_tenant_id = ${embedTenantId}` : sql<boolean>`embed_tenant_id = ${embedTenantId}`)
+    .where('account_id', '=', accountId);
+  if (search !== null) {
+    const pattern = `%${escapeLike(search)}%`;
+    if (byTrigrams && dialect === 'sqlite') {
+      const fts = sql.table(EMBED_USER_SEARCH_TABLE);
+      const phrase = `"${search.replace(/"/g, '""')}"`;
+      query = query.where('id', 'in', sql<number>`(select rowid from ${fts} where ${fts} match ${phrase})`);
+    }
+    // LIKE keeps the exact substring semantics (and is what pg_trgm's indexes serve on PostgreSQL).
+    query = query.where((eb) => eb.or([
+      sql<boolean>`${eb.ref('username_key')} like ${pattern} escape '\\'`,
+      sql<boolean>`${eb.ref('email_key')} like ${pattern} escape '\\'`,
+    ]));
+  }
+  if (after !== null) query = query.where(sql<boolean>`(username_key, id) > (${after.usernameKey}, ${after.id})`);
+  return query.orderBy('username_key').orderBy('id').limit(limit).execute();
 }
