@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loadConfig } from './core/core.config.js';
 import type { Config, TrustProxy } from './core/core.config.js';
 import type { Db } from './db/db.database.js';
+import { setPreparedStatements } from './db/db.prepared.js';
 import { registerAuthentication } from './http/http.auth.js';
 import type { ServiceContext } from './core/core.context.js';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
@@ -55,6 +56,8 @@ export interface AppConfig {
   embedDistDir?: string;
   /** Serve the embed runtime's source maps (default SVC_EMBED_SOURCE_MAPS, off). */
   embedSourceMaps?: boolean;
+  /** Compile hot statements once (default from SVC_PREPARED_STATEMENTS: on). */
+  preparedStatements?: boolean;
   /** The data path of dashboards (default from SVC_DATA_ROW_CAP, SVC_DATA_TIMEOUT_MS, SVC_DEMO_WAREHOUSE). */
   data?: Partial<DataSettings>;
   /** The OpenAI-compatible endpoint of the AI surfaces (default from SVC_AI_BASE_URL, SVC_AI_MODEL, SVC_AI_API_KEY). */
@@ -122,6 +125,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator: buildStrictBodyValidator } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  setPreparedStatements(config.db.kysely, config.preparedStatements ?? env.preparedStatements);
   const ctx: ServiceContext = { db: config.db.kysely, dialect: config.db.dialect, now: config.now ?? (() => new Date()) };
 
   registerErrorHandling(app, logging.failures);

@@ -1,32 +1,19 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { prepare } from '../db/db.prepared.js';
 import type { Database } from '../db/db.schema.js';
 import type { PlatformUserPrincipal } from './accounts.principal.js';
 import { normalizeEmail } from './accounts.identity.js';
 
-function keyLookup(db: Kysely<Database>, digest: string) {
-  return db
-    .selectFrom('api_keys as k')
+const keyLookup = prepare((db, p: { digest: string }) =>
+  db.selectFrom('api_keys as k')
     .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'k.user_id').onRef('u.account_id', '=', 'k.account_id'))
     .innerJoin('accounts as a', 'a.id', 'u.account_id')
     .select(['u.id as userId', 'u.account_id as accountId', 'u.role', 'u.email', 'u.personal_version', 'a.data_version', 'k.id as credentialId'])
-    .where('k.digest', '=', digest);
-}
+    .where('k.digest', '=', p.digest));
 
-type KeyLookupRow = Awaited<ReturnType<ReturnType<typeof keyLookup>['executeTakeFirstOrThrow']>>;
-const compiledKeyLookups = new WeakMap<Kysely<Database>, CompiledQuery<KeyLookupRow>>();
-
-/**
- * The platform user owning the API key with this digest, or undefined. Runs on every platform API request, so
- * the query is compiled once per database and run with new parameters (DESIGN.md: compilation is ~40% of it).
- */
+/** The platform user owning the API key with this digest, or undefined. Runs on every uncached platform API request. */
 export async function findPlatformUserByKeyDigest(db: Kysely<Database>, digest: string): Promise<PlatformUserPrincipal | undefined> {
-  let compiled = compiledKeyLookups.get(db);
-  if (compiled === undefined) {
-    compiled = keyLookup(db, '').compile();
-    compiledKeyLookups.set(db, compiled);
-  }
-  const { rows } = await db.executeQuery<KeyLookupRow>({ ...compiled, parameters: [digest] });
-  const row = rows[0];
+  const row = await keyLookup.first(db, { digest });
   if (!row) return undefined;
   const { personal_version, data_version, ...user } = row;
   return { kind: 'platform-user', ...user, dataVersion: `${data_version}.${personal_version}`, via: 'api-key' };
@@ -59,14 +46,11 @@ export async function insertApiKeyForEmail(
 
 /** The deployment's id when it exists in the account, else undefined. */
 export async function findDeploymentInAccount(db: Kysely<Database>, accountId: number, deploymentId: number): Promise<number | undefined> {
-  const row = await db
-    .selectFrom('deployments')
-    .select('id')
-    .where('id', '=', deploymentId)
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
-  return row?.id;
+  return (await deploymentInAccount.first(db, { accountId, deploymentId }))?.id;
 }
+
+const deploymentInAccount = prepare((db, p: { accountId: number; deploymentId: number }) =>
+  db.selectFrom('deployments').select('id').where('id', '=', p.deploymentId).where('account_id', '=', p.accountId));
 
 /** A deployment's data source and semantic views (JSON text), or undefined when the account has no such deployment. */
 export async function findDeploymentData(db: Kysely<Database>, accountId: number, deploymentId: number): Promise<{ data_source: string | null; semantic_views: string | null } | undefined> {
@@ -77,9 +61,13 @@ export async function findDeploymentData(db: Kysely<Database>, accountId: number
 
 /** The account's tenant name (its default embed tenant's name). */
 export async function findTenantName(db: Kysely<Database>, accountId: number): Promise<string> {
-  const account = await db.selectFrom('accounts').select('tenant_name').where('id', '=', accountId).executeTakeFirstOrThrow();
+  const account = await tenantName.first(db, { accountId });
+  if (account === undefined) throw new Error(`account ${accountId} not found`);
   return account.tenant_name;
 }
+
+const tenantName = prepare((db, p: { accountId: number }) =>
+  db.selectFrom('accounts').select('tenant_name').where('id', '=', p.accountId));
 
 /** Whether the database holds any account (`serve --demo` loads the demo into an empty one only). */
 export async function hasAnyAccount(db: Kysely<Database>): Promise<boolean> {
@@ -105,13 +93,14 @@ export async function bumpAccountDataVersion(db: Kysely<Database>, accountId: nu
 
 /** Marks a change to one user's own view of the workspace (views, favorites): their cached listings are stale. */
 export async function bumpPersonalVersion(db: Kysely<Database>, accountId: number, userId: number): Promise<void> {
-  await db
-    .updateTable('users')
-    .set((eb) => ({ personal_version: eb('personal_version', '+', 1) }))
-    .where('id', '=', userId)
-    .where('account_id', '=', accountId)
-    .execute();
+  await personalVersionBump.execute(db, { accountId, userId });
 }
+
+const personalVersionBump = prepare((db, p: { accountId: number; userId: number }) =>
+  db.updateTable('users')
+    .set((eb) => ({ personal_version: eb('personal_version', '+', 1) }))
+    .where('id', '=', p.userId)
+    .where('account_id', '=', p.accountId));
 
 /** Users with this email (lowercased), with what login needs; several when the email is in several accounts. */
 export async function findLoginCandidates(db: Kysely<Database>, email: string, tenantName: string | undefined) {
@@ -185,8 +174,11 @@ export function normalizeOrigin(value: unknown): string | undefined {
   }
 }
 
+const accountSettings = prepare((db, p: { accountId: number }) =>
+  db.selectFrom('accounts').select('settings').where('id', '=', p.accountId));
+
 export async function findEmbedAccountSettings(db: Kysely<Database>, accountId: number): Promise<EmbedAccountSettings> {
-  const row = await db.selectFrom('accounts').select('settings').where('id', '=', accountId).executeTakeFirst();
+  const row = await accountSettings.first(db, { accountId });
   let parsed: unknown;
   try {
     parsed = JSON.parse(row?.settings ?? '{}');

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
+import { prepare } from '../db/db.prepared.js';
 import type { Database } from '../db/db.schema.js';
 
 export type CommentRow = Selectable<Database['comments']>;
@@ -39,18 +40,20 @@ export type ListedComment = Pick<CommentRow, 'id' | 'parent_id' | 'embed_user_id
  * deleted, or belongs to another dashboard or tenant all look the same (404).
  */
 export async function findLiveComment(db: Kysely<Database>, scope: CommentScope, commentId: number): Promise<CommentRow | undefined> {
-  return db.selectFrom('comments as c')
+  return liveComment.first(db, { ...scope, commentId });
+}
+
+const liveComment = prepare((db, p: CommentScope & { commentId: number }) =>
+  db.selectFrom('comments as c')
     .leftJoin('comments as r', 'r.id', 'c.parent_id')
     .select(commentColumns)
-    .where('c.id', '=', commentId)
-    .where('c.account_id', '=', scope.accountId)
-    .where('c.embed_tenant_id', '=', scope.embedTenantId)
-    .where('c.dashboard_id', '=', scope.dashboardId)
+    .where('c.id', '=', p.commentId)
+    .where('c.account_id', '=', p.accountId)
+    .where('c.embed_tenant_id', '=', p.embedTenantId)
+    .where('c.dashboard_id', '=', p.dashboardId)
     .where('c.removed_at', 'is', null)
     // A reply lives only while its root does (a reply that raced its root's deletion stays invisible).
-    .where((eb) => eb.or([eb('c.parent_id', 'is', null), eb('r.removed_at', 'is', null)]))
-    .executeTakeFirst();
-}
+    .where((eb) => eb.or([eb('c.parent_id', 'is', null), eb('r.removed_at', 'is', null)])));
 
 export async function insertComment(
   db: Kysely<Database>,
@@ -58,22 +61,26 @@ export async function insertComment(
   values: { parentId: number | null; embedUserId: number; body: string; createdAt: string },
 ): Promise<CommentRow> {
   // One statement: the thread list's version moves in its trigger (migration 0004).
-  return db.insertInto('comments')
-    .values({
-      account_id: scope.accountId, embed_tenant_id: scope.embedTenantId, dashboard_id: scope.dashboardId,
-      parent_id: values.parentId, embed_user_id: values.embedUserId, body: values.body, created_at: values.createdAt,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const [row] = await newComment.execute(db, { ...scope, ...values });
+  return row!;
 }
+
+const newComment = prepare((db, p: CommentScope & { parentId: number | null; embedUserId: number; body: string; createdAt: string }) =>
+  db.insertInto('comments')
+    .values({
+      account_id: p.accountId, embed_tenant_id: p.embedTenantId, dashboard_id: p.dashboardId,
+      parent_id: p.parentId, embed_user_id: p.embedUserId, body: p.body, created_at: p.createdAt,
+    })
+    .returningAll());
 
 /** The version of the scope's threads (0 before its first comment). Read before the threads themselves. */
 export async function readStreamVersion(db: Kysely<Database>, scope: CommentScope): Promise<number> {
-  const row = await db.selectFrom('comment_streams').select('version')
-    .where('dashboard_id', '=', scope.dashboardId).where('embed_tenant_id', '=', scope.embedTenantId).where('account_id', '=', scope.accountId)
-    .executeTakeFirst();
-  return row?.version ?? 0;
+  return (await streamVersion.first(db, scope))?.version ?? 0;
 }
+
+const streamVersion = prepare((db, p: CommentScope) =>
+  db.selectFrom('comment_streams').select('version')
+    .where('dashboard_id', '=', p.dashboardId).where('embed_tenant_id', '=', p.embedTenantId).where('account_id', '=', p.accountId));
 
 /** Replaces the body of a live comment of its author; undefined if it is gone meanwhile. */
 export async function updateCommentBody(db: Kysely<Database>, scope: CommentScope, commentId: number, authorId: number, body: string, editedAt: string): Promise<CommentRow | undefined> {
@@ -144,17 +151,31 @@ export async function setThreadResolution(
  * next page exists. Served by the partial indexes `comments_threads_ix` / `comments_threads_state_ix`.
  */
 export async function selectThreadRoots(db: Kysely<Database>, scope: CommentScope, filter: ThreadFilter, after: ThreadPosition | null, limit: number): Promise<ListedComment[]> {
-  let query = db.selectFrom('comments as c')
-    .select(listedColumns)
-    .where('c.dashboard_id', '=', scope.dashboardId)
-    .where('c.embed_tenant_id', '=', scope.embedTenantId)
-    .where('c.account_id', '=', scope.accountId)
-    .where('c.parent_id', 'is', null)
-    .where('c.removed_at', 'is', null);
-  if (filter !== 'all') query = query.where('c.is_resolved', '=', filter === 'resolved' ? 1 : 0);
-  if (after !== null) query = query.where(sql<boolean>`(c.created_at, c.id) < (${after.createdAt}, ${after.id})`);
-  return query.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(limit).execute();
+  const statement = threadRoots[filter][after === null ? 'first' : 'next'];
+  return statement.execute(db, { ...scope, limit, afterCreatedAt: after?.createdAt ?? '', afterId: after?.id ?? 0 });
 }
+
+type ThreadRootsParams = CommentScope & { limit: number; afterCreatedAt: string; afterId: number };
+
+/** The thread list's six shapes (by state filter, first page or after a position), each compiled once. */
+function threadRootsOf(filter: ThreadFilter, paged: boolean) {
+  return prepare((db, p: ThreadRootsParams) => {
+    let query = db.selectFrom('comments as c')
+      .select(listedColumns)
+      .where('c.dashboard_id', '=', p.dashboardId)
+      .where('c.embed_tenant_id', '=', p.embedTenantId)
+      .where('c.account_id', '=', p.accountId)
+      .where('c.parent_id', 'is', null)
+      .where('c.removed_at', 'is', null);
+    // A value fixed by the shape: compiled in once, bound on every run.
+    if (filter !== 'all') query = query.where('c.is_resolved', '=', filter === 'resolved' ? 1 : 0);
+    if (paged) query = query.where(sql<boolean>`(c.created_at, c.id) < (${p.afterCreatedAt}, ${p.afterId})`);
+    return query.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(p.limit);
+  });
+}
+
+const threadRoots = Object.fromEntries((['open', 'resolved', 'all'] as const).map((filter) =>
+  [filter, { first: threadRootsOf(filter, false), next: threadRootsOf(filter, true) }])) as Record<ThreadFilter, Record<'first' | 'next', ReturnType<typeof threadRootsOf>>>;
 
 /**
  * Every live reply of these roots in one query (no query per thread), grouped by root and oldest first within

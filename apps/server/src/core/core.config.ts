@@ -23,6 +23,7 @@ export const SETTINGS = Type.Object({
   SVC_HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'the address svc listens on (`0.0.0.0`: every interface)' }),
   SVC_LOG_LEVEL: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)), { default: 'info', description: 'pino level; at `info` and below every request is logged with its request id; at `warn` and above only failures are (each with its request id), and requests pay nothing for logging' }),
   SVC_SQLITE_CACHE_MB: whole(1, 8, "SQLite's page cache in MiB (one connection). Reads go through a memory map of the database file; the cache holds written pages and those still in the WAL. Raise it for very large imports, which spill to the WAL past it"),
+  SVC_PREPARED_STATEMENTS: Type.Boolean({ default: true, description: "compile svc's hot statements once per database and run them with new values; `false` builds every query afresh (slower: only to measure the difference, bench/README.md)" }),
   SVC_LISTING_CACHE_MB: Type.Number({ minimum: 0, default: 32, description: 'memory for cached pages, in MiB: workspace listings and comment thread lists; `0` turns the cache off' }),
   SVC_JWT_SECRET: optional('HS256 secret (at least 32 bytes) for embed tokens; unset: EdDSA with a key generated at first start and kept in the database (`server_keys`); every process sharing the database must use the same setting'),
   SVC_EMBED_SESSION_TTL_MS: whole(1000, 300_000, 'how long a minted session id can be exchanged (ms; 5 min)'),
@@ -75,6 +76,7 @@ export interface Config {
   jwtSecret: string | undefined;
   embedLifetimes: { sessionTtlMs: number; tokenTtlMs: number };
   embedSourceMaps: boolean;
+  preparedStatements: boolean;
   data: { rowCap: number; timeoutMs: number; demoWarehousePath: string };
   timeouts: { requestMs: number; idleMs: number; handlerMs: number };
   shutdownTimeoutMs: number;
@@ -173,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtSecret: s.SVC_JWT_SECRET,
     embedLifetimes: { sessionTtlMs: s.SVC_EMBED_SESSION_TTL_MS, tokenTtlMs: s.SVC_EMBED_TOKEN_TTL_MS },
     embedSourceMaps: s.SVC_EMBED_SOURCE_MAPS,
+    preparedStatements: s.SVC_PREPARED_STATEMENTS,
     data: { rowCap: s.SVC_DATA_ROW_CAP, timeoutMs: s.SVC_DATA_TIMEOUT_MS, demoWarehousePath: resolve(s.SVC_DEMO_WAREHOUSE) },
     timeouts: { requestMs: s.SVC_REQUEST_TIMEOUT_MS, idleMs: s.SVC_IDLE_TIMEOUT_MS, handlerMs: s.SVC_HANDLER_TIMEOUT_MS },
     shutdownTimeoutMs: s.SVC_SHUTDOWN_TIMEOUT_MS,

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { prepare } from '../db/db.prepared.js';
 import type { Database } from '../db/db.schema.js';
 
 export type DashboardRow = Selectable<Database['dashboards']>;
@@ -19,15 +20,20 @@ export async function selectReportSnapshots(db: Kysely<Database>, accountId: num
 
 /** The dashboard with this public id in the account, or undefined (another account's never resolves). */
 export async function findDashboardByPublicId(db: Kysely<Database>, accountId: number, publicId: string): Promise<DashboardRow | undefined> {
-  return db.selectFrom('dashboards').selectAll().where('account_id', '=', accountId).where('public_id', '=', publicId).executeTakeFirst();
+  return dashboardByPublicId.first(db, { accountId, publicId });
 }
+
+const dashboardByPublicId = prepare((db, p: { accountId: number; publicId: string }) =>
+  db.selectFrom('dashboards').selectAll().where('account_id', '=', p.accountId).where('public_id', '=', p.publicId));
 
 /** The dashboard of a workbook of a deployment in the account, or undefined. */
 export async function findDashboardByWorkbook(db: Kysely<Database>, accountId: number, deploymentId: number, workbookId: number): Promise<DashboardRow | undefined> {
-  return db.selectFrom('dashboards').selectAll()
-    .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('workbook_id', '=', workbookId)
-    .executeTakeFirst();
+  return dashboardByWorkbook.first(db, { accountId, deploymentId, workbookId });
 }
+
+const dashboardByWorkbook = prepare((db, p: { accountId: number; deploymentId: number; workbookId: number }) =>
+  db.selectFrom('dashboards').selectAll()
+    .where('account_id', '=', p.accountId).where('deployment_id', '=', p.deploymentId).where('workbook_id', '=', p.workbookId));
 
 /** The account of a dashboard public id (unique across accounts). */
 export async function findAccountOfPublicId(db: Kysely<Database>, publicId: string): Promise<number | undefined> {

@@ -3,6 +3,7 @@ import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Dialect } from '../db/db.database.js';
 import { EMBED_USER_SEARCH_TABLE } from '../db/db.schema.js';
 import type { Database } from '../db/db.schema.js';
+import { prepare } from '../db/db.prepared.js';
 import { escapeLike, foldSearchKey } from '../db/db.search-key.js';
 
 export type EmbedSessionRow = Selectable<Database['embed_sessions']>;
@@ -10,11 +11,18 @@ export type EmbedUserRow = Selectable<Database['embed_users']> & { embed_tenant_
 
 /** The embed tenant of this name in the account, created if new; its id. */
 export async function upsertEmbedTenant(db: Kysely<Database>, accountId: number, name: string, now: string): Promise<number> {
-  await db.insertInto('embed_tenants').values({ account_id: accountId, name, created_at: now })
-    .onConflict((oc) => oc.columns(['account_id', 'name']).doNothing()).execute();
-  const row = await db.selectFrom('embed_tenants').select('id').where('account_id', '=', accountId).where('name', '=', name).executeTakeFirstOrThrow();
+  await newEmbedTenant.execute(db, { accountId, name, now });
+  const row = await embedTenantByName.first(db, { accountId, name });
+  if (row === undefined) throw new Error(`embed tenant ${name} of account ${accountId} not found after its insert`);
   return row.id;
 }
+
+const newEmbedTenant = prepare((db, p: { accountId: number; name: string; now: string }) =>
+  db.insertInto('embed_tenants').values({ account_id: p.accountId, name: p.name, created_at: p.now })
+    .onConflict((oc) => oc.columns(['account_id', 'name']).doNothing()));
+
+const embedTenantByName = prepare((db, p: { accountId: number; name: string }) =>
+  db.selectFrom('embed_tenants').select('id').where('account_id', '=', p.accountId).where('name', '=', p.name));
 
 export interface EmbedUserFields {
   username?: string | undefined;
@@ -57,24 +65,34 @@ export async function upsertEmbedUser(
   return row.id;
 }
 
-export async function insertEmbedSession(db: Kysely<Database>, row: Omit<EmbedSessionRow, 'id' | 'redeemed_at' | 'token_expires_at' | 'revoked_at'>): Promise<void> {
-  await db.insertInto('embed_sessions').values(row).execute();
+type NewEmbedSession = Omit<EmbedSessionRow, 'id' | 'redeemed_at' | 'token_expires_at' | 'revoked_at'>;
+
+export async function insertEmbedSession(db: Kysely<Database>, row: NewEmbedSession): Promise<void> {
+  await newEmbedSession.execute(db, row);
 }
+
+const newEmbedSession = prepare((db, p: NewEmbedSession) =>
+  db.insertInto('embed_sessions').values({
+    account_id: p.account_id, deployment_id: p.deployment_id, embed_tenant_id: p.embed_tenant_id, embed_user_id: p.embed_user_id,
+    user_id: p.user_id, digest: p.digest, theme: p.theme, settings: p.settings, created_at: p.created_at, expires_at: p.expires_at,
+  }));
 
 /**
  * Redeems a session id: one statement that marks it redeemed only if it is unredeemed, unrevoked and unexpired,
  * so of two concurrent exchanges exactly one gets the row.
  */
 export async function redeemEmbedSession(db: Kysely<Database>, digest: string, now: string, tokenExpiresAt: string): Promise<EmbedSessionRow | undefined> {
-  return db.updateTable('embed_sessions')
-    .set({ redeemed_at: now, token_expires_at: tokenExpiresAt })
-    .where('digest', '=', digest)
+  return redemption.first(db, { digest, now, tokenExpiresAt });
+}
+
+const redemption = prepare((db, p: { digest: string; now: string; tokenExpiresAt: string }) =>
+  db.updateTable('embed_sessions')
+    .set({ redeemed_at: p.now, token_expires_at: p.tokenExpiresAt })
+    .where('digest', '=', p.digest)
     .where('redeemed_at', 'is', null)
     .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returningAll()
-    .executeTakeFirst();
-}
+    .where('expires_at', '>', p.now)
+    .returningAll());
 
 export async function findEmbedTenantName(db: Kysely<Database>, accountId: number, embedTenantId: number): Promise<string> {
   const row = await db.selectFrom('embed_tenants').select('name').where('account_id', '=', accountId).where('id', '=', embedTenantId).executeTakeFirstOrThrow();
@@ -83,13 +101,15 @@ export async function findEmbedTenantName(db: Kysely<Database>, accountId: numbe
 
 /** A session that is neither revoked nor gone, scoped by account, with its embed tenant's name (null: none). */
 export async function findLiveSession(db: Kysely<Database>, accountId: number, sessionId: number): Promise<(EmbedSessionRow & { embed_tenant_name: string | null }) | undefined> {
-  return db.selectFrom('embed_sessions as s')
+  return liveSession.first(db, { accountId, sessionId });
+}
+
+const liveSession = prepare((db, p: { accountId: number; sessionId: number }) =>
+  db.selectFrom('embed_sessions as s')
     .leftJoin('embed_tenants as t', (j) => j.onRef('t.id', '=', 's.embed_tenant_id').onRef('t.account_id', '=', 's.account_id'))
     .selectAll('s')
     .select('t.name as embed_tenant_name')
-    .where('s.account_id', '=', accountId).where('s.id', '=', sessionId).where('s.revoked_at', 'is', null)
-    .executeTakeFirst();
-}
+    .where('s.account_id', '=', p.accountId).where('s.id', '=', p.sessionId).where('s.revoked_at', 'is', null));
 
 export async function revokeSessionByDigest(db: Kysely<Database>, accountId: number, digest: string, now: string): Promise<number> {
   const result = await db.updateTable('embed_sessions').set({ revoked_at: now })

@@ -3,6 +3,7 @@ import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 
 import type { Dialect } from '../db/db.database.js';
 import { NAME_SEARCH_TABLES } from '../db/db.schema.js';
 import type { Database, WorkspaceItemType } from '../db/db.schema.js';
+import { prepare } from '../db/db.prepared.js';
 import { escapeLike } from '../db/db.search-key.js';
 
 type ItemsEb = ExpressionBuilder<Database & { i: Database['workspace_items'] }, 'i'>;
@@ -111,20 +112,20 @@ function isAccessible(eb: ItemsEb, dialect: Dialect, userId: number, grantedItem
 
 /** The items that carry a grant to the user or to a group of theirs (usually folders; few per user). */
 export async function selectGrantedItemIds(db: Kysely<Database>, accountId: number, userId: number): Promise<number[]> {
-  const rows = await db
-    .selectFrom('item_grants as g')
+  return (await grantedItemIds.execute(db, { accountId, userId })).map((r) => r.item_id);
+}
+
+const grantedItemIds = prepare((db, p: { accountId: number; userId: number }) =>
+  db.selectFrom('item_grants as g')
     .select('g.item_id')
     .distinct()
-    .where('g.account_id', '=', accountId)
+    .where('g.account_id', '=', p.accountId)
     .where((eb) =>
       eb.or([
-        eb('g.user_id', '=', userId),
-        eb('g.group_id', 'in', eb.selectFrom('group_members as gm').select('gm.group_id').where('gm.user_id', '=', userId)),
+        eb('g.user_id', '=', p.userId),
+        eb('g.group_id', 'in', eb.selectFrom('group_members as gm').select('gm.group_id').where('gm.user_id', '=', p.userId)),
       ]),
-    )
-    .execute();
-  return rows.map((r) => r.item_id);
-}
+    ));
 
 /**
  * One page (at most `limit` rows) of one phase, after `after` in that phase's order. Every condition is in SQL,
@@ -224,15 +225,16 @@ export interface FolderChainRow {
  * tells whether a grant reaches it (against the caller's granted ids) and gives the folderPath below a folder.
  */
 export async function selectAncestorChain(db: Kysely<Database>, accountId: number, itemId: number): Promise<FolderChainRow[]> {
-  return db
-    .selectFrom('item_ancestors as a')
+  return ancestorChain.execute(db, { accountId, itemId });
+}
+
+const ancestorChain = prepare((db, p: { accountId: number; itemId: number }) =>
+  db.selectFrom('item_ancestors as a')
     .innerJoin('workspace_items as f', 'f.id', 'a.ancestor_id')
     .select(['f.id', 'f.name', 'f.type', 'f.deployment_id', 'f.created_by', 'a.distance'])
-    .where('a.account_id', '=', accountId)
-    .where('a.item_id', '=', itemId)
-    .orderBy('a.distance')
-    .execute();
-}
+    .where('a.account_id', '=', p.accountId)
+    .where('a.item_id', '=', p.itemId)
+    .orderBy('a.distance'));
 
 export interface FolderPathRow {
   item_id: number;
