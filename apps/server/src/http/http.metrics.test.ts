@@ -67,6 +67,19 @@ describeEachDialect('metrics', (t) => {
     expect(text).toMatch(/^svc_nodejs_eventloop_lag_p99_seconds /m);
   });
 
+  it('counts the bytes allocated on the heap, garbage included, and they grow with the work done', async () => {
+    const allocated = (text: string) => Number(/^svc_nodejs_heap_allocated_bytes_total (\d+)$/m.exec(text)?.[1]);
+    const first = allocated((await scrape(app)).body);
+    expect(first).toBeGreaterThan(0);
+    // About 16 MiB of short-lived garbage (doubles): several scavenges, so the count must span collections to see it all.
+    let kept = 0;
+    for (let i = 0; i < 4000; i++) kept += new Array(512).fill(i + 0.5).length;
+    expect(kept).toBe(4000 * 512);
+    const second = allocated((await scrape(app)).body);
+    expect(second - first).toBeGreaterThan(8 * 1024 * 1024);
+    expect(second - first).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it('asks for the metrics token, compared as a whole', async () => {
     const refused = await app.inject({ url: '/metrics' });
     expect(refused.statusCode).toBe(401);

@@ -65,19 +65,22 @@ function canonicalAndFinite(validate: AjvValidate, integers: string[]): AjvValid
 
 function looseIntegerName(data: unknown, integers: string[]): string | undefined {
   if (integers.length === 0 || data === null || typeof data !== 'object') return undefined;
+  const isLoose = (v: unknown) => typeof v === 'string' && !CANONICAL_INTEGER.test(v);
   for (const name of integers) {
     const value = (data as Record<string, unknown>)[name];
-    const values: unknown[] = Array.isArray(value) ? value : [value];
-    if (values.some((v) => typeof v === 'string' && !CANONICAL_INTEGER.test(v))) return name;
+    if (Array.isArray(value) ? value.some(isLoose) : isLoose(value)) return name;
   }
   return undefined;
 }
 
+const isNonFinite = (v: unknown) => typeof v === 'number' && !Number.isFinite(v);
+
+// Runs on every request's parameters: a loop over the keys, no arrays made.
 function nonFiniteName(data: unknown): string | undefined {
   if (data === null || typeof data !== 'object') return undefined;
-  for (const [name, value] of Object.entries(data)) {
-    const values: unknown[] = Array.isArray(value) ? value : [value];
-    if (values.some((v) => typeof v === 'number' && !Number.isFinite(v))) return name;
+  for (const name in data) {
+    const value = (data as Record<string, unknown>)[name];
+    if (Array.isArray(value) ? value.some(isNonFinite) : isNonFinite(value)) return name;
   }
   return undefined;
 }
