@@ -34,10 +34,9 @@ export default tseslint.config(
   {
     // Issue 19, layering: SQL on svc's database is written in a *.store.ts only (db/ holds the schema, the
     // migrations and the connection). data.compiler.ts and data.model.ts build SQL for the customer's warehouse,
-    // not svc's database. accounts.import.ts is the one file still exempt: it moves into import/ with a store of
-    // its own (issue 19, part 4, not done yet).
+    // not svc's database.
     files: ['apps/server/src/**/*.ts'],
-    ignores: ['**/*.store.ts', '**/*.test.ts', 'apps/server/src/db/**', 'apps/server/src/data/data.compiler.ts', 'apps/server/src/data/data.model.ts', 'apps/server/src/accounts/accounts.import.ts'],
+    ignores: ['**/*.store.ts', '**/*.test.ts', 'apps/server/src/db/**', 'apps/server/src/data/data.compiler.ts', 'apps/server/src/data/data.model.ts'],
     rules: {
       'no-restricted-syntax': ['error',
         { selector: 'ExportDefaultDeclaration', message: 'Named exports only (STYLE.md).' },

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { SingleBar, Presets } from 'cli-progress';
-import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
+import { importFile } from '../../apps/server/src/import/import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { encodeCursor, fingerprintQuery } from '../../apps/server/src/core/core.cursor.js';

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
+import { importFile } from '../../apps/server/src/import/import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { benchFlags, machine, median, startSvc, summarize, withFreshDatabase, withServers, writeResults } from '../harness.js';

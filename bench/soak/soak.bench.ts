@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { PerformanceObserver, constants, createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { RecordableHistogram } from 'node:perf_hooks';
-import { importFile } from '../../apps/server/src/accounts/accounts.import.js';
+import { importFile } from '../../apps/server/src/import/import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { benchFlags, machine, median, startSvc, withFreshDatabase, withServers, writeResults } from '../harness.js';

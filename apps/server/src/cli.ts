@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { importFile, ImportError } from './accounts/accounts.import.js';
+import { importFile, ImportError } from './import/import.js';
 import { digestSecret, generateApiKey } from './accounts/accounts.keys.js';
 import { findFirstDeploymentOfTenant, hasAnyAccount, insertApiKeyForEmail } from './accounts/accounts.store.js';
 import { buildApp } from './app.js';

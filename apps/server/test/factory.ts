@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { importFile } from '../src/accounts/accounts.import.js';
-import type { ImportAccount } from '../src/accounts/accounts.import-schema.js';
+import { importFile } from '../src/import/import.js';
+import type { ImportAccount } from '../src/import/import.js';
 import type { Database } from '../src/db/db.schema.js';
 
 /** A short random suffix: factories make unique data so tests never clean up and can run in parallel. */

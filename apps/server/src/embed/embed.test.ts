@@ -7,7 +7,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describeEachDialect } from '../../test/dialects.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
-import { importFile, ImportError } from '../accounts/accounts.import.js';
+import { importFile, ImportError } from '../import/import.js';
 import { buildApp } from '../app.js';
 import { EMBED_DIST } from './embed.routes.js';
 import { renderEmbedHtml } from './embed.service.js';

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
 import { bearer, seedAccount } from '../../test/factory.js';
-import type { ImportItem } from '../accounts/accounts.import-schema.js';
+import type { ImportItem } from '../import/import.js';
 
 // The property below compares the paged HTTP listing with an in-memory model written from SPEC A and DESIGN.md
 // alone (never from the store's SQL), over random trees, users, groups, grants, views and queries.

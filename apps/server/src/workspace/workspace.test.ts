@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { describeEachDialect } from '../../test/dialects.js';
 import { bearer, seedAccount } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
-import type { ImportItem } from '../accounts/accounts.import-schema.js';
+import type { ImportItem } from '../import/import.js';
 
 interface Listed {
   id: number;

@@ -4,10 +4,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
 import { uniqueSuffix } from '../../test/factory.js';
 import type { Database } from '../db/db.schema.js';
-import { ImportError, importFile } from './accounts.import.js';
-import type { ImportAccount, ImportFile } from './accounts.import-schema.js';
-import { digestSecret } from './accounts.keys.js';
-import { verifyPassword } from './accounts.passwords.js';
+import { digestSecret } from '../accounts/accounts.keys.js';
+import { verifyPassword } from '../accounts/accounts.passwords.js';
+import { ImportError, importFile } from './import.js';
+import type { ImportAccount, ImportFile } from './import.js';
 
 /**
  * Every tenant name this file imports starts with this prefix. The PostgreSQL database is shared by every test

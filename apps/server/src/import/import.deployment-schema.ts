@@ -1,14 +1,15 @@
 import type { DataSourceConfig, SemanticView } from '../data/data.model.js';
 
-/**
- * JSON Schema of the import file (DESIGN.md "The import file"). Plain JSON Schema rather than TypeBox because
- * the item tree is recursive. Unknown keys are rejected so that a typo names its path instead of being ignored.
- */
-const ref = { type: 'string', minLength: 1, maxLength: 200 } as const;
+// JSON Schema of what one deployment of the import file holds (DESIGN.md "The import file"): its data source,
+// semantic views, item tree with grants and dashboards, views and favourites. `import.schema.ts` puts it into the
+// whole file. Plain JSON Schema rather than TypeBox because the item tree is recursive. Unknown keys are rejected
+// so that a typo names its path instead of being ignored.
+
+/** The file's own name for a row, so that other entries can point at it before it has an id. */
+export const ref = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const timestamp = { type: 'string', minLength: 10, maxLength: 40 } as const;
 const jsonObject = { type: 'object' } as const;
 const optionalText = { type: ['string', 'null'], maxLength: 10000 } as const;
-export const TENANT_NAME_PATTERN = '^[a-z][a-z0-9-]{0,34}[a-z0-9]$';
 
 /** Integers that land in 32-bit columns. */
 const int32 = { type: 'integer', minimum: 1, maximum: 2147483647 } as const;
@@ -137,134 +138,53 @@ const grant = {
   properties: { group: ref, user: ref },
 } as const;
 
-export const importFileSchema = {
-  $id: 'svc-import-file',
+/**
+ * One workspace item and, for a folder, its children. The tree is recursive: the whole file's schema holds this
+ * as `definitions.item`, and `#/definitions/item` names it there.
+ */
+export const itemSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['accounts'],
-  definitions: {
-    item: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'name'],
-      properties: {
-        ref,
-        type: { enum: ['FOLDER', 'WORKBOOK', 'REPORT'] },
-        name: { type: 'string', minLength: 1, maxLength: 255 },
-        createdBy: ref,
-        createdAt: timestamp,
-        updatedAt: timestamp,
-        meta: jsonObject,
-        calculatedFields: jsonObject,
-        slug: { type: ['string', 'null'], maxLength: 255 },
-        grants: { type: 'array', items: grant },
-        children: { type: 'array', items: { $ref: '#/definitions/item' } },
-        dashboard,
-      },
-    },
-  },
+  required: ['type', 'name'],
   properties: {
-    accounts: {
+    ref,
+    type: { enum: ['FOLDER', 'WORKBOOK', 'REPORT'] },
+    name: { type: 'string', minLength: 1, maxLength: 255 },
+    createdBy: ref,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    meta: jsonObject,
+    calculatedFields: jsonObject,
+    slug: { type: ['string', 'null'], maxLength: 255 },
+    grants: { type: 'array', items: grant },
+    children: { type: 'array', items: { $ref: '#/definitions/item' } },
+    dashboard,
+  },
+} as const;
+
+/** One deployment of an account; its items are `#/definitions/item` of the whole file's schema. */
+export const deploymentSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    ref,
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    dataSource,
+    semanticViews: { type: 'array', maxItems: 200, items: semanticView },
+    items: { type: 'array', items: { $ref: '#/definitions/item' } },
+    views: {
       type: 'array',
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['name', 'tenantName'],
-        properties: {
-          ref,
-          name: { type: 'string', minLength: 1, maxLength: 200 },
-          tenantName: { type: 'string', pattern: TENANT_NAME_PATTERN },
-          settings: {
-            type: 'object',
-            properties: {
-              allowEmbedComments: { type: 'boolean' },
-              allowedEmbedOrigins: { type: 'array', maxItems: 100, items: { type: 'string', pattern: '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$' } },
-              timezone: { type: 'string', minLength: 1, maxLength: 64 },
-              locale: { type: 'string', minLength: 1, maxLength: 35 },
-            },
-          },
-          users: {
-            type: 'array',
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['email', 'role'],
-              properties: {
-                ref,
-                email: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$', maxLength: 320 },
-                firstName: { type: ['string', 'null'], maxLength: 200 },
-                picture: { type: ['string', 'null'], maxLength: 2000 },
-                role: { enum: ['admin', 'member'] },
-                password: { type: 'string', minLength: 8, maxLength: 200 },
-                apiKeys: { type: 'array', items: { type: 'string', pattern: '^svc_[A-Za-z0-9_]{8,200}$' } },
-              },
-            },
-          },
-          groups: {
-            type: 'array',
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['name'],
-              properties: { ref, name: { type: 'string', minLength: 1, maxLength: 200 }, members: { type: 'array', items: ref } },
-            },
-          },
-          deployments: {
-            type: 'array',
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['name'],
-              properties: {
-                ref,
-                name: { type: 'string', minLength: 1, maxLength: 200 },
-                dataSource,
-                semanticViews: { type: 'array', maxItems: 200, items: semanticView },
-                items: { type: 'array', items: { $ref: '#/definitions/item' } },
-                views: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    additionalProperties: false,
-                    required: ['user', 'item', 'at'],
-                    properties: { user: ref, item: ref, at: timestamp },
-                  },
-                },
-                favorites: {
-                  type: 'array',
-                  items: { type: 'object', additionalProperties: false, required: ['user', 'item'], properties: { user: ref, item: ref } },
-                },
-              },
-            },
-          },
-          embedTenants: {
-            type: 'array',
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['name'],
-              properties: {
-                name: { type: 'string', pattern: TENANT_NAME_PATTERN },
-                users: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    additionalProperties: false,
-                    required: ['externalId'],
-                    properties: {
-                      ref,
-                      externalId: { type: 'string', minLength: 1, maxLength: 255 },
-                      username: { type: 'string', minLength: 1, maxLength: 255 },
-                      email: { type: ['string', 'null'], maxLength: 320 },
-                      firstName: { type: ['string', 'null'], maxLength: 200 },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
+        required: ['user', 'item', 'at'],
+        properties: { user: ref, item: ref, at: timestamp },
       },
+    },
+    favorites: {
+      type: 'array',
+      items: { type: 'object', additionalProperties: false, required: ['user', 'item'], properties: { user: ref, item: ref } },
     },
   },
 } as const;
@@ -302,6 +222,12 @@ export interface ImportDashboard {
   reportSnapshots?: ImportReportSnapshot[];
 }
 
+/** Exactly one of the two: the ref of a group or of a user of the same account. */
+export interface ImportGrant {
+  group?: string;
+  user?: string;
+}
+
 export interface ImportItem {
   ref?: string;
   type: 'FOLDER' | 'WORKBOOK' | 'REPORT';
@@ -312,41 +238,29 @@ export interface ImportItem {
   meta?: Record<string, unknown>;
   calculatedFields?: Record<string, unknown>;
   slug?: string | null;
-  grants?: Array<{ group?: string; user?: string }>;
+  grants?: ImportGrant[];
   children?: ImportItem[];
   dashboard?: ImportDashboard;
 }
 
-export interface ImportAccount {
-  ref?: string;
-  name: string;
-  tenantName: string;
-  settings?: Record<string, unknown>;
-  users?: Array<{
-    ref?: string;
-    email: string;
-    firstName?: string | null;
-    picture?: string | null;
-    role: 'admin' | 'member';
-    password?: string;
-    apiKeys?: string[];
-  }>;
-  groups?: Array<{ ref?: string; name: string; members?: string[] }>;
-  deployments?: Array<{
-    ref?: string;
-    name: string;
-    dataSource?: DataSourceConfig;
-    semanticViews?: SemanticView[];
-    items?: ImportItem[];
-    views?: Array<{ user: string; item: string; at: string }>;
-    favorites?: Array<{ user: string; item: string }>;
-  }>;
-  embedTenants?: Array<{
-    name: string;
-    users?: Array<{ ref?: string; externalId: string; username?: string; email?: string | null; firstName?: string | null }>;
-  }>;
+/** A user's last view of an item (`at`, ISO 8601), and a user's favourite: refs of the same account and deployment. */
+export interface ImportView {
+  user: string;
+  item: string;
+  at: string;
 }
 
-export interface ImportFile {
-  accounts: ImportAccount[];
+export interface ImportFavorite {
+  user: string;
+  item: string;
+}
+
+export interface ImportDeployment {
+  ref?: string;
+  name: string;
+  dataSource?: DataSourceConfig;
+  semanticViews?: SemanticView[];
+  items?: ImportItem[];
+  views?: ImportView[];
+  favorites?: ImportFavorite[];
 }

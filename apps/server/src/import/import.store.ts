@@ -1,0 +1,105 @@
+import type { Insertable, Transaction } from 'kysely';
+import type { Database } from '../db/db.schema.js';
+
+// The import's SQL (DESIGN.md "The import file"). It writes a whole account, every table of it, inside the one
+// transaction of `importFile`, so this store writes tables other stores own (db.ownership.test.ts names it).
+// Every insert returns the new row's id where later rows point at it.
+
+type Row<T extends keyof Database> = Insertable<Database[T]>;
+
+// The checks against what already exists.
+
+export async function hasAccountWithTenantName(trx: Transaction<Database>, tenantName: string): Promise<boolean> {
+  return (await trx.selectFrom('accounts').select('id').where('tenant_name', '=', tenantName).executeTakeFirst()) !== undefined;
+}
+
+export async function hasApiKeyWithDigest(trx: Transaction<Database>, digest: string): Promise<boolean> {
+  return (await trx.selectFrom('api_keys').select('id').where('digest', '=', digest).executeTakeFirst()) !== undefined;
+}
+
+export async function hasDashboardWithPublicId(trx: Transaction<Database>, publicId: string): Promise<boolean> {
+  return (await trx.selectFrom('dashboards').select('id').where('public_id', '=', publicId).executeTakeFirst()) !== undefined;
+}
+
+/** A unique constraint refused a row, on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || (typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed'));
+}
+
+// The account, its users and their API keys.
+
+export async function insertAccount(trx: Transaction<Database>, row: Row<'accounts'>): Promise<number> {
+  return (await trx.insertInto('accounts').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+export async function insertUser(trx: Transaction<Database>, row: Row<'users'>): Promise<number> {
+  return (await trx.insertInto('users').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+export async function insertApiKey(trx: Transaction<Database>, row: Row<'api_keys'>): Promise<void> {
+  await trx.insertInto('api_keys').values(row).execute();
+}
+
+// Groups.
+
+export async function insertGroup(trx: Transaction<Database>, row: Row<'groups'>): Promise<number> {
+  return (await trx.insertInto('groups').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+export async function insertGroupMember(trx: Transaction<Database>, row: Row<'group_members'>): Promise<void> {
+  await trx.insertInto('group_members').values(row).execute();
+}
+
+// Deployments (with their data source and semantic views), workspace items, their ancestors and grants.
+
+export async function insertDeployment(trx: Transaction<Database>, row: Row<'deployments'>): Promise<number> {
+  return (await trx.insertInto('deployments').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+export async function insertItem(trx: Transaction<Database>, row: Row<'workspace_items'>): Promise<number> {
+  return (await trx.insertInto('workspace_items').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+/** An item's closure rows: itself at distance 0, then each folder above it. */
+export async function insertItemAncestors(trx: Transaction<Database>, rows: Array<Row<'item_ancestors'>>): Promise<void> {
+  await trx.insertInto('item_ancestors').values(rows).execute();
+}
+
+export async function insertItemGrant(trx: Transaction<Database>, row: Row<'item_grants'>): Promise<void> {
+  await trx.insertInto('item_grants').values(row).execute();
+}
+
+/** A user's last view of an item: a second view of the same item in the file replaces the first. */
+export async function upsertItemView(trx: Transaction<Database>, row: Row<'item_views'>): Promise<void> {
+  await trx.insertInto('item_views').values(row)
+    .onConflict((oc) => oc.columns(['user_id', 'item_id']).doUpdateSet({ viewed_at: row.viewed_at }))
+    .execute();
+}
+
+/** A user's favourite; the same one twice in the file is kept once. */
+export async function insertItemFavoriteIfAbsent(trx: Transaction<Database>, row: Row<'item_favorites'>): Promise<void> {
+  await trx.insertInto('item_favorites').values(row)
+    .onConflict((oc) => oc.columns(['user_id', 'item_id']).doNothing())
+    .execute();
+}
+
+// Dashboards and their report snapshots.
+
+export async function insertDashboard(trx: Transaction<Database>, row: Row<'dashboards'>): Promise<number> {
+  return (await trx.insertInto('dashboards').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+export async function insertReportSnapshot(trx: Transaction<Database>, row: Row<'report_snapshots'>): Promise<void> {
+  await trx.insertInto('report_snapshots').values(row).execute();
+}
+
+// Embed tenants and their users.
+
+export async function insertEmbedTenant(trx: Transaction<Database>, row: Row<'embed_tenants'>): Promise<number> {
+  return (await trx.insertInto('embed_tenants').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+export async function insertEmbedUser(trx: Transaction<Database>, row: Row<'embed_users'>): Promise<number> {
+  return (await trx.insertInto('embed_users').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
