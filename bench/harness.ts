@@ -111,6 +111,13 @@ export async function measureThroughput(url: string, headers: Record<string, str
   return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99 };
 }
 
+/** How many requests autocannon completed in `seconds` (all of them 2xx, else it throws). */
+export async function measureRequests(url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<{ requests: number }> {
+  const result = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`autocannon on ${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { requests: result.requests.total };
+}
+
 /** What the figures were measured on. */
 export function machine(): { cpus: number; cpuModel: string; memoryGiB: number; node: string } {
   return { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };

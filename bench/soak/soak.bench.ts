@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { PerformanceObserver, constants, createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
@@ -35,6 +36,8 @@ interface MinuteFigures {
   heapUsedMiB: number; externalMiB: number;
   /** The heap V8 holds (in use or not) at the minute's end: what it has not yet given back after a peak. */
   heapTotalMiB: number;
+  /** Bytes the server allocated on its JavaScript heap per request during the minute (garbage included), in KiB, from its /metrics. */
+  allocatedKiBPerRequest: number;
   /** Time the server spent in garbage collection during the minute, and its longest event loop stall, from its /metrics. */
   gcMs: number; eventLoopLagMaxMs: number;
   /** Of gcMs: the young generation's scavenges (minor) and the old generation's mark-compacts (major, incremental steps included). */
@@ -61,7 +64,7 @@ interface MinuteFigures {
   dbFileMiB?: number; walFileMiB?: number;
 }
 
-interface ServerFigures { heapUsed: number; heapTotal: number; external: number; gcSeconds: number; gcMinorSeconds: number; gcMajorSeconds: number; lagMaxSeconds: number }
+interface ServerFigures { heapUsed: number; heapTotal: number; external: number; allocatedBytes: number; gcSeconds: number; gcMinorSeconds: number; gcMajorSeconds: number; lagMaxSeconds: number }
 
 /** Where the machine's CPU went so far: the server's CPU time and this process's (ms), and the PSI stall total (ms). */
 interface CpuFigures { serverMs: number; loadMs: number; pressureMs: number }
@@ -152,6 +155,7 @@ async function serverFigures(base: string): Promise<ServerFigures> {
     .filter((m) => kinds.test(m[1]!)).reduce((sum, m) => sum + Number(m[2]), 0);
   return {
     heapUsed: mib(read('svc_nodejs_heap_size_used_bytes')), heapTotal: mib(read('svc_nodejs_heap_size_total_bytes')), external: mib(read('svc_nodejs_external_memory_bytes')),
+    allocatedBytes: read('svc_nodejs_heap_allocated_bytes_total'),
     gcSeconds: gc(/./), gcMinorSeconds: gc(/^minor$/), gcMajorSeconds: gc(/^(major|incremental)$/),
     lagMaxSeconds: read('svc_nodejs_eventloop_lag_max_seconds'),
   };
@@ -346,6 +350,7 @@ async function soak(mix: Operation[], rate: number, minutes: number, server: { p
       rssMiB: memory?.total ?? Number.NaN, rssAnonMiB: memory?.anon ?? Number.NaN, rssFileMiB: memory?.file ?? Number.NaN,
       ...rssOfSamples(m.rssSamples),
       heapUsedMiB: heap?.heapUsed ?? Number.NaN, heapTotalMiB: heap?.heapTotal ?? Number.NaN, externalMiB: heap?.external ?? Number.NaN,
+      allocatedKiBPerRequest: heap === undefined ? Number.NaN : tenth((heap.allocatedBytes - since(index, before, heaps).allocatedBytes) / 1024 / Math.max(1, m.latencies.count + m.errors)),
       gcMs: heap === undefined ? Number.NaN : ms(heap.gcSeconds - since(index, before, heaps).gcSeconds),
       gcMinorMs: heap === undefined ? Number.NaN : ms(heap.gcMinorSeconds - since(index, before, heaps).gcMinorSeconds),
       gcMajorMs: heap === undefined ? Number.NaN : ms(heap.gcMajorSeconds - since(index, before, heaps).gcMajorSeconds),
@@ -365,6 +370,8 @@ interface SoakOptions {
   serverNodeOptions: string;
   /** A fixed load in operations per second instead of `fraction` of the measured maximum (0: measure), for A/B runs. */
   rate: number;
+  /** The server's SVC_PREPARED_STATEMENTS: false builds every query afresh, to measure what compiling once saves. */
+  preparedStatements: boolean;
 }
 
 async function runDialect(dialect: BenchDialect, adminUrl: string, options: SoakOptions): Promise<DialectResult> {
@@ -386,7 +393,10 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: Soak
       deployments: [{ ref: 'prod', name: 'Prod', items }],
     }] });
     await db.close();
-    const serverEnv = { SVC_METRICS_TOKEN: METRICS_TOKEN, ...(options.serverNodeOptions === '' ? {} : { NODE_OPTIONS: options.serverNodeOptions }) };
+    const serverEnv = {
+      SVC_METRICS_TOKEN: METRICS_TOKEN, SVC_PREPARED_STATEMENTS: String(options.preparedStatements),
+      ...(options.serverNodeOptions === '' ? {} : { NODE_OPTIONS: options.serverNodeOptions }),
+    };
     return withServers([startSvc(database.url, serverEnv)], async ([server]) => {
       const mix = await buildMix(server.url, refs.prod!, publicIds);
       await maximum(mix, 5, options.workers);
@@ -424,8 +434,24 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: Soak
   });
 }
 
+/** Set in the child that runs the load generator under --generator-node-options, so that it does not start another. */
+const GENERATOR_CHILD = 'SVC_BENCH_SOAK_GENERATOR_CHILD';
+
 /**
- * `npm run bench -- soak [--dialects postgres] [--minutes 10] [--fraction 0.5] [--max-seconds 20] [--workers 16] [--server-node-options '--max-semi-space-size=32'] [--rate 800]`
+ * The load generator runs in this process. With --generator-node-options it runs instead in a child process given
+ * those Node.js flags (e.g. its own heap settings, so that its collector does not stall the schedule), the rest of
+ * the arguments unchanged. The child's results file records the flags.
+ */
+async function inGeneratorChild(nodeOptions: string): Promise<void> {
+  const child = spawn(process.execPath, [...process.execArgv, ...nodeOptions.split(/\s+/).filter(Boolean), ...process.argv.slice(1)], {
+    stdio: 'inherit', env: { ...process.env, [GENERATOR_CHILD]: nodeOptions },
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`the load generator's process exited with ${code}`);
+}
+
+/**
+ * `npm run bench -- soak [--dialects postgres] [--minutes 10] [--fraction 0.5] [--max-seconds 20] [--workers 16] [--server-node-options '--max-semi-space-size=32'] [--generator-node-options '--max-semi-space-size=64'] [--prepared-statements false] [--rate 800]`
  * Measures the mix's maximum (closed loop), then runs it open loop at `fraction` of that for `minutes`, and records
  * the error count (goal 0), the p99 of the last minute over the first (goal at most 1.2) and the server's RSS
  * growth (goal at most 10%) from the first minute to the last, twice: between the medians of each minute's
@@ -435,11 +461,20 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: Soak
 export async function main(args: string[]): Promise<void> {
   const { dialects, adminUrl, flags: values } = await benchFlags(args, {
     dialects: 'postgres,sqlite', minutes: '10', fraction: '0.5', 'max-seconds': '20', workers: '16', 'server-node-options': '', rate: '0',
+    'generator-node-options': '', 'prepared-statements': 'true',
   });
-  const options = { minutes: Number(values.minutes), fraction: Number(values.fraction), maxSeconds: Number(values['max-seconds']), workers: Number(values.workers), serverNodeOptions: values['server-node-options'], rate: Number(values.rate) };
+  const generatorNodeOptions = values['generator-node-options'];
+  if (generatorNodeOptions !== '' && process.env[GENERATOR_CHILD] === undefined) return inGeneratorChild(generatorNodeOptions);
+  const options = {
+    minutes: Number(values.minutes), fraction: Number(values.fraction), maxSeconds: Number(values['max-seconds']), workers: Number(values.workers),
+    serverNodeOptions: values['server-node-options'], rate: Number(values.rate), preparedStatements: values['prepared-statements'] !== 'false',
+  };
   if (!Number.isInteger(options.minutes) || options.minutes < 2) throw new Error('--minutes must be a whole number of at least 2 (the first and the last minute are compared)');
   const runs: DialectResult[] = [];
   for (const dialect of dialects) runs.push(await runDialect(dialect, adminUrl, options));
-  const path = writeResults('soak', { benchmark: 'soak', date: new Date().toISOString(), machine: machine(), serverNodeOptions: options.serverNodeOptions, runs });
+  const path = writeResults('soak', {
+    benchmark: 'soak', date: new Date().toISOString(), machine: machine(), serverNodeOptions: options.serverNodeOptions,
+    generatorNodeOptions, generatorExecArgv: process.execArgv, preparedStatements: options.preparedStatements, runs,
+  });
   process.stdout.write(`${JSON.stringify(runs.map((r) => ({ dialect: r.dialect, maximum: r.maximum, ...r.soak, minutes_: undefined })), null, 2)}\nresults written to ${path}\n`);
 }

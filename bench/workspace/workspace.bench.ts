@@ -6,7 +6,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { compactNameSearchIndex } from '../../apps/server/src/db/db.search-index.js';
-import { benchDialects, freshDatabase, machine, writeResults, measureLatency, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
+import { benchDialects, freshDatabase, machine, writeResults, measureLatency, measureRequests, measureThroughput, startServer, summarize, timedGet } from '../harness.js';
 import type { BenchDialect, LatencySummary, RunningServer } from '../harness.js';
 import { RARE_TOKEN, generateWorkspace } from './workspace.generate.js';
 import { loadWorkspace } from './workspace.load.js';
@@ -36,48 +36,89 @@ interface Throughput {
   seconds: number;
   responseBytes: number;
   bareRps: number;
+  /** A Fastify server with one route answering the same bytes: what the framework alone costs. */
+  fastifyRps: number;
   cachedRps: number;
   uncachedRps: number;
+  /** The uncached listing with SVC_PREPARED_STATEMENTS=false: every query built and compiled afresh. */
+  uncachedFreshRps: number;
+  fastifyRatio: number;
   cachedRatio: number;
   uncachedRatio: number;
+  /** Bytes allocated on the server's JavaScript heap per request (garbage included), from its /metrics. */
+  allocatedBytesPerRequest: { cached: number; uncached: number; uncachedFresh: number };
 }
 
 const WARMUP_SECONDS = 3;
+const METRICS_TOKEN = 'workspace-bench-metrics';
+const FASTIFY_FLOOR = new URL('./fastify-floor.js', import.meta.url).pathname;
+
+/** The server's heap bytes allocated so far, from its /metrics. */
+async function allocatedBytes(serverUrl: string): Promise<number> {
+  const text = (await timedGet(`${serverUrl}/metrics`, { authorization: `Bearer ${METRICS_TOKEN}` })).body.toString();
+  const match = /^svc_nodejs_heap_allocated_bytes_total (\d+)$/m.exec(text);
+  if (match === null) throw new Error(`no svc_nodejs_heap_allocated_bytes_total in ${serverUrl}/metrics`);
+  return Number(match[1]);
+}
 
 /**
- * Root listing throughput against a bare node:http server answering the same bytes, with the listing cache on
- * (the default: a repeated request is answered from memory, its credential and data version held in memory too)
- * and off (every request runs the listing queries). Every server is warmed up, then bare, cached, uncached and
- * bare again are measured, so that drift hits each of them.
+ * Root listing throughput against a bare node:http server and a one-route Fastify server answering the same bytes,
+ * with the listing cache on (the default: a repeated request is answered from memory, its credential and data
+ * version held in memory too) and off (every request runs the listing queries), and off with every query built
+ * afresh (SVC_PREPARED_STATEMENTS=false). Every server is warmed up, then each is measured in turn and the bare
+ * server again at the end, so that drift hits each of them.
+ *
+ * The throughput servers run as svc does by default (metrics off: no latency hook). The bytes each request
+ * allocates are measured on a second set of svc servers with metrics on, in shorter runs of their own.
  */
 async function compareThroughput(uncachedUrl: string, headers: Record<string, string>, databaseUrl: string, options: { seconds: number; connections: number }): Promise<Throughput> {
   const sample = await timedGet(uncachedUrl, headers);
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-body-'));
   const bodyFile = join(dir, 'root.json');
   writeFileSync(bodyFile, sample.body);
-  const bare = await startServer(process.execPath, [BARE_SERVER, bodyFile]);
-  const cached = await startServer(process.execPath, [SVC_BIN, 'serve', '--db', databaseUrl, '--port', '0'], { SVC_LOG_LEVEL: 'warn' });
+  const svc = (env: Record<string, string>) => startServer(process.execPath, [SVC_BIN, 'serve', '--db', databaseUrl, '--port', '0'], { SVC_LOG_LEVEL: 'warn', ...env });
+  const uncachedEnv = { SVC_LISTING_CACHE_MB: '0' };
+  const freshEnv = { ...uncachedEnv, SVC_PREPARED_STATEMENTS: 'false' };
+  const metricsEnv = { SVC_METRICS_TOKEN: METRICS_TOKEN };
+  const servers: RunningServer[] = [];
+  const start = async (server: Promise<RunningServer>) => {
+    servers.push(await server);
+    return servers[servers.length - 1]!;
+  };
   try {
-    const cachedUrl = uncachedUrl.replace(/^http:\/\/[^/]+/, cached.url);
-    const run = (url: string, h: Record<string, string>) => measureThroughput(url, h, options.seconds, options.connections);
+    const bare = await start(startServer(process.execPath, [BARE_SERVER, bodyFile]));
+    const fastify = await start(startServer(process.execPath, [FASTIFY_FLOOR, bodyFile]));
+    const cached = await start(svc({}));
+    const uncached = await start(svc(uncachedEnv));
+    const fresh = await start(svc(freshEnv));
+    const counted = { cached: await start(svc(metricsEnv)), uncached: await start(svc({ ...uncachedEnv, ...metricsEnv })), uncachedFresh: await start(svc({ ...freshEnv, ...metricsEnv })) };
+    const path = new URL(uncachedUrl).pathname + new URL(uncachedUrl).search;
+    const run = (server: RunningServer, h: Record<string, string>, seconds = options.seconds) => measureThroughput(`${server.url}${path}`, h, seconds, options.connections);
     // Each server is warmed up first, unmeasured: svc's request path needs some thousands of requests before V8
     // has optimized it, and the bare server was started a moment ago too.
-    for (const [url, h] of [[bare.url, {}], [cachedUrl, headers], [uncachedUrl, headers]] as const) {
-      await measureThroughput(url, h, WARMUP_SECONDS, options.connections);
+    for (const server of servers) await run(server, server === bare || server === fastify ? {} : headers, WARMUP_SECONDS);
+    const bareRps = (await run(bare, {})).rps;
+    const fastifyRps = (await run(fastify, {})).rps;
+    const cachedRps = (await run(cached, headers)).rps;
+    const uncachedRps = (await run(uncached, headers)).rps;
+    const uncachedFreshRps = (await run(fresh, headers)).rps;
+    const bareAgain = (await run(bare, {})).rps;
+
+    const allocatedBytesPerRequest = { cached: 0, uncached: 0, uncachedFresh: 0 };
+    for (const [name, server] of Object.entries(counted) as Array<[keyof typeof counted, RunningServer]>) {
+      const before = await allocatedBytes(server.url);
+      const { requests } = await measureRequests(`${server.url}${path}`, headers, WARMUP_SECONDS, options.connections);
+      allocatedBytesPerRequest[name] = Math.round((await allocatedBytes(server.url) - before) / requests);
     }
-    const bareRps = (await run(bare.url, {})).rps;
-    const cachedRps = (await run(cachedUrl, headers)).rps;
-    const uncachedRps = (await run(uncachedUrl, headers)).rps;
-    const bareAgain = (await run(bare.url, {})).rps;
     const bareMean = Math.round((bareRps + bareAgain) / 2);
     const ratio = (rps: number) => Math.round((rps / bareMean) * 1000) / 1000;
     return {
-      connections: options.connections, seconds: options.seconds, responseBytes: sample.body.length, bareRps: bareMean,
-      cachedRps, uncachedRps, cachedRatio: ratio(cachedRps), uncachedRatio: ratio(uncachedRps),
+      connections: options.connections, seconds: options.seconds, responseBytes: sample.body.length, bareRps: bareMean, fastifyRps,
+      cachedRps, uncachedRps, uncachedFreshRps, fastifyRatio: ratio(fastifyRps), cachedRatio: ratio(cachedRps), uncachedRatio: ratio(uncachedRps),
+      allocatedBytesPerRequest,
     };
   } finally {
-    await cached.stop();
-    await bare.stop();
+    for (const server of servers) await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -70,26 +70,23 @@ function ftsSearch(dialect: Dialect, term: string, folders: boolean): { table: s
   return { table: folders ? NAME_SEARCH_TABLES.folders : NAME_SEARCH_TABLES.others, phrase: `"${term.replace(/"/g, '""')}"` };
 }
 
-function nameLike(eb: ItemsEb, term: string): Expression<SqlBool> {
-  return sql<SqlBool>`${eb.ref('i.name_key')} like ${`%${escapeLike(term)}%`} escape '\\'`;
-}
-
 /**
  * SPEC A rule 3 in SQL: the item was created by the caller, or a grant to them or a group of theirs sits on the
- * item or on a folder above it. The one place where the dialects take different paths, each the fast one there:
- * PostgreSQL checks the item's ancestors against the caller's granted ids, passed as one array parameter (joined
- * to item_grants instead, it plans a scan of every grant per candidate row); SQLite joins ancestors to grants
- * per row through the indexes (an id list passed as JSON would be parsed again for every row).
+ * item or on a folder above it (workspace.policy.ts is the rule; workspace.policy.test.ts compares the two). The one
+ * place where the dialects take different paths, each the fast one there: PostgreSQL checks the item's ancestors
+ * against the caller's granted ids, passed as one array parameter (joined to item_grants instead, it plans a scan
+ * of every grant per candidate row); SQLite joins ancestors to grants per row through the indexes (an id list
+ * passed as JSON would be parsed again for every row).
  */
-function isAccessible(eb: ItemsEb, dialect: Dialect, userId: number, grantedItemIds: readonly number[]): Expression<SqlBool> {
-  const created = eb('i.created_by', '=', userId);
-  if (dialect === 'postgres') {
-    if (grantedItemIds.length === 0) return created;
+function isAccessible(eb: ItemsEb, shape: PhaseShape, p: PhaseValues): Expression<SqlBool> {
+  const created = eb('i.created_by', '=', p.userId);
+  if (shape.dialect === 'postgres') {
+    if (shape.access === 'created') return created;
     return eb.or([
       created,
       eb.exists(
         eb.selectFrom('item_ancestors as a').select(sql`1`.as('one'))
-          .whereRef('a.item_id', '=', 'i.id').where(sql<SqlBool>`a.ancestor_id = any(${[...grantedItemIds]}::int[])`),
+          .whereRef('a.item_id', '=', 'i.id').where(sql<SqlBool>`a.ancestor_id = any(${p.grantedItemIds}::int[])`),
       ),
     ]);
   }
@@ -102,8 +99,8 @@ function isAccessible(eb: ItemsEb, dialect: Dialect, userId: number, grantedItem
         .whereRef('a.item_id', '=', 'i.id')
         .where((inner) =>
           inner.or([
-            inner('g.user_id', '=', userId),
-            inner('g.group_id', 'in', inner.selectFrom('group_members as gm').select('gm.group_id').where('gm.user_id', '=', userId)),
+            inner('g.user_id', '=', p.userId),
+            inner('g.group_id', 'in', inner.selectFrom('group_members as gm').select('gm.group_id').where('gm.user_id', '=', p.userId)),
           ]),
         ),
     ),
@@ -129,7 +126,8 @@ const grantedItemIds = prepare((db, p: { accountId: number; userId: number }) =>
 
 /**
  * One page (at most `limit` rows) of one phase, after `after` in that phase's order. Every condition is in SQL,
- * before the limit: access, folder or subtree, search, types, viewed state and the keyset.
+ * before the limit: access, folder or subtree, search, types, viewed state and the keyset. The statement's shape
+ * follows from the phase and from which conditions apply; each shape is compiled once (db.prepared.ts).
  */
 export async function selectPhaseRows(
   db: Kysely<Database>,
@@ -139,76 +137,130 @@ export async function selectPhaseRows(
   after: { key: string | null; id: number } | null,
   limit: number,
 ): Promise<ItemRow[]> {
-  const { accountId, deploymentId, userId, folderId, search } = scope;
-  // The page is cut on workspace_items alone, joined to the caller's views only in the phases they order or filter
-  // (a join on a false condition would still scan item_views). Owner, favorite mark and dashboard are joined
-  // afterwards to the rows of the page only, so a search with thousands of matches does not pay for them.
+  const { search } = scope;
   const fts = search === null ? null : ftsSearch(dialect, search, phase.folders);
-  const viewedAt = phase.viewed === undefined ? sql<string | null>`null` : sql<string | null>`v.viewed_at`;
-  let page = db
-    .selectFrom('workspace_items as i')
-    .$if(fts !== null, (qb) =>
-      qb.innerJoin(sql<{ rowid: number }>`${sql.table(fts!.table)}`.as('s'), (join) => join.onRef('s.rowid', '=', 'i.id'))
-        .where(sql<SqlBool>`${sql.ref(`s.${fts!.table}`)} match ${fts!.phrase}`) as unknown as typeof qb,
-    )
-    .$if(phase.viewed !== undefined, (qb) =>
-      qb.leftJoin('item_views as v', (join) => join.onRef('v.item_id', '=', 'i.id').on('v.user_id', '=', userId)) as unknown as typeof qb,
-    )
-    .select([
-      'i.id', 'i.deployment_id', 'i.type', 'i.name', 'i.name_key', 'i.folder_id', 'i.created_by',
-      'i.created_at', 'i.updated_at', 'i.meta', 'i.calculated_fields', 'i.slug', viewedAt.as('viewed_at'),
-    ])
-    .where('i.account_id', '=', accountId)
-    .where('i.deployment_id', '=', deploymentId)
-    // A literal, not a parameter: PostgreSQL's planner must see it to use the partial search index of the kind.
-    .where('i.is_folder', '=', sql.lit(phase.folders ? 1 : 0));
-
-  if (search === null) {
-    page = folderId === null ? page.where('i.folder_id', 'is', null) : page.where('i.folder_id', '=', folderId);
-  } else {
-    if (fts === null) page = page.where((eb) => nameLike(eb as ItemsEb, search));
-    if (folderId !== null) {
-      page = page.where((eb) =>
-        eb.exists(
-          eb.selectFrom('item_ancestors as sa').select(sql`1`.as('one'))
-            .whereRef('sa.item_id', '=', 'i.id').where('sa.ancestor_id', '=', folderId).where('sa.distance', '>', 0),
-        ),
-      );
-    }
-  }
-  if (!phase.folders) page = page.where('i.type', 'in', phase.types);
-  if (!scope.seesEverything) page = page.where((eb) => isAccessible(eb as unknown as ItemsEb, dialect, userId, scope.grantedItemIds));
-  if (phase.viewed === 'viewed') page = page.where(viewedAt, 'is not', null);
-  if (phase.viewed === 'never') page = page.where(viewedAt, 'is', null);
-
-  const column = phase.sortColumn === null ? null : phase.sortColumn === 'viewed_at' ? viewedAt : sql.ref<string>(`i.${phase.sortColumn}`);
-  const op = phase.direction === 'asc' ? '>' : '<';
-  if (after) {
-    if (column !== null && after.key !== null) {
-      const key = after.key;
-      page = page.where((eb) => eb(eb.refTuple(column, 'i.id'), op, eb.tuple(key, after.id)));
-    } else {
-      page = page.where('i.id', op, after.id);
-    }
-  }
-  if (column !== null) page = page.orderBy(column, phase.direction);
-  page = page.orderBy('i.id', phase.direction).limit(limit);
-
-  let query = db
-    .selectFrom(page.as('p'))
-    .leftJoin('users as u', 'u.id', 'p.created_by')
-    .leftJoin('item_favorites as fav', (join) => join.onRef('fav.item_id', '=', 'p.id').on('fav.user_id', '=', userId))
-    .leftJoin('dashboards as d', 'd.workbook_id', 'p.id')
-    .selectAll('p')
-    .select([
-      'u.email as owner_email', 'u.first_name as owner_first_name', 'u.picture as owner_picture',
-      'fav.item_id as favorite_item_id',
-      ...DASHBOARD_COLUMNS.map((c) => `d.${c} as dashboard_${c}` as const),
-    ]);
-  const outerColumn = phase.sortColumn === null ? null : phase.sortColumn === 'viewed_at' ? ('p.viewed_at' as const) : (`p.${phase.sortColumn}` as const);
-  if (outerColumn !== null) query = query.orderBy(outerColumn, phase.direction);
+  const shape: PhaseShape = {
+    dialect, folders: phase.folders, types: phase.folders ? [] : phase.types, viewed: phase.viewed ?? null,
+    sortColumn: phase.sortColumn, direction: phase.direction,
+    search: search === null ? 'none' : fts === null ? 'like' : 'fts',
+    inFolder: scope.folderId !== null,
+    access: scope.seesEverything ? 'all' : dialect === 'postgres' && scope.grantedItemIds.length === 0 ? 'created' : 'granted',
+    after: after === null ? 'none' : phase.sortColumn !== null && after.key !== null ? 'key' : 'id',
+  };
+  const rows = await phaseStatement(shape).execute(db, {
+    accountId: scope.accountId, deploymentId: scope.deploymentId, userId: scope.userId, folderId: scope.folderId ?? 0,
+    like: search === null ? '' : `%${escapeLike(search)}%`, ftsPhrase: fts?.phrase ?? '', grantedItemIds: [...scope.grantedItemIds],
+    afterKey: after?.key ?? '', afterId: after?.id ?? 0, limit,
+  });
   // The aliases built from DASHBOARD_COLUMNS widen to a union of column types; ItemRow states each one.
-  return (await query.orderBy('p.id', phase.direction).execute()) as unknown as ItemRow[];
+  return rows as unknown as ItemRow[];
+}
+
+/** Everything that decides the SQL text of a phase's statement (the values are bound when it runs). */
+interface PhaseShape {
+  dialect: Dialect;
+  folders: boolean;
+  types: readonly WorkspaceItemType[];
+  viewed: 'viewed' | 'never' | null;
+  sortColumn: SortColumn | null;
+  direction: 'asc' | 'desc';
+  search: 'none' | 'like' | 'fts';
+  inFolder: boolean;
+  /** all: no check (admin, or inside a granted folder); created: PostgreSQL with no grants; granted: the full rule. */
+  access: 'all' | 'created' | 'granted';
+  after: 'none' | 'key' | 'id';
+}
+
+interface PhaseValues {
+  accountId: number;
+  deploymentId: number;
+  userId: number;
+  folderId: number;
+  like: string;
+  ftsPhrase: string;
+  grantedItemIds: number[];
+  afterKey: string;
+  afterId: number;
+  limit: number;
+}
+
+const phaseStatements = new Map<string, ReturnType<typeof preparePhase>>();
+
+function phaseStatement(shape: PhaseShape): ReturnType<typeof preparePhase> {
+  const key = JSON.stringify(shape);
+  let statement = phaseStatements.get(key);
+  if (statement === undefined) {
+    statement = preparePhase(shape);
+    phaseStatements.set(key, statement);
+  }
+  return statement;
+}
+
+function preparePhase(shape: PhaseShape) {
+  return prepare((db, p: PhaseValues) => {
+    // The page is cut on workspace_items alone, joined to the caller's views only in the phases they order or
+    // filter (a join on a false condition would still scan item_views). Owner, favorite mark and dashboard are
+    // joined afterwards to the rows of the page only, so a search with thousands of matches does not pay for them.
+    const ftsTable = shape.folders ? NAME_SEARCH_TABLES.folders : NAME_SEARCH_TABLES.others;
+    const viewedAt = shape.viewed === null ? sql<string | null>`null` : sql<string | null>`v.viewed_at`;
+    let page = db
+      .selectFrom('workspace_items as i')
+      .$if(shape.search === 'fts', (qb) =>
+        qb.innerJoin(sql<{ rowid: number }>`${sql.table(ftsTable)}`.as('s'), (join) => join.onRef('s.rowid', '=', 'i.id'))
+          .where(sql<SqlBool>`${sql.ref(`s.${ftsTable}`)} match ${p.ftsPhrase}`) as unknown as typeof qb,
+      )
+      .$if(shape.viewed !== null, (qb) =>
+        qb.leftJoin('item_views as v', (join) => join.onRef('v.item_id', '=', 'i.id').on('v.user_id', '=', p.userId)) as unknown as typeof qb,
+      )
+      .select([
+        'i.id', 'i.deployment_id', 'i.type', 'i.name', 'i.name_key', 'i.folder_id', 'i.created_by',
+        'i.created_at', 'i.updated_at', 'i.meta', 'i.calculated_fields', 'i.slug', viewedAt.as('viewed_at'),
+      ])
+      .where('i.account_id', '=', p.accountId)
+      .where('i.deployment_id', '=', p.deploymentId)
+      // A literal, not a parameter: PostgreSQL's planner must see it to use the partial search index of the kind.
+      .where('i.is_folder', '=', sql.lit(shape.folders ? 1 : 0));
+
+    if (shape.search === 'none') {
+      page = shape.inFolder ? page.where('i.folder_id', '=', p.folderId) : page.where('i.folder_id', 'is', null);
+    } else {
+      if (shape.search === 'like') page = page.where((eb) => sql<SqlBool>`${eb.ref('i.name_key')} like ${p.like} escape '\\'`);
+      if (shape.inFolder) {
+        page = page.where((eb) =>
+          eb.exists(
+            eb.selectFrom('item_ancestors as sa').select(sql`1`.as('one'))
+              .whereRef('sa.item_id', '=', 'i.id').where('sa.ancestor_id', '=', p.folderId).where('sa.distance', '>', 0),
+          ),
+        );
+      }
+    }
+    if (!shape.folders) page = page.where('i.type', 'in', shape.types);
+    if (shape.access !== 'all') page = page.where((eb) => isAccessible(eb as unknown as ItemsEb, shape, p));
+    if (shape.viewed === 'viewed') page = page.where(viewedAt, 'is not', null);
+    if (shape.viewed === 'never') page = page.where(viewedAt, 'is', null);
+
+    const column = shape.sortColumn === null ? null : shape.sortColumn === 'viewed_at' ? viewedAt : sql.ref<string>(`i.${shape.sortColumn}`);
+    const op = shape.direction === 'asc' ? '>' : '<';
+    if (shape.after === 'key' && column !== null) page = page.where((eb) => eb(eb.refTuple(column, 'i.id'), op, eb.tuple(p.afterKey, p.afterId)));
+    if (shape.after === 'id') page = page.where('i.id', op, p.afterId);
+    if (column !== null) page = page.orderBy(column, shape.direction);
+    page = page.orderBy('i.id', shape.direction).limit(p.limit);
+
+    let query = db
+      .selectFrom(page.as('p'))
+      .leftJoin('users as u', 'u.id', 'p.created_by')
+      .leftJoin('item_favorites as fav', (join) => join.onRef('fav.item_id', '=', 'p.id').on('fav.user_id', '=', p.userId))
+      .leftJoin('dashboards as d', 'd.workbook_id', 'p.id')
+      .selectAll('p')
+      .select([
+        'u.email as owner_email', 'u.first_name as owner_first_name', 'u.picture as owner_picture',
+        'fav.item_id as favorite_item_id',
+        ...DASHBOARD_COLUMNS.map((c) => `d.${c} as dashboard_${c}` as const),
+      ]);
+    const outerColumn = shape.sortColumn === null ? null : shape.sortColumn === 'viewed_at' ? ('p.viewed_at' as const) : (`p.${shape.sortColumn}` as const);
+    if (outerColumn !== null) query = query.orderBy(outerColumn, shape.direction);
+    return query.orderBy('p.id', shape.direction);
+  });
 }
 
 export interface FolderChainRow {
