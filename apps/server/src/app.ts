@@ -9,7 +9,7 @@ import { setPreparedStatements } from './db/db.prepared.js';
 import { registerAuthentication } from './http/http.auth.js';
 import type { ServiceContext } from './core/core.context.js';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
-import { registerDrain } from './http/http.drain.js';
+import { registerInFlight } from './http/http.in-flight.js';
 import { registerSecurityHeaders } from './http/http.security-headers.js';
 import { healthRoutes } from './http/http.health.js';
 import { loggingFor } from './http/http.logging.js';
@@ -106,7 +106,6 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     // checks at most every second), and a silent connection is closed after idleMs.
     requestTimeout: timeouts.requestMs,
     connectionTimeout: timeouts.idleMs,
-    handlerTimeout: timeouts.handlerMs,
     http: { headersTimeout: timeouts.requestMs, connectionsCheckingInterval: Math.min(1000, timeouts.requestMs) },
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -116,7 +115,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: answerFrameworkError,
-    // A request arriving while svc drains gets svc's 503 error body (http.drain.ts), not Fastify's.
+    // A request arriving while svc drains gets svc's 503 error body (http.in-flight.ts), not Fastify's.
     return503OnClosing: false,
     clientErrorHandler: answerClientError,
     // A body field the schema does not know is refused (400 naming it), not silently dropped: a misspelt
@@ -130,7 +129,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
 
   registerErrorHandling(app, logging.failures);
   registerJsonBodyParser(app);
-  registerDrain(app);
+  registerInFlight(app, timeouts.handlerMs);
   registerSecurityHeaders(app);
   // Without its hooks: only the console cookie is read (consoleCookieOf) or set, and other requests skip both passes.
   await app.register(cookie, { hook: false });

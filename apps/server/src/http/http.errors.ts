@@ -40,7 +40,6 @@ function toAppError(error: FastifyError | AppError | Error): AppError {
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fastifyError.validation) return fromValidation(fastifyError.validation, fastifyError.validationContext);
   const status = fastifyError.statusCode ?? 500;
-  if (fastifyError.code === 'FST_ERR_HANDLER_TIMEOUT') return new AppError('service_unavailable', 'the request took too long and was stopped; retry later');
   if (status === 408) return new AppError('request_timeout', 'the request did not arrive within the request timeout');
   if (status === 413) return new AppError('payload_too_large', 'request body is too large');
   if (status === 415) return new AppError('unsupported_media_type', 'unsupported Content-Type; send application/json');
