@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -104,11 +104,25 @@ export async function measureLatency(url: string, headers: Record<string, string
   return { ...summarize(samples), samples };
 }
 
-/** Throughput with autocannon (requests/s averaged over the run); fails if any answer was not 2xx. */
-export async function measureThroughput(url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<{ rps: number; p50: number; p99: number }> {
+/** CPU time a process has used so far (user and system, ms; Linux /proc, 10 ms ticks). */
+export function processCpuMs(pid: number): number {
+  // Fields after the command's closing parenthesis: state is the 3rd field, utime the 14th and stime the 15th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Throughput with autocannon (requests/s averaged over the run); fails if any answer was not 2xx. With `serverPid`,
+ * also the CPU time the server spent per request (µs): on this 2-core machine the load generator shares the CPUs,
+ * so requests/s moves with whatever else runs, while a server's CPU per request moves much less.
+ */
+export async function measureThroughput(url: string, headers: Record<string, string>, seconds: number, connections: number, serverPid?: number): Promise<{ rps: number; p50: number; p99: number; cpuMicrosPerRequest?: number }> {
+  const cpuBefore = serverPid === undefined ? 0 : processCpuMs(serverPid);
   const result = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`autocannon on ${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99 };
+  const figures = { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99 };
+  if (serverPid === undefined) return figures;
+  return { ...figures, cpuMicrosPerRequest: Math.round(((processCpuMs(serverPid) - cpuBefore) * 1000) / Math.max(1, result.requests.total)) };
 }
 
 /** How many requests autocannon completed in `seconds` (all of them 2xx, else it throws). */

@@ -45,6 +45,11 @@ interface Throughput {
   fastifyRatio: number;
   cachedRatio: number;
   uncachedRatio: number;
+  /** CPU time each server spent per request (µs, from /proc): steadier than requests/s, which the load generator's share of the 2 cores moves. */
+  cpuMicrosPerRequest: { bare: number; fastify: number; cached: number; uncached: number; uncachedFresh: number };
+  /** svc's cached listing's CPU per request over the bare server's and over Fastify's. */
+  cachedCpuOverBare: number;
+  cachedCpuOverFastify: number;
   /** Bytes allocated on the server's JavaScript heap per request (garbage included), from its /metrics. */
   allocatedBytesPerRequest: { cached: number; uncached: number; uncachedFresh: number };
 }
@@ -93,16 +98,21 @@ async function compareThroughput(uncachedUrl: string, headers: Record<string, st
     const fresh = await start(svc(freshEnv));
     const counted = { cached: await start(svc(metricsEnv)), uncached: await start(svc({ ...uncachedEnv, ...metricsEnv })), uncachedFresh: await start(svc({ ...freshEnv, ...metricsEnv })) };
     const path = new URL(uncachedUrl).pathname + new URL(uncachedUrl).search;
-    const run = (server: RunningServer, h: Record<string, string>, seconds = options.seconds) => measureThroughput(`${server.url}${path}`, h, seconds, options.connections);
+    const run = (server: RunningServer, h: Record<string, string>, seconds = options.seconds) => measureThroughput(`${server.url}${path}`, h, seconds, options.connections, server.child.pid);
     // Each server is warmed up first, unmeasured: svc's request path needs some thousands of requests before V8
     // has optimized it, and the bare server was started a moment ago too.
     for (const server of servers) await run(server, server === bare || server === fastify ? {} : headers, WARMUP_SECONDS);
-    const bareRps = (await run(bare, {})).rps;
-    const fastifyRps = (await run(fastify, {})).rps;
-    const cachedRps = (await run(cached, headers)).rps;
-    const uncachedRps = (await run(uncached, headers)).rps;
-    const uncachedFreshRps = (await run(fresh, headers)).rps;
-    const bareAgain = (await run(bare, {})).rps;
+    const bareRun = await run(bare, {});
+    const fastifyRun = await run(fastify, {});
+    const cachedRun = await run(cached, headers);
+    const uncachedRun = await run(uncached, headers);
+    const freshRun = await run(fresh, headers);
+    const bareAgainRun = await run(bare, {});
+    const [bareRps, fastifyRps, cachedRps, uncachedRps, uncachedFreshRps, bareAgain] = [bareRun, fastifyRun, cachedRun, uncachedRun, freshRun, bareAgainRun].map((r) => r.rps) as [number, number, number, number, number, number];
+    const cpu = (r: { cpuMicrosPerRequest?: number }) => r.cpuMicrosPerRequest ?? Number.NaN;
+    const cpuMicrosPerRequest = {
+      bare: Math.round((cpu(bareRun) + cpu(bareAgainRun)) / 2), fastify: cpu(fastifyRun), cached: cpu(cachedRun), uncached: cpu(uncachedRun), uncachedFresh: cpu(freshRun),
+    };
 
     const allocatedBytesPerRequest = { cached: 0, uncached: 0, uncachedFresh: 0 };
     for (const [name, server] of Object.entries(counted) as Array<[keyof typeof counted, RunningServer]>) {
@@ -115,6 +125,9 @@ async function compareThroughput(uncachedUrl: string, headers: Record<string, st
     return {
       connections: options.connections, seconds: options.seconds, responseBytes: sample.body.length, bareRps: bareMean, fastifyRps,
       cachedRps, uncachedRps, uncachedFreshRps, fastifyRatio: ratio(fastifyRps), cachedRatio: ratio(cachedRps), uncachedRatio: ratio(uncachedRps),
+      cpuMicrosPerRequest,
+      cachedCpuOverBare: Math.round((cpuMicrosPerRequest.cached / cpuMicrosPerRequest.bare) * 100) / 100,
+      cachedCpuOverFastify: Math.round((cpuMicrosPerRequest.cached / cpuMicrosPerRequest.fastify) * 100) / 100,
       allocatedBytesPerRequest,
     };
   } finally {
