@@ -451,7 +451,7 @@ async function inGeneratorChild(nodeOptions: string): Promise<void> {
 }
 
 /**
- * `npm run bench -- soak [--dialects postgres] [--minutes 10] [--fraction 0.5] [--max-seconds 20] [--workers 16] [--server-node-options '--max-semi-space-size=32'] [--generator-node-options '--max-semi-space-size=64'] [--prepared-statements false] [--rate 800]`
+ * `npm run bench -- soak [--dialects postgres] [--minutes 10] [--fraction 0.5] [--max-seconds 20] [--workers 16] [--server-node-options=--max-semi-space-size=32] [--generator-node-options=--max-semi-space-size=64] [--prepared-statements false] [--rate 800]`
  * Measures the mix's maximum (closed loop), then runs it open loop at `fraction` of that for `minutes`, and records
  * the error count (goal 0), the p99 of the last minute over the first (goal at most 1.2) and the server's RSS
  * growth (goal at most 10%) from the first minute to the last, twice: between the medians of each minute's
