@@ -19,6 +19,11 @@ export interface ItemAccessFacts {
   chainIds: readonly number[];
 }
 
+/** The facts of an item from its ancestor chain as the store reads it (the item itself first). */
+export function accessFactsOf(chain: ReadonlyArray<{ id: number; created_by: number | null }>): ItemAccessFacts {
+  return { createdBy: chain[0]?.created_by ?? null, chainIds: chain.map((f) => f.id) };
+}
+
 export function accessViewerOf(principal: PlatformUserPrincipal, grantedItemIds: Iterable<number>): AccessViewer {
   return { admin: isAdmin(principal), userId: principal.userId, grantedItemIds: new Set(grantedItemIds) };
 }

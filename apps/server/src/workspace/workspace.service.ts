@@ -10,7 +10,7 @@ import { AppError } from '../core/core.errors.js';
 import { isoTimestamp } from '../core/core.context.js';
 import type { ServiceContext } from '../core/core.context.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
-import { accessViewerOf, canAccessItem, reachesSubtree } from './workspace.policy.js';
+import { accessFactsOf, accessViewerOf, canAccessItem, reachesSubtree } from './workspace.policy.js';
 import type { AccessViewer } from './workspace.policy.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, WORKSPACE_ITEM_TYPES } from './workspace.schema.js';
 import type { WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery } from './workspace.schema.js';
@@ -125,7 +125,7 @@ export async function listWorkspace(
     if (folder === undefined || folder.type !== 'FOLDER' || folder.deployment_id !== deploymentId) {
       throw new AppError('not_found', `folder ${folderId} not found in deployment ${deploymentId}`, 'folderId');
     }
-    folderReached = reachesSubtree(viewer, chain.map((f) => f.id));
+    folderReached = reachesSubtree(viewer, accessFactsOf(chain).chainIds);
     folderPath = chain.reverse().map((f) => ({ id: f.id, name: f.name }));
   }
 
@@ -253,7 +253,7 @@ async function requireAccessibleItem(ctx: ServiceContext, principal: PlatformUse
   if (item === undefined || item.deployment_id !== deploymentId) {
     throw new AppError('not_found', `item ${itemId} not found in deployment ${deploymentId}`, 'itemId');
   }
-  if (!canAccessItem(viewer, { createdBy: item.created_by, chainIds: chain.map((f) => f.id) })) {
+  if (!canAccessItem(viewer, accessFactsOf(chain))) {
     throw new AppError('forbidden', `item ${itemId} is not accessible to this user`, 'itemId');
   }
 }
