@@ -251,10 +251,11 @@ suite('@svc/embed-sdk in Chromium', () => {
     await expect.poll(() => named(page, 'a', 'error'), { timeout: 20_000 }).toContainEqual(expect.objectContaining({ name: 'EmbedSessionExchangeError', context: 'session-renewal' }));
     await expect.poll(() => page.evaluate(() => (window as unknown as HostWindow).minted), { timeout: 15_000 }).toBe(3);
     await expect.poll(() => named(page, 'a', 'action-result'), { timeout: 10_000 }).toContainEqual(expect.objectContaining({ action: 'svc:action:set-session', ok: true }));
-    // The embed works on the fresh session (had the old one lapsed meanwhile, it has loaded once more already).
+    // The embed works on the fresh session: a refresh loads the dashboard again. (Had the old session lapsed just
+    // before, the embed reloads once more on its own, so the count may rise by two; a CI run saw that race.)
     const loads = (await named(page, 'a', 'dashboard-loaded')).length;
     await page.evaluate(() => (window as unknown as HostWindow).handles.a!.refresh());
-    await expect.poll(async () => (await named(page, 'a', 'dashboard-loaded')).length, { timeout: 10_000 }).toBe(loads + 1);
+    await expect.poll(async () => (await named(page, 'a', 'dashboard-loaded')).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(loads + 1);
     const rejected = await page.evaluate(() => (window as unknown as HostWindow).handles.a!.setSession('ses_refusedManually000000000000000000000000').then(() => 'resolved', (e: { code: string }) => e.code));
     expect(rejected).toBe('action-rejected');
     const fresh = await page.evaluate(async () => (await (await fetch('/session?short=1', { method: 'POST' })).json()).sessionId as string);
