@@ -32,6 +32,22 @@ export interface EmbedPrincipal {
   embedTenantName: string | null;
   embedUserId: number | null;
   userId: number | null;
+  /** The role of the platform user of an `internalId` session (their workspace grants bound what it opens); null otherwise. */
+  userRole: UserRole | null;
+  /** What the session was minted with for access policies (issue 20): securityContext, userAttributes, groups. */
+  access: EmbedAccessContext;
+  /** The publicIds this session may open (Generate Session's `dashboards`); null: every embeddable dashboard of its deployment. */
+  dashboards: readonly string[] | null;
+}
+
+/**
+ * An embed session's access context. For an `externalId` session the groups and userAttributes are the embed
+ * user's as of minting; for an `internalId` session the groups are the platform user's, read when data is asked.
+ */
+export interface EmbedAccessContext {
+  securityContext: Readonly<Record<string, unknown>>;
+  userAttributes: Readonly<Record<string, unknown>>;
+  groups: readonly string[];
 }
 
 /** No credential, or none that resolved. */
@@ -42,6 +58,6 @@ export interface AnonymousPrincipal {
 /** Who is calling, resolved once per request by http/auth and handed to services as a value. */
 export type Principal = PlatformUserPrincipal | EmbedPrincipal | AnonymousPrincipal;
 
-export function isAdmin(principal: PlatformUserPrincipal): boolean {
+export function isAdmin(principal: Pick<PlatformUserPrincipal, 'role'>): boolean {
   return principal.role === 'admin';
 }

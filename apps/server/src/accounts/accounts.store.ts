@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { prepare } from '../db/db.prepared.js';
-import type { Database } from '../db/db.schema.js';
+import type { Database, UserRole } from '../db/db.schema.js';
 import type { PlatformUserPrincipal } from './accounts.principal.js';
 import { normalizeEmail } from './accounts.identity.js';
 
@@ -201,6 +201,12 @@ export async function findEmbedAccountSettings(db: Kysely<Database>, accountId: 
 export async function findUserIdByEmail(db: Kysely<Database>, accountId: number, email: string): Promise<number | undefined> {
   const row = await db.selectFrom('users').select('id').where('account_id', '=', accountId).where('email', '=', email).executeTakeFirst();
   return row?.id;
+}
+
+/** The role of a platform user of the account, or undefined when there is no such user. */
+export async function findUserRole(db: Kysely<Database>, accountId: number, userId: number): Promise<UserRole | undefined> {
+  const row = await db.selectFrom('users').select('role').where('account_id', '=', accountId).where('id', '=', userId).executeTakeFirst();
+  return row?.role;
 }
 
 /** The account of a deployment. */

@@ -10,6 +10,8 @@ export interface Commenter {
   deploymentId: number;
   embedTenantId: number;
   embedUserId: number;
+  /** The publicIds the session may open (Generate Session's `dashboards`); null: any of its deployment. */
+  dashboards: readonly string[] | null;
 }
 
 /** What the policy needs to know of a comment. */
@@ -24,7 +26,10 @@ export interface CommentFacts {
  */
 export function requireCommenter(principal: Principal, hasAuthorization: boolean): Commenter {
   if (principal.kind === 'embed' && principal.embedTenantId !== null && principal.embedUserId !== null) {
-    return { accountId: principal.accountId, deploymentId: principal.deploymentId, embedTenantId: principal.embedTenantId, embedUserId: principal.embedUserId };
+    return {
+      accountId: principal.accountId, deploymentId: principal.deploymentId, embedTenantId: principal.embedTenantId, embedUserId: principal.embedUserId,
+      dashboards: principal.dashboards,
+    };
   }
   if (principal.kind === 'anonymous') {
     throw new AppError('unauthorized', hasAuthorization

@@ -8,12 +8,20 @@ import type { Dashboard } from './dashboards.schema.js';
 import { findDashboardByPublicId, findDashboardByWorkbook, selectReportSnapshots } from './dashboards.store.js';
 import type { DashboardRow } from './dashboards.store.js';
 
+/** A platform user as DESIGN "Access" sees them: the account, who, and their role. */
+export type WorkspaceUser = Pick<PlatformUserPrincipal, 'accountId' | 'userId' | 'role'>;
+
 /** Who reads a dashboard: an account, and the deployment an embed session is confined to (null: any). */
 export interface DashboardReader {
   accountId: number;
   deploymentId: number | null;
-  /** A platform user's key or console session: their access to the dashboard's workbook is checked too. */
-  platformUser?: PlatformUserPrincipal;
+  /**
+   * A platform user's key or console session, or the platform user of an `internalId` embed session: their access
+   * to the dashboard's workbook is checked too.
+   */
+  platformUser?: WorkspaceUser;
+  /** The publicIds an embed session was limited to (Generate Session's `dashboards`); null or absent: no such limit. */
+  dashboards?: readonly string[] | null;
 }
 
 /**
@@ -31,6 +39,9 @@ export async function requireReadableDashboard(ctx: ServiceContext, reader: Dash
   if (reader.deploymentId !== null && dashboard.deployment_id !== reader.deploymentId) {
     throw new AppError('forbidden', `dashboard ${publicId} belongs to another deployment than this session's`, 'publicId');
   }
+  if (reader.dashboards !== undefined && reader.dashboards !== null && !reader.dashboards.includes(dashboard.public_id)) {
+    throw new AppError('forbidden', `this session was minted for other dashboards than ${publicId} (Generate Session's dashboards)`, 'publicId');
+  }
   if (reader.platformUser !== undefined && !(await canReachWorkbook(ctx, reader.platformUser, dashboard.workbook_id))) {
     throw new AppError('forbidden', `dashboard ${publicId} is on a workbook this user was not granted`, 'publicId');
   }
@@ -41,7 +52,7 @@ export async function requireReadableDashboard(ctx: ServiceContext, reader: Dash
  * DESIGN "Access" for a dashboard's workbook: read with workspace's store, decided by workspace's policy. An admin's
  * viewer reaches the whole account, so nothing about the workbook is read for one.
  */
-async function canReachWorkbook(ctx: ServiceContext, principal: PlatformUserPrincipal, workbookId: number): Promise<boolean> {
+async function canReachWorkbook(ctx: ServiceContext, principal: WorkspaceUser, workbookId: number): Promise<boolean> {
   if (reachesSubtree(accessViewerOf(principal, []), [])) return true;
   const [granted, chain] = await Promise.all([
     selectGrantedItemIds(ctx.db, principal.accountId, principal.userId),
@@ -52,7 +63,12 @@ async function canReachWorkbook(ctx: ServiceContext, principal: PlatformUserPrin
 
 /** The reader a principal is: its account, and the deployment an embed session is confined to. */
 export function readerOf(principal: PlatformUserPrincipal | EmbedPrincipal): DashboardReader {
-  if (principal.kind === 'embed') return { accountId: principal.accountId, deploymentId: principal.deploymentId };
+  if (principal.kind === 'embed') {
+    return {
+      accountId: principal.accountId, deploymentId: principal.deploymentId, dashboards: principal.dashboards,
+      ...(principal.userId !== null && principal.userRole !== null ? { platformUser: { accountId: principal.accountId, userId: principal.userId, role: principal.userRole } } : {}),
+    };
+  }
   return { accountId: principal.accountId, deploymentId: null, platformUser: principal };
 }
 

@@ -35,6 +35,14 @@ const dashboardByWorkbook = prepare((db, p: { accountId: number; deploymentId: n
   db.selectFrom('dashboards').selectAll()
     .where('account_id', '=', p.accountId).where('deployment_id', '=', p.deploymentId).where('workbook_id', '=', p.workbookId));
 
+/** Which of these publicIds name a dashboard of the deployment in the account. */
+export async function selectPublicIdsOfDeployment(db: Kysely<Database>, accountId: number, deploymentId: number, publicIds: readonly string[]): Promise<string[]> {
+  if (publicIds.length === 0) return [];
+  const rows = await db.selectFrom('dashboards').select('public_id')
+    .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('public_id', 'in', publicIds).execute();
+  return rows.map((row) => row.public_id);
+}
+
 /** The account of a dashboard public id (unique across accounts). */
 export async function findAccountOfPublicId(db: Kysely<Database>, publicId: string): Promise<number | undefined> {
   const row = await db.selectFrom('dashboards').select('account_id').where('public_id', '=', publicId).executeTakeFirst();

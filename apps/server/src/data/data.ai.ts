@@ -3,10 +3,11 @@ import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts
 import { readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import { AppError } from '../core/core.errors.js';
 import { findSessionPresentation } from '../sessions/sessions.store.js';
-import type { SemanticModel } from './data.model.js';
+import type { SemanticModel, SemanticView } from './data.model.js';
+import type { ModelAccess } from './data.policy.js';
 import { parseSemanticQuery, SemanticQuery } from './data.query.js';
 import type { QueryResult } from './data.results.js';
-import { deploymentModel, resolveTimezone, runSemanticQuery } from './data.service.js';
+import { openDataScope, runSemanticQuery } from './data.service.js';
 import type { DataContext } from './data.service.js';
 
 /**
@@ -43,13 +44,22 @@ export interface AiAnswer extends QueryResult {
 
 export const TOOL_NAME = 'run_semantic_query';
 
-/** The semantic model as the model reads it: every view with its members, types and titles. */
-export function describeModel(model: SemanticModel): string {
+/**
+ * The semantic model as the model reads it: every view with the members this viewer may see, their types and
+ * titles. A member an access policy hides is never named to the model, nor a view it may see nothing of.
+ */
+export function describeModel(model: SemanticModel, access?: ModelAccess): string {
   const lines: string[] = [];
+  const visible = (view: SemanticView, name: string) =>
+    access === undefined || access.canSee({ name: `${view.name}.${name}`, view });
   for (const view of model.views.values()) {
-    lines.push(`view ${view.name}${view.title ? ` (${view.title})` : ''}${view.joins?.length ? `, joins ${view.joins.map((j) => j.view).join(', ')}` : ''}`);
-    for (const d of view.dimensions) lines.push(`  dimension ${view.name}.${d.name}: ${d.type}${d.title ? ` (${d.title})` : ''}`);
-    for (const m of view.measures) lines.push(`  measure ${view.name}.${m.name}: ${m.type}${m.title ? ` (${m.title})` : ''}`);
+    const dimensions = view.dimensions.filter((d) => visible(view, d.name));
+    const measures = view.measures.filter((m) => visible(view, m.name));
+    if (dimensions.length + measures.length === 0) continue;
+    const joins = (view.joins ?? []).filter((j) => model.views.has(j.view));
+    lines.push(`view ${view.name}${view.title ? ` (${view.title})` : ''}${joins.length ? `, joins ${joins.map((j) => j.view).join(', ')}` : ''}`);
+    for (const d of dimensions) lines.push(`  dimension ${view.name}.${d.name}: ${d.type}${d.title ? ` (${d.title})` : ''}`);
+    for (const m of measures) lines.push(`  measure ${view.name}.${m.name}: ${m.type}${m.title ? ` (${m.title})` : ''}`);
   }
   return lines.join('\n');
 }
@@ -57,11 +67,11 @@ export function describeModel(model: SemanticModel): string {
 interface ToolCall { function?: { name?: string; arguments?: string } }
 interface Completion { choices?: Array<{ message?: { content?: string | null; tool_calls?: ToolCall[] } }> }
 
-async function askModel(settings: AiSettings & { baseUrl: string }, model: SemanticModel, question: string, timezone: string, now: Date): Promise<{ arguments: unknown; content: string | null }> {
+async function askModel(settings: AiSettings & { baseUrl: string }, model: SemanticModel, access: ModelAccess, question: string, timezone: string, now: Date): Promise<{ arguments: unknown; content: string | null }> {
   const system = [
     'You answer questions about data by calling the tool run_semantic_query exactly once.',
     'Use only these members (a query takes its measures from one view, and its dimensions from that view or the views it joins):',
-    describeModel(model),
+    describeModel(model, access),
     `Dates are read in the time zone ${timezone}; today is ${now.toISOString().slice(0, 10)}.`,
   ].join('\n');
   let response: Response;
@@ -98,6 +108,8 @@ export async function answerQuestion(dc: DataContext, settings: AiSettings, prin
   if (request.publicId !== undefined) {
     deploymentId = (await requireReadableDashboard(dc, readerOf(principal), request.publicId)).deployment_id;
   } else if (principal.kind === 'embed') {
+    // A session limited to named dashboards asks about one of them, not about its whole deployment.
+    if (principal.dashboards !== null) throw new AppError('forbidden', "this session was minted for named dashboards (Generate Session's dashboards): ask with the publicId of one", 'publicId');
     deploymentId = principal.deploymentId;
   } else {
     throw new AppError('invalid_parameter', 'publicId: a platform user asks about a dashboard; give its publicId', 'publicId');
@@ -108,13 +120,13 @@ export async function answerQuestion(dc: DataContext, settings: AiSettings, prin
     if (sessionSettings.allowAi === false) throw new AppError('forbidden', 'this session was minted with settings.allowAi false', 'settings.allowAi');
   }
   if (settings.baseUrl === undefined) throw new AppError('service_unavailable', 'questions in plain language are not set up on this svc server (SVC_AI_BASE_URL is unset)');
-  const { source, model } = await deploymentModel(dc, principal.accountId, deploymentId);
-  const timezone = await resolveTimezone(dc, principal.accountId, request.timezone);
-  const asked = await askModel({ ...settings, baseUrl: settings.baseUrl }, model, request.question, timezone, dc.now());
+  const scope = await openDataScope(dc, principal, deploymentId, request.timezone);
+  const { timezone } = scope;
+  const asked = await askModel({ ...settings, baseUrl: settings.baseUrl }, scope.model, scope.access, request.question, timezone, dc.now());
   let query: SemanticQuery;
   try {
     query = parseSemanticQuery(asked.arguments, 'toolCall');
-    const result = await runSemanticQuery(dc, source, model, query, timezone);
+    const result = await runSemanticQuery(dc, scope, query);
     return { ...result, chatId: request.chatId ?? randomUUID(), question: request.question, answer: asked.content, query, timezone };
   } catch (error) {
     // The model's query is its own mistake, not the viewer's: a 422 naming the member.

@@ -8,6 +8,7 @@ import type { Interval } from './data.dates.js';
 import type { SemanticModel } from './data.model.js';
 import type { ColumnFormat, DimensionType, Granularity, ResolvedMember, SemanticDimension, SemanticMeasure, SemanticView } from './data.model.js';
 import type { MemberFilter, QueryFilter, SemanticQuery } from './data.query.js';
+import type { BoundFilter, ModelAccess } from './data.policy.js';
 import { offsetSpans } from './data.timezone.js';
 import type { OffsetSpan } from './data.timezone.js';
 
@@ -43,6 +44,12 @@ export interface CompileOptions {
   now: Date;
   /** Most rows any query returns. */
   rowCap: number;
+  /**
+   * The viewer's access under the views' policies (data.policy.ts): a hidden member is a 403 naming it, and the
+   * row filters of every view the query reads are ANDed to its WHERE. Absent: no policy applies (checks of a
+   * model's own queries, tests).
+   */
+  access?: ModelAccess;
 }
 
 type AnyKysely = Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -171,11 +178,16 @@ interface Scope {
   base: SemanticView;
   joined: Set<string>;
   options: CompileOptions;
+  /** Whether members are checked against the viewer's access (not for the policies' own row filters). */
+  checkAccess: boolean;
 }
 
 /** Resolves a member reachable from the base view: its own, or of a view it joins (many to one). */
 function reachable(scope: Scope, name: unknown, field: string): ResolvedMember {
   const member = scope.model.member(name, field);
+  if (scope.checkAccess && scope.options.access !== undefined && !scope.options.access.canSee(member)) {
+    throw new AppError('forbidden', `${field}: ${member.name} is not available to you (an access policy of view ${member.view.name} hides it)`, field);
+  }
   if (member.view === scope.base) return member;
   const join = (scope.base.joins ?? []).find((j) => j.view === member.view.name);
   if (join === undefined) {
@@ -300,6 +312,46 @@ function filterCondition(scope: Scope, filter: QueryFilter, field: string): { co
   return { condition: sql`(${sql.join(parts.map((part) => part.condition), sql.raw(key === 'and' ? ' AND ' : ' OR '))})`, isMeasure };
 }
 
+/** A bound policy filter as a condition: a filter that cannot hold (a missing reference, a bad value) matches no row. */
+function policyCondition(scope: Scope, filter: BoundFilter, field: string): RawBuilder<unknown> {
+  if ('never' in filter) return sql`1 = 0`;
+  if ('member' in filter) {
+    try {
+      const { condition, isMeasure } = memberCondition(scope, filter, field);
+      return isMeasure ? sql`1 = 0` : condition;
+    } catch (error) {
+      if (error instanceof AppError) return sql`1 = 0`;
+      throw error;
+    }
+  }
+  const [list, joiner] = 'and' in filter ? [filter.and, ' AND '] as const : [filter.or, ' OR '] as const;
+  if (list.length === 0) return sql`1 = 1`;
+  return sql`(${sql.join(list.map((inner) => policyCondition(scope, inner, field)), sql.raw(joiner))})`;
+}
+
+/**
+ * The row filters of every view the query reads (its own and each view it joins): per view, the OR of the
+ * matching policies' filter lists, each ANDed. A view whose policies match nobody gives no row.
+ */
+function rowPolicyConditions(scope: Scope): RawBuilder<unknown>[] {
+  const access = scope.options.access;
+  if (access === undefined) return [];
+  const policyScope: Scope = { ...scope, checkAccess: false };
+  const conditions: RawBuilder<unknown>[] = [];
+  for (const name of [scope.base.name, ...scope.joined]) {
+    const { rows } = access.view(scope.model.view(name, 'query'));
+    if (rows === 'all') continue;
+    if (rows.length === 0) {
+      conditions.push(sql`1 = 0`);
+      continue;
+    }
+    const field = `${name}.accessPolicy`;
+    const alternatives = rows.map((filters) => (filters.length === 0 ? sql`1 = 1` : sql`(${sql.join(filters.map((f) => policyCondition(policyScope, f, field)), sql` AND `)})`));
+    conditions.push(sql`(${sql.join(alternatives, sql` OR `)})`);
+  }
+  return conditions;
+}
+
 /**
  * Compiles a semantic query into one SELECT for the dialect. Measures come from one view (the query's); dimensions
  * from it or from views it joins many to one, so no join multiplies a measure. Rows are grouped by every
@@ -313,7 +365,7 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
   const first = measures[0] ?? dimensions[0] ?? timeDimensions[0]?.dimension;
   if (first === undefined) throw new AppError('invalid_parameter', 'query: a query needs at least one measure or dimension', 'query.measures');
   const baseField = measures[0] !== undefined ? 'query.measures[0]' : dimensions[0] !== undefined ? 'query.dimensions[0]' : 'query.timeDimensions[0].dimension';
-  const scope: Scope = { model, base: model.member(first, baseField).view, joined: new Set(), options };
+  const scope: Scope = { model, base: model.member(first, baseField).view, joined: new Set(), options, checkAccess: true };
 
   const columns: ResultColumn[] = [];
   const selects: RawBuilder<unknown>[] = [];
@@ -370,6 +422,8 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
     const { condition, isMeasure } = filterCondition(scope, filter, `query.filters[${i}]`);
     (isMeasure ? having : where).push(condition);
   });
+
+  where.push(...rowPolicyConditions(scope));
 
   // Order: as asked, then every group column ascending, so equal keys never shuffle between runs or dialects.
   const asked: Array<[string, 'asc' | 'desc']> = query.order === undefined ? [] : Array.isArray(query.order) ? query.order : Object.entries(query.order);

@@ -1,4 +1,5 @@
 import { AppError } from '../core/core.errors.js';
+import type { AccessPolicy } from './data.policy.js';
 
 /**
  * The semantic layer: views over a table (or a SELECT) of a deployment's data source that declare the members a
@@ -57,6 +58,8 @@ export interface SemanticView {
   measures: SemanticMeasure[];
   /** The members a drill-down into this view's measures lists (default: every dimension of the view). */
   drillMembers?: string[];
+  /** Who may read which members and rows of this view (issue 20; data.policy.ts). None: everyone reads everything. */
+  accessPolicy?: AccessPolicy[];
 }
 
 export type DataSourceConfig = { type: 'demo' } | { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; schema?: string };

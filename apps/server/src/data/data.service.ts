@@ -8,17 +8,20 @@ import type { ServiceContext } from '../core/core.context.js';
 import { AppError } from '../core/core.errors.js';
 import { formatBucket, parseBucket, addPeriods, shiftInstant } from './data.calendar.js';
 import { compileSemanticQuery } from './data.compiler.js';
-import type { CompiledSemanticQuery, ResultColumn } from './data.compiler.js';
+import type { CompiledSemanticQuery, CompileOptions, ResultColumn, WarehouseDialect } from './data.compiler.js';
 import { parseDateRange } from './data.dates.js';
 import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
 import { SemanticModel } from './data.model.js';
-import type { DataSourceConfig, Granularity, SemanticView } from './data.model.js';
+import type { DataSourceConfig, Granularity, ResolvedMember, SemanticView } from './data.model.js';
 import { parseSemanticQuery } from './data.query.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
 import { applyColumnFormats, applyComparison, checkComparison, fillMissingRows } from './data.results.js';
 import type { PeriodComparison, QueryResult } from './data.results.js';
 import { findDeploymentData } from '../accounts/accounts.store.js';
+import { ModelAccess, parseReference, readReference } from './data.policy.js';
+import type { AccessSubject } from './data.policy.js';
 import { isTimeZoneName } from './data.timezone.js';
+import { selectGroupNamesOfUser } from '../workspace/workspace.store.js';
 import type { WarehouseRegistry } from './data.warehouse.js';
 
 /** What the data path needs beyond the service context. */
@@ -46,6 +49,45 @@ export interface WidgetData extends QueryResult {
   timezone: string;
   /** Filters of the request that name no member this widget's query can reach: they do not apply to it. */
   ignoredFilters: string[];
+}
+
+/**
+ * Everything one request's queries run under: the deployment's data source and semantic model, the time zone,
+ * and the viewer's access under the model's policies. Every query of the data path is compiled with it.
+ */
+export interface DataScope {
+  source: DataSourceConfig;
+  model: SemanticModel;
+  timezone: string;
+  access: ModelAccess;
+}
+
+const NO_ATTRIBUTES: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * Who a principal is to access policies. An `externalId` session: its securityContext, and its embed user's
+ * groups and userAttributes as of minting, with its tenant. An `internalId` session: its securityContext and
+ * userAttributes, with its platform user's groups. An API key or console session: the user's groups only. Groups
+ * are read only when some view has policies.
+ */
+async function accessSubjectOf(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, model: SemanticModel): Promise<AccessSubject> {
+  const hasPolicies = [...model.views.values()].some((view) => (view.accessPolicy ?? []).length > 0);
+  const platformUserId = principal.kind === 'embed' ? principal.userId : principal.userId;
+  const platformGroups = hasPolicies && platformUserId !== null ? await selectGroupNamesOfUser(ctx.db, principal.accountId, platformUserId) : [];
+  if (principal.kind === 'platform-user') return { securityContext: NO_ATTRIBUTES, userAttributes: NO_ATTRIBUTES, groups: platformGroups, embedTenant: null };
+  return {
+    securityContext: principal.access.securityContext,
+    userAttributes: principal.access.userAttributes,
+    groups: principal.userId !== null ? platformGroups : principal.access.groups,
+    embedTenant: principal.embedTenantName,
+  };
+}
+
+/** The scope a principal's queries on a deployment run in (`timezone`: the viewer's ask, else the account's). */
+export async function openDataScope(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, deploymentId: number, timezone: string | undefined): Promise<DataScope> {
+  const { source, model } = await deploymentModel(ctx, principal.accountId, deploymentId);
+  const [zone, subject] = await Promise.all([resolveTimezone(ctx, principal.accountId, timezone), accessSubjectOf(ctx, principal, model)]);
+  return { source, model, timezone: zone, access: new ModelAccess(model, subject) };
 }
 
 /** The deployment's data source and semantic model: its own, or the bundled demo warehouse's. */
@@ -164,20 +206,56 @@ async function execute(dc: DataContext, source: DataSourceConfig, compiled: Comp
   return { columns: compiled.columns, rows: rows.slice(0, compiled.limit), truncated };
 }
 
-/** Runs a semantic query against a deployment's warehouse (the AI and apps use this too). */
-export async function runSemanticQuery(dc: DataContext, source: DataSourceConfig, model: SemanticModel, query: SemanticQuery, timezone: string): Promise<QueryResult> {
-  const compiled = compileSemanticQuery(model, query, { dialect: dialectOf(source), timezone, now: dc.now(), rowCap: dc.rowCap });
-  return execute(dc, source, compiled);
+/** Runs a semantic query against a deployment's warehouse under the viewer's access (the AI and apps use this too). */
+export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery): Promise<QueryResult> {
+  return execute(dc, scope.source, compileSemanticQuery(scope.model, query, compileOptions(dc, scope)));
 }
 
-const dialectOf = (source: DataSourceConfig) => (source.type === 'postgres' ? 'postgres' : 'sqlite');
+const compileOptions = (dc: DataContext, scope: DataScope): CompileOptions => ({ dialect: dialectOf(scope.source), timezone: scope.timezone, now: dc.now(), rowCap: dc.rowCap, access: scope.access });
+
+const dialectOf = (source: DataSourceConfig): WarehouseDialect => (source.type === 'postgres' ? 'postgres' : 'sqlite');
+
+/** `{securityContext.tenant_id}`-style references in a policy-aware snapshot's SQL (known roots only; the rest is SQL). */
+const SQL_REFERENCE = /\{\s*(?:securityContext|userAttributes|groups|embedTenant)(?:\.[A-Za-z0-9_$-]+)*\s*\}/g;
+
+/**
+ * A snapshot's raw SQL with its references bound. SQL cannot be filtered by svc, so a viewer whom any view's
+ * policy restricts gets a 403, unless the snapshot declares itself policy-aware (`meta.policyAware: true`): its
+ * `{securityContext.x}` references then become bound parameters, and a reference the session lacks (or a list,
+ * which one parameter cannot hold) refuses the widget rather than run it unbound.
+ */
+function boundSqlSnapshot(scope: DataScope, snapshot: ReportSnapshot): { statement: string; parameters: unknown[] } {
+  const sqlQuery = snapshot.sqlQuery!;
+  const policyAware = (snapshot.meta as { policyAware?: unknown } | null)?.policyAware === true;
+  if (!policyAware) {
+    if (scope.access.restricted) {
+      throw new AppError('forbidden', `report snapshot ${snapshot.reportId} is raw SQL, which access policies cannot filter, and a policy restricts what you may read`, 'widgetId');
+    }
+    return { statement: sqlQuery, parameters: [] };
+  }
+  const parameters: unknown[] = [];
+  const postgres = dialectOf(scope.source) === 'postgres';
+  const statement = sqlQuery.replace(SQL_REFERENCE, (text) => {
+    const reference = parseReference(text);
+    const values = reference === undefined || reference === 'malformed' ? undefined : readReference(reference, scope.access.subject);
+    if (values === undefined || values.length !== 1) {
+      throw new AppError('forbidden', `report snapshot ${snapshot.reportId} needs ${text.replace(/\s+/g, '')} as one value, and this session ${values === undefined ? 'has none' : 'holds a list'}`, 'widgetId');
+    }
+    parameters.push(values[0]);
+    return postgres ? `$${parameters.length}` : '?';
+  });
+  return { statement, parameters };
+}
 
 /** A snapshot's raw SQL, read-only, inside a row cap: the statement must be one SELECT (or WITH ... SELECT). */
-async function runSqlSnapshot(dc: DataContext, source: DataSourceConfig, sqlQuery: string): Promise<QueryResult> {
-  const statement = sqlQuery.trim().replace(/;\s*$/, '');
+async function runSqlSnapshot(dc: DataContext, scope: DataScope, snapshot: ReportSnapshot): Promise<QueryResult> {
+  const bound = boundSqlSnapshot(scope, snapshot);
+  const statement = bound.statement.trim().replace(/;\s*$/, '');
   if (!/^(select|with)\b/i.test(statement)) throw new AppError('invalid_query', 'sqlQuery: only a SELECT (or WITH ... SELECT) runs', 'sqlQuery');
-  const placeholder = dialectOf(source) === 'postgres' ? '$1' : '?';
-  const { fields, rows } = await dc.warehouses.get(source).run(`SELECT * FROM (${statement}) AS svc_q LIMIT ${placeholder}`, [dc.rowCap + 1], { maxRows: dc.rowCap, timeoutMs: dc.timeoutMs });
+  const placeholder = dialectOf(scope.source) === 'postgres' ? `$${bound.parameters.length + 1}` : '?';
+  const { fields, rows } = await dc.warehouses.get(scope.source).run(
+    `SELECT * FROM (${statement}) AS svc_q LIMIT ${placeholder}`, [...bound.parameters, dc.rowCap + 1], { maxRows: dc.rowCap, timeoutMs: dc.timeoutMs },
+  );
   const columns: ResultColumn[] = fields.map((name, i) => {
     const sample = rows.find((row) => row[i] !== null)?.[i];
     return { name, member: name, title: name, type: typeof sample === 'number' ? 'number' : 'string', kind: typeof sample === 'number' ? 'measure' : 'dimension' };
@@ -217,8 +295,9 @@ function shiftedQuery(query: SemanticQuery, comparison: PeriodComparison, timezo
 
 /**
  * `POST /api/v1/embed/dashboard/{publicId}/widgets/{widgetId}/data`: runs one widget's query, and only it, with
- * the viewer's filters and time zone. CHART widgets run their report snapshot (a semantic query in `meta.query`,
- * else its `sqlQuery`); FILTER widgets list their member's values. The dashboard is checked as for reading it.
+ * the viewer's filters and time zone, under the viewer's access policies. CHART widgets run their report snapshot
+ * (a semantic query in `meta.query`, else its `sqlQuery`); FILTER widgets list their member's values. The
+ * dashboard is checked as for reading it.
  */
 export async function widgetData(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, widgetId: string, request: WidgetDataRequest): Promise<WidgetData> {
   const dashboard = await requireReadableDashboard(dc, readerOf(principal), publicId);
@@ -226,20 +305,21 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   const widgets = config.widgets ?? [];
   const widget = widgets.find((w) => w.id === widgetId);
   if (widget === undefined) throw new AppError('not_found', `dashboard ${publicId} has no widget ${widgetId}`, 'widgetId');
-  const { source, model } = await deploymentModel(dc, principal.accountId, dashboard.deployment_id);
-  const timezone = await resolveTimezone(dc, principal.accountId, request.timezone);
+  const scope = await openDataScope(dc, principal, dashboard.deployment_id, request.timezone);
+  const { model, timezone } = scope;
   const filters = request.filters ?? {};
-  // Every filter must name a declared dimension, whether or not it applies to this widget.
-  for (const member of Object.keys(filters)) model.dimension(member, `filters.${member}`);
+  // Every filter must name a declared dimension the viewer may see, whether or not it applies to this widget.
+  for (const member of Object.keys(filters)) requireVisible(scope, model.dimension(member, `filters.${member}`), `filters.${member}`);
 
   if (widget.type === 'FILTER') {
     const member = (widget.config as { member?: unknown } | null | undefined)?.member;
     const dimension = model.dimension(member, `widgets.${widgetId}.config.member`);
+    requireVisible(scope, dimension, `widgets.${widgetId}.config.member`);
     if (dimension.dimension.type === 'time') return { columns: [], rows: [], truncated: false, timezone, ignoredFilters: [] };
     const query: SemanticQuery = { dimensions: [dimension.name], limit: 1000 };
     // A filter control lists the values the other filters leave, not narrowed by its own choice.
     const applied = viewerFilters(model, query, filters, dimension.name, timezone);
-    const result = await runSemanticQuery(dc, source, model, { ...query, filters: applied.filters }, timezone);
+    const result = await runSemanticQuery(dc, scope, { ...query, filters: applied.filters });
     return { ...result, timezone, ignoredFilters: applied.ignored };
   }
   if (widget.type !== 'CHART') throw new AppError('invalid_parameter', `widget ${widgetId} is a ${widget.type} widget, which runs no query`, 'widgetId');
@@ -253,11 +333,11 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
       throw new AppError('invalid_query', `report snapshot ${snapshot.reportId} has neither meta.query nor sqlQuery`, 'widgetId');
     }
     if (request.drilldown !== undefined) throw new AppError('invalid_parameter', 'drilldown: a widget of raw SQL has no semantic members to drill into', 'drilldown');
-    const result = await runSqlSnapshot(dc, source, snapshot.sqlQuery);
+    const result = await runSqlSnapshot(dc, scope, snapshot);
     return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: Object.keys(filters) };
   }
 
-  let query = snapshotQuery(dc, model, rawQuery, snapshot, source, timezone);
+  let query = snapshotQuery(dc, scope, rawQuery, snapshot);
   const fields = request.fields ?? {};
   query = withGranularity(swapFields(model, query, fields), request.granularity);
   // A swapped measure is compared in its place.
@@ -265,12 +345,12 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   const applied = viewerFilters(model, query, filters, undefined, timezone);
   query = { ...query, filters: [...(query.filters ?? []), ...applied.filters] };
 
-  if (request.drilldown !== undefined) return { ...(await drilldown(dc, source, model, query, request.drilldown, timezone)), timezone, ignoredFilters: applied.ignored };
+  if (request.drilldown !== undefined) return { ...(await drilldown(dc, scope, query, request.drilldown)), timezone, ignoredFilters: applied.ignored };
 
-  let result = await runSemanticQuery(dc, source, model, query, timezone);
+  let result = await runSemanticQuery(dc, scope, query);
   for (const [i, comparison] of comparisons.entries()) {
     checkComparison(comparison, result.columns, `periodComparisons[${i}]`);
-    const previous = await runSemanticQuery(dc, source, model, shiftedQuery(query, comparison, timezone, dc.now()), timezone);
+    const previous = await runSemanticQuery(dc, scope, shiftedQuery(query, comparison, timezone, dc.now()));
     result = applyComparison(result, previous, comparison);
   }
   if (snapshot.fillMissingRows) {
@@ -281,14 +361,22 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: applied.ignored };
 }
 
+/** A member the viewer names directly (a filter, a FILTER control): a 403 naming it when a policy hides it. */
+function requireVisible(scope: DataScope, member: ResolvedMember, field: string): void {
+  if (!scope.access.canSee(member)) {
+    throw new AppError('forbidden', `${field}: ${member.name} is not available to you (an access policy of view ${member.view.name} hides it)`, field);
+  }
+}
+
 /**
  * A snapshot's semantic query, checked by compiling it alone: a query the model cannot run is the dashboard's
- * fault, not the viewer's, so it is a 422 naming the snapshot's member (`meta.query.measures[0]`).
+ * fault, not the viewer's, so it is a 422 naming the snapshot's member (`meta.query.measures[0]`). A member the
+ * viewer's policies hide stays a 403.
  */
-function snapshotQuery(dc: DataContext, model: SemanticModel, raw: unknown, snapshot: ReportSnapshot, source: DataSourceConfig, timezone: string): SemanticQuery {
+function snapshotQuery(dc: DataContext, scope: DataScope, raw: unknown, snapshot: ReportSnapshot): SemanticQuery {
   try {
     const query = parseSemanticQuery(raw, 'query');
-    compileSemanticQuery(model, query, { dialect: dialectOf(source), timezone, now: dc.now(), rowCap: dc.rowCap });
+    compileSemanticQuery(scope.model, query, compileOptions(dc, scope));
     return query;
   } catch (error) {
     if (!(error instanceof AppError) || error.status !== 400) throw error;
@@ -299,11 +387,13 @@ function snapshotQuery(dc: DataContext, model: SemanticModel, raw: unknown, snap
 
 /**
  * The rows under one mark of a measure: the widget's filters, plus the mark's dimension values (a time bucket
- * becomes its period), listing the measure's view's drill members (default: its dimensions).
+ * becomes its period), listing the measure's view's drill members (default: its dimensions) that the viewer may see.
  */
-async function drilldown(dc: DataContext, source: DataSourceConfig, model: SemanticModel, query: SemanticQuery, drill: NonNullable<WidgetDataRequest['drilldown']>, timezone: string): Promise<QueryResult> {
+async function drilldown(dc: DataContext, scope: DataScope, query: SemanticQuery, drill: NonNullable<WidgetDataRequest['drilldown']>): Promise<QueryResult> {
+  const { model } = scope;
   const measure = model.measure(drill.member, 'drilldown.member');
   if (!(query.measures ?? []).includes(measure.name)) throw new AppError('invalid_parameter', `drilldown.member: ${measure.name} is not a measure of this widget`, 'drilldown.member');
+  requireVisible(scope, measure, 'drilldown.member');
   const filters: QueryFilter[] = [...(query.filters ?? [])];
   for (const [name, value] of Object.entries(drill.point ?? {})) {
     const field = `drilldown.point.${name}`;
@@ -323,13 +413,15 @@ async function drilldown(dc: DataContext, source: DataSourceConfig, model: Seman
   const timeDimensions: NonNullable<SemanticQuery['timeDimensions']> = [];
   for (const name of members) {
     const member = model.dimension(name, 'drillMembers');
+    // A drill member a policy hides from this viewer is left out of the listing (the rest still shows).
+    if (!scope.access.canSee(member)) continue;
     if (member.dimension.type === 'time') timeDimensions.push({ dimension: name, granularity: 'second' });
     else dimensions.push(name);
   }
   for (const td of query.timeDimensions ?? []) if (td.dateRange !== undefined) timeDimensions.push({ dimension: td.dimension, dateRange: td.dateRange });
   const key = measure.view.dimensions.find((d) => d.primaryKey);
   const order: Array<[string, 'asc' | 'desc']> = key !== undefined && dimensions.includes(`${measure.view.name}.${key.name}`) ? [[`${measure.view.name}.${key.name}`, 'asc']] : [];
-  return runSemanticQuery(dc, source, model, { dimensions, timeDimensions, filters, order, limit: Math.min(dc.rowCap, 1000) }, timezone);
+  return runSemanticQuery(dc, scope, { dimensions, timeDimensions, filters, order, limit: Math.min(dc.rowCap, 1000) });
 }
 
 /**
@@ -340,8 +432,7 @@ export async function appQuery(dc: DataContext, principal: PlatformUserPrincipal
   const dashboard = await requireReadableDashboard(dc, readerOf(principal), publicId);
   const config = parseJson<DashboardConfig>(dashboard.config) ?? {};
   if (config.kind !== 'APP') throw new AppError('forbidden', `dashboard ${publicId} is not an APP dashboard: only its widgets' queries run`, 'publicId');
-  const { source, model } = await deploymentModel(dc, principal.accountId, dashboard.deployment_id);
-  const timezone = await resolveTimezone(dc, principal.accountId, body.timezone);
+  const scope = await openDataScope(dc, principal, dashboard.deployment_id, body.timezone);
   const query = parseSemanticQuery(body.query, 'query');
-  return { ...(await runSemanticQuery(dc, source, model, query, timezone)), timezone };
+  return { ...(await runSemanticQuery(dc, scope, query)), timezone: scope.timezone };
 }

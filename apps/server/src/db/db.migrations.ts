@@ -7,6 +7,7 @@ import { embedSessions } from './migrations/0003-embed-sessions.js';
 import { comments } from './migrations/0004-comments.js';
 import { dataSources } from './migrations/0005-data-sources.js';
 import { boundedSearchPendingLists } from './migrations/0006-bounded-search-pending-lists.js';
+import { sessionAccess } from './migrations/0007-session-access.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -21,6 +22,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0004_comments': comments(dialect),
       '0005_data_sources': dataSources(),
       '0006_bounded_search_pending_lists': boundedSearchPendingLists(dialect),
+      '0007_session_access': sessionAccess(),
     }),
   };
 }

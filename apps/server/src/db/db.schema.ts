@@ -207,6 +207,10 @@ export interface EmbedSessionsTable {
   /** Nominal expiry of the token it was redeemed for. */
   token_expires_at: string | null;
   revoked_at: string | null;
+  /** JSON `{ securityContext, userAttributes, groups }` the session was minted with (issue 20); null before 0007. */
+  access_context: string | null;
+  /** JSON list of the publicIds the session may open; null: any embeddable dashboard of its deployment. */
+  dashboards: string | null;
 }
 
 /** The server's token signing key (DESIGN "Credentials"): server-wide, not account data, so no account_id. */

@@ -34,8 +34,19 @@ export const GenerateSessionBody = Type.Object({
   firstName: Type.Optional(Type.String({ maxLength: 255 })),
   groups: Type.Optional(Type.Array(Text(255), { maxItems: 100 })),
   userAttributes: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  securityContext: Type.Optional(Type.Object({}, {
+    additionalProperties: true,
+    description: 'What access policies read as {securityContext.<key>} (issue 20): a JSON object of at most 8 KiB',
+  })),
+  dashboards: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+    minItems: 1, maxItems: 100,
+    description: 'The publicIds this session may open (their data, comments and exports); default: every embeddable dashboard of the deployment. Recommended',
+  })),
   settings: Type.Optional(EmbedSettings),
 }, { additionalProperties: false });
+
+/** The largest securityContext Generate Session takes, as UTF-8 JSON. */
+export const SECURITY_CONTEXT_MAX_BYTES = 8192;
 export type GenerateSessionBody = Static<typeof GenerateSessionBody>;
 
 export const GenerateSessionResponse = Type.Object({

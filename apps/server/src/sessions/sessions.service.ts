@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { digestSecret, toBase62 } from '../accounts/accounts.keys.js';
 import { isAdmin } from '../accounts/accounts.principal.js';
 import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
-import { findDeploymentInAccount, findEmbedAccountSettings, findTenantName, findUserIdByEmail } from '../accounts/accounts.store.js';
+import { findDeploymentInAccount, findEmbedAccountSettings, findTenantName, findUserIdByEmail, findUserRole } from '../accounts/accounts.store.js';
+import { selectPublicIdsOfDeployment } from '../dashboards/dashboards.store.js';
 import { AppError } from '../core/core.errors.js';
 import { isoTimestamp } from '../core/core.context.js';
 import type { ServiceContext } from '../core/core.context.js';
@@ -11,11 +12,13 @@ import type { ChangeFeed } from '../db/db.database.js';
 import type { Database } from '../db/db.schema.js';
 import { tokenTimeline } from './sessions.config.js';
 import type { EmbedLifetimes } from './sessions.config.js';
+import { SECURITY_CONTEXT_MAX_BYTES } from './sessions.schema.js';
 import type { CurrentSessionResponse, EmbedUser, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
 import {
   deleteEmbedUser,
   findSessionPresentation,
   findEmbedTenantName,
+  findEmbedUserAccess,
   findEmbedUserId,
   findLiveSession,
   insertEmbedSession,
@@ -79,8 +82,24 @@ export async function generateSession(ctx: SessionContext, principal: PlatformUs
   if (body.internalId !== undefined && body.embedTenantName !== undefined) {
     throw new AppError('invalid_body', 'an internalId session has no embed tenant: leave embedTenantName out', 'embedTenantName');
   }
+  if (body.internalId !== undefined && body.groups !== undefined) {
+    throw new AppError('invalid_body', "an internalId session's groups are the platform user's own groups: leave groups out", 'groups');
+  }
+  const securityContext = (body.securityContext ?? {}) as Record<string, unknown>;
+  const contextBytes = Buffer.byteLength(JSON.stringify(securityContext), 'utf8');
+  if (contextBytes > SECURITY_CONTEXT_MAX_BYTES) {
+    throw new AppError('invalid_body', `body securityContext is ${contextBytes} bytes of JSON; at most ${SECURITY_CONTEXT_MAX_BYTES} are allowed`, 'securityContext');
+  }
   if ((await findDeploymentInAccount(ctx.db, accountId, body.deploymentId)) === undefined) {
     throw new AppError('not_found', `deployment ${body.deploymentId} not found`, 'deploymentId');
+  }
+  const dashboards = body.dashboards === undefined ? null : [...new Set(body.dashboards)];
+  if (dashboards !== null) {
+    const found = new Set(await selectPublicIdsOfDeployment(ctx.db, accountId, body.deploymentId, dashboards));
+    const missing = body.dashboards!.findIndex((publicId) => !found.has(publicId));
+    if (missing >= 0) {
+      throw new AppError('invalid_body', `body dashboards[${missing}]: deployment ${body.deploymentId} has no dashboard ${JSON.stringify(body.dashboards![missing])}`, `dashboards[${missing}]`);
+    }
   }
   const now = ctx.now();
   const nowIso = isoTimestamp(now);
@@ -91,20 +110,26 @@ export async function generateSession(ctx: SessionContext, principal: PlatformUs
     let embedTenantId: number | null = null;
     let embedUserId: number | null = null;
     let userId: number | null = null;
+    let access: { userAttributes: unknown; groups: unknown };
     if (externalId !== undefined) {
       embedTenantId = await upsertEmbedTenant(trx, accountId, await tenantNameOf(trx, accountId, body.embedTenantName), nowIso);
       embedUserId = await upsertEmbedUser(trx, accountId, embedTenantId, externalId, {
         username: body.username, email: body.email, firstName: body.firstName, groups: body.groups, userAttributes: body.userAttributes as Record<string, unknown> | undefined,
       }, nowIso);
+      // The embed user's groups and attributes as they now stand (a field left out keeps its stored value).
+      const stored = await findEmbedUserAccess(trx, accountId, embedUserId);
+      access = { userAttributes: JSON.parse(stored.user_attributes), groups: JSON.parse(stored.groups) };
     } else {
       const email = normalizeEmail(body.internalId!);
       userId = (await findUserIdByEmail(trx, accountId, email)) ?? null;
       if (userId === null) throw new AppError('not_found', `no platform user with email ${email} in this account`, 'internalId');
+      access = { userAttributes: body.userAttributes ?? {}, groups: [] };
     }
     await insertEmbedSession(trx, {
       account_id: accountId, deployment_id: body.deploymentId, embed_tenant_id: embedTenantId, embed_user_id: embedUserId, user_id: userId,
       digest: digestSecret(sessionId), theme: JSON.stringify(body.embedTheme ?? {}), settings: JSON.stringify(body.settings ?? {}),
       created_at: nowIso, expires_at: expiresAt,
+      access_context: JSON.stringify({ securityContext, ...access }), dashboards: dashboards === null ? null : JSON.stringify(dashboards),
     });
   });
   return { sessionId, expiresAt };
@@ -143,6 +168,11 @@ export async function exchangeSession(ctx: SessionContext, sessionId: string): P
 export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: number; acc: number }): Promise<EmbedPrincipal | undefined> {
   const row = await findLiveSession(ctx.db, claims.acc, claims.sid);
   if (row === undefined || row.redeemed_at === null) return undefined;
+  // An internalId session opens what its platform user could: their role is read with the session.
+  const userRole = row.user_id === null ? null : (await findUserRole(ctx.db, row.account_id, row.user_id)) ?? null;
+  if (row.user_id !== null && userRole === null) return undefined;
+  const context = parseObject(row.access_context ?? undefined);
+  const dashboards: unknown = row.dashboards === null ? null : JSON.parse(row.dashboards);
   // A live session's tenant comes with it (one query per cache miss).
   return {
     kind: 'embed',
@@ -153,8 +183,19 @@ export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: num
     embedTenantName: row.embed_tenant_name,
     embedUserId: row.embed_user_id,
     userId: row.user_id,
+    userRole,
+    access: {
+      securityContext: objectOrEmpty(context.securityContext),
+      userAttributes: objectOrEmpty(context.userAttributes),
+      groups: Array.isArray(context.groups) ? context.groups.filter((g): g is string => typeof g === 'string') : [],
+    },
+    // Anything but a list of names opens nothing: a session is never widened by a bad row.
+    dashboards: dashboards === null ? null : Array.isArray(dashboards) ? dashboards.filter((d): d is string => typeof d === 'string') : [],
   };
 }
+
+const objectOrEmpty = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {};
 
 /**
  * DESIGN "Revoke": one session by id (idempotent: unknown and already revoked ids are fine), or every session of

@@ -75,7 +75,13 @@ const newEmbedSession = prepare((db, p: NewEmbedSession) =>
   db.insertInto('embed_sessions').values({
     account_id: p.account_id, deployment_id: p.deployment_id, embed_tenant_id: p.embed_tenant_id, embed_user_id: p.embed_user_id,
     user_id: p.user_id, digest: p.digest, theme: p.theme, settings: p.settings, created_at: p.created_at, expires_at: p.expires_at,
+    access_context: p.access_context, dashboards: p.dashboards,
   }));
+
+/** An embed user's groups and userAttributes (JSON text) as stored now. */
+export async function findEmbedUserAccess(db: Kysely<Database>, accountId: number, embedUserId: number): Promise<{ groups: string; user_attributes: string }> {
+  return db.selectFrom('embed_users').select(['groups', 'user_attributes']).where('account_id', '=', accountId).where('id', '=', embedUserId).executeTakeFirstOrThrow();
+}
 
 /**
  * Redeems a session id: one statement that marks it redeemed only if it is unredeemed, unrevoked and unexpired,

@@ -134,7 +134,11 @@ describeEachDialect('embed sessions', (t) => {
       expect(res.statusCode, res.body).toBe(200);
       const token = (await exchange(res.json().sessionId)).json().token as string;
       expect(decodeJwt(token)).toMatchObject({ pu: s.refs.bob, eu: null, ten: null });
-      expect((await readDashboard(publicIds.q1!, `Embed-Token ${token}`)).statusCode).toBe(200);
+      // Issue 20: the session opens what Bob could open through the API. Q1 is Alice's and not granted to him.
+      expect((await readDashboard(publicIds.q1!, `Embed-Token ${token}`)).statusCode).toBe(403);
+      const alice = (await t().db.kysely.selectFrom('users').select('email').where('id', '=', s.refs.alice!).executeTakeFirstOrThrow()).email;
+      const admin = (await exchange((await generate({ deploymentId: s.refs.prod, internalId: alice })).json().sessionId)).json().token as string;
+      expect((await readDashboard(publicIds.q1!, `Embed-Token ${admin}`)).statusCode).toBe(200);
       expect((await generate({ deploymentId: s.refs.prod, internalId: 'nobody@nowhere.test' })).statusCode).toBe(404);
     });
 

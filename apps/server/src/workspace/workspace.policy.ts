@@ -24,7 +24,7 @@ export function accessFactsOf(chain: ReadonlyArray<{ id: number; created_by: num
   return { createdBy: chain[0]?.created_by ?? null, chainIds: chain.map((f) => f.id) };
 }
 
-export function accessViewerOf(principal: PlatformUserPrincipal, grantedItemIds: Iterable<number>): AccessViewer {
+export function accessViewerOf(principal: Pick<PlatformUserPrincipal, 'role' | 'userId'>, grantedItemIds: Iterable<number>): AccessViewer {
   return { admin: isAdmin(principal), userId: principal.userId, grantedItemIds: new Set(grantedItemIds) };
 }
 

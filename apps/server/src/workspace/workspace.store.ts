@@ -124,6 +124,20 @@ const grantedItemIds = prepare((db, p: { accountId: number; userId: number }) =>
       ]),
     ));
 
+/** The names of the user's groups, sorted (issue 20: a platform user's access policies match on them). */
+export async function selectGroupNamesOfUser(db: Kysely<Database>, accountId: number, userId: number): Promise<string[]> {
+  return (await groupNamesOfUser.execute(db, { accountId, userId })).map((r) => r.name);
+}
+
+const groupNamesOfUser = prepare((db, p: { accountId: number; userId: number }) =>
+  db.selectFrom('group_members as gm')
+    .innerJoin('groups as g', 'g.id', 'gm.group_id')
+    .select('g.name')
+    .where('gm.account_id', '=', p.accountId)
+    .where('g.account_id', '=', p.accountId)
+    .where('gm.user_id', '=', p.userId)
+    .orderBy('g.name'));
+
 /**
  * One page (at most `limit` rows) of one phase, after `after` in that phase's order. Every condition is in SQL,
  * before the limit: access, folder or subtree, search, types, viewed state and the keyset. The statement's shape

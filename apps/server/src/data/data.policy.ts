@@ -1,0 +1,213 @@
+import type { ResolvedMember, SemanticModel, SemanticView } from './data.model.js';
+import type { MemberFilter, QueryFilter } from './data.query.js';
+
+// Issue 20: access policies on semantic views, in the shape of Cube's `access_policy`. A policy names who it is for
+// (`group`: one group or `*`; `groups`: a list) and holds a member level (which members that viewer may name) and a
+// row level (which rows it may read). The policies of a view that match a viewer combine as Cube's do: the union
+// of their member sets, and the OR of their row filters. A view with policies of which none matches gives that
+// viewer nothing. This file is that rule, once: the compiler asks it which members and rows a query may touch.
+
+export interface MemberLevel {
+  /** The members the policy lets through: `*` (every member of the view, the default) or a list of names. */
+  includes?: '*' | string[];
+  /** Members taken out of `includes`. */
+  excludes?: string[];
+}
+
+export interface RowLevel {
+  /** Every row. */
+  allowAll?: boolean;
+  /** Filters in the query format, ANDed; values may be references such as `{securityContext.tenant_id}`. */
+  filters?: QueryFilter[];
+}
+
+export interface AccessPolicy {
+  /** One group, or `*`: every viewer. */
+  group?: string;
+  /** Several groups: a viewer in any of them. */
+  groups?: string[];
+  /** Omitted: every member. */
+  memberLevel?: MemberLevel;
+  /** Omitted: every row. */
+  rowLevel?: RowLevel;
+}
+
+/** Who reads, as policies see them (the roots a reference may name). */
+export interface AccessSubject {
+  securityContext: Readonly<Record<string, unknown>>;
+  userAttributes: Readonly<Record<string, unknown>>;
+  groups: readonly string[];
+  /** The embed session's tenant name; null for a platform user. */
+  embedTenant: string | null;
+}
+
+/** A policy filter with its references read: a member filter with values, a group, or one that matches no row. */
+export type BoundFilter = MemberFilter | { and: BoundFilter[] } | { or: BoundFilter[] } | { never: string };
+
+/** What one viewer may do with one view. */
+export interface ViewAccess {
+  /** The members (`view.member`) the viewer may name, or every member. */
+  members: 'all' | ReadonlySet<string>;
+  /** Every row, or the OR of the matching policies' filter lists (each list ANDed; no list at all: no row). */
+  rows: 'all' | ReadonlyArray<readonly BoundFilter[]>;
+}
+
+const OPEN: ViewAccess = { members: 'all', rows: 'all' };
+
+export const REFERENCE_ROOTS = ['securityContext', 'userAttributes', 'groups', 'embedTenant'] as const;
+export type ReferenceRoot = (typeof REFERENCE_ROOTS)[number];
+
+/** `{securityContext.tenant_id}`, `{userAttributes.region}`, `{groups}`, `{embedTenant}`: a whole value, spaces allowed inside. */
+const REFERENCE = /^\{\s*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_$-]+)*)\s*\}$/;
+const BRACES = /[{}]/;
+
+export interface Reference {
+  root: string;
+  path: string[];
+}
+
+/** The reference a filter value is, or undefined for a literal; `malformed` for a string with braces that is neither. */
+export function parseReference(value: unknown): Reference | 'malformed' | undefined {
+  if (typeof value !== 'string' || !BRACES.test(value)) return undefined;
+  const match = REFERENCE.exec(value);
+  if (match === null) return 'malformed';
+  return { root: match[1]!, path: match[2] === '' ? [] : match[2]!.slice(1).split('.') };
+}
+
+/** Whether a reference names something a subject can hold: a known root, with a path where the root is an object. */
+export function referenceProblem(reference: Reference): string | undefined {
+  if (!(REFERENCE_ROOTS as readonly string[]).includes(reference.root)) {
+    return `names an unknown root "${reference.root}" (known: ${REFERENCE_ROOTS.join(', ')})`;
+  }
+  const isObjectRoot = reference.root === 'securityContext' || reference.root === 'userAttributes';
+  if (isObjectRoot && reference.path.length === 0) return `names ${reference.root} as a whole: name a key, as {${reference.root}.tenant_id}`;
+  if (!isObjectRoot && reference.path.length > 0) return `{${reference.root}} has no keys`;
+  return undefined;
+}
+
+type Scalar = string | number | boolean;
+const isScalar = (value: unknown): value is Scalar => typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean';
+
+/** The scalars a reference reads from a subject, or undefined when it is missing, empty or not made of scalars. */
+export function readReference(reference: Reference, subject: AccessSubject): Scalar[] | undefined {
+  if (referenceProblem(reference) !== undefined) return undefined;
+  let value: unknown;
+  if (reference.root === 'groups') value = subject.groups;
+  else if (reference.root === 'embedTenant') value = subject.embedTenant;
+  else {
+    value = reference.root === 'securityContext' ? subject.securityContext : subject.userAttributes;
+    for (const key of reference.path) {
+      // Own keys only: `{securityContext.constructor}` must not read Object's prototype.
+      if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, key)) return undefined;
+      value = (value as Record<string, unknown>)[key];
+    }
+  }
+  if (isScalar(value)) return [value];
+  if (Array.isArray(value) && value.length > 0 && value.every(isScalar)) return value;
+  return undefined;
+}
+
+/** A member name of a policy: `view.member`, or the bare member name of the policy's own view. */
+export function qualify(viewName: string, member: string): string {
+  return member.includes('.') ? member : `${viewName}.${member}`;
+}
+
+/**
+ * Binds a policy filter to a subject: references become their values (a list reference is `equals` any item), a
+ * member named without its view gets the policy's view. A reference the subject lacks, a value with braces that is
+ * no reference, or a member of another view makes that filter match no row: the filter is never dropped.
+ */
+export function bindFilter(filter: QueryFilter, view: SemanticView, subject: AccessSubject): BoundFilter {
+  if ('and' in filter) return { and: filter.and.map((inner) => bindFilter(inner, view, subject)) };
+  if ('or' in filter) return { or: filter.or.map((inner) => bindFilter(inner, view, subject)) };
+  const member = qualify(view.name, filter.member);
+  if (member.split('.')[0] !== view.name) return { never: `${member} is not a member of view ${view.name}` };
+  if (filter.values === undefined) return { member, operator: filter.operator };
+  const values: Scalar[] = [];
+  for (const value of filter.values) {
+    const reference = parseReference(value);
+    if (reference === undefined) {
+      values.push(value);
+      continue;
+    }
+    if (reference === 'malformed') return { never: `${JSON.stringify(value)} is not a reference` };
+    const read = readReference(reference, subject);
+    if (read === undefined) return { never: `the session has no ${reference.root}${reference.path.map((k) => `.${k}`).join('')}` };
+    values.push(...read);
+  }
+  return { member, operator: filter.operator, values };
+}
+
+function applies(policy: AccessPolicy, subject: AccessSubject): boolean {
+  const names = policy.groups ?? (policy.group === undefined ? [] : [policy.group]);
+  return names.some((name) => name === '*' || subject.groups.includes(name));
+}
+
+function membersOf(view: SemanticView): string[] {
+  return [...view.dimensions, ...view.measures].map((member) => `${view.name}.${member.name}`);
+}
+
+/** What a subject may do with a view under its policies (a view without policies is open). */
+export function viewAccess(view: SemanticView, subject: AccessSubject): ViewAccess {
+  const policies = view.accessPolicy ?? [];
+  if (policies.length === 0) return OPEN;
+  let members: 'all' | Set<string> = new Set();
+  let rows: 'all' | BoundFilter[][] = [];
+  for (const policy of policies.filter((p) => applies(p, subject))) {
+    const level = policy.memberLevel;
+    const includes = level?.includes ?? '*';
+    const excludes = new Set((level?.excludes ?? []).map((name) => qualify(view.name, name)));
+    if (members !== 'all') {
+      if (includes === '*' && excludes.size === 0) members = 'all';
+      else for (const name of includes === '*' ? membersOf(view) : includes.map((n) => qualify(view.name, n))) if (!excludes.has(name)) members.add(name);
+    }
+    if (rows !== 'all') {
+      const filters = policy.rowLevel?.allowAll === true ? [] : policy.rowLevel?.filters ?? [];
+      if (filters.length === 0) rows = 'all';
+      else rows.push(filters.map((filter) => bindFilter(filter, view, subject)));
+    }
+  }
+  return { members, rows };
+}
+
+/**
+ * One viewer's access to a deployment's semantic model, computed per view on first use. Every query the data
+ * path compiles carries one: it refuses a hidden member (403 naming it) and adds the row filters of every view
+ * the query reads.
+ */
+export class ModelAccess {
+  readonly #model: SemanticModel;
+  readonly #subject: AccessSubject;
+  readonly #views = new Map<string, ViewAccess>();
+
+  constructor(model: SemanticModel, subject: AccessSubject) {
+    this.#model = model;
+    this.#subject = subject;
+  }
+
+  view(view: SemanticView): ViewAccess {
+    let access = this.#views.get(view.name);
+    if (access === undefined) {
+      access = viewAccess(view, this.#subject);
+      this.#views.set(view.name, access);
+    }
+    return access;
+  }
+
+  canSee(member: ResolvedMember | { name: string; view: SemanticView }): boolean {
+    const { members } = this.view(member.view);
+    return members === 'all' || members.has(member.name);
+  }
+
+  /** Whether any view hides a member or a row from this viewer: raw SQL, which cannot be filtered, is refused then. */
+  get restricted(): boolean {
+    return [...this.#model.views.values()].some((view) => {
+      const access = this.view(view);
+      return access.members !== 'all' || access.rows !== 'all';
+    });
+  }
+
+  get subject(): AccessSubject {
+    return this.#subject;
+  }
+}
