@@ -1,4 +1,6 @@
 import { AppError } from '../core/core.errors.js';
+import { compileSemanticQuery } from './data.compiler.js';
+import { accessPolicyProblem } from './data.policy.js';
 import type { AccessPolicy } from './data.policy.js';
 
 /**
@@ -112,8 +114,8 @@ export class SemanticModel {
 }
 
 /**
- * Checks views beyond their JSON shape: unique names, joins to declared views, drill members that exist.
- * Returns the path and message of the first problem, or undefined.
+ * Checks views beyond their JSON shape: unique names, joins to declared views, drill members that exist, access
+ * policies that name what exists (data.policy.ts). Returns the path and message of the first problem, or undefined.
  */
 export function semanticViewsProblem(views: readonly SemanticView[]): { path: string; message: string } | undefined {
   const names = new Set<string>();
@@ -142,6 +144,10 @@ export function semanticViewsProblem(views: readonly SemanticView[]): { path: st
         return { path: `[${v}].drillMembers[${d}]`, message: `"${drill}" is not a declared dimension` };
       }
     }
+    const policy = accessPolicyProblem(view, model, (query) => {
+      compileSemanticQuery(model, query, { dialect: 'sqlite', timezone: 'UTC', now: new Date(0), rowCap: 1 });
+    });
+    if (policy !== undefined) return { path: `[${v}]${policy.path}`, message: policy.message };
   }
   return undefined;
 }

@@ -211,3 +211,103 @@ export class ModelAccess {
     return this.#subject;
   }
 }
+
+/** A problem of a view's policies: the path below the view (`.accessPolicy[0].rowLevel.filters[1].member`) and what is wrong. */
+export interface PolicyProblem {
+  path: string;
+  message: string;
+}
+
+const SAMPLE_VALUES: Record<string, Scalar> = { string: 'x', number: 0, boolean: true, time: '2020-01-01' };
+
+/**
+ * Checks the access policies of a view beyond their JSON shape: who each is for, members that exist in the view,
+ * row filters on the view's own dimensions with operators and values its type takes, and references with a known
+ * root. `compile` compiles a one-filter query over the model (data.compiler.ts, given by the caller so this file
+ * stays below the compiler); its 400 is mapped to the filter's path. Returns the first problem, or undefined.
+ */
+export function accessPolicyProblem(
+  view: SemanticView,
+  model: SemanticModel,
+  compile: (query: { dimensions?: string[]; timeDimensions?: Array<{ dimension: string }>; filters: QueryFilter[] }) => void,
+): PolicyProblem | undefined {
+  const own = new Set(membersOf(view));
+  for (const [p, policy] of (view.accessPolicy ?? []).entries()) {
+    const pp = `.accessPolicy[${p}]`;
+    if ((policy.group === undefined) === (policy.groups === undefined)) return { path: pp, message: 'give group (one group, or "*") or groups (a list), not both' };
+    const level = policy.memberLevel;
+    const lists = [['includes', level?.includes === '*' ? [] : level?.includes ?? []], ['excludes', level?.excludes ?? []]] as const;
+    for (const [key, names] of lists) {
+      for (const [i, name] of names.entries()) {
+        if (!own.has(qualify(view.name, name))) return { path: `${pp}.memberLevel.${key}[${i}]`, message: `"${name}" is not a member of view ${view.name}` };
+      }
+    }
+    const rowLevel = policy.rowLevel;
+    if (rowLevel !== undefined && (rowLevel.allowAll === true) === (rowLevel.filters !== undefined)) {
+      return { path: `${pp}.rowLevel`, message: 'give allowAll: true or filters, not both' };
+    }
+    for (const [f, filter] of (rowLevel?.filters ?? []).entries()) {
+      const problem = filterProblem(filter, `${pp}.rowLevel.filters[${f}]`, view, model, compile);
+      if (problem !== undefined) return problem;
+    }
+  }
+  return undefined;
+}
+
+function filterProblem(
+  filter: QueryFilter,
+  path: string,
+  view: SemanticView,
+  model: SemanticModel,
+  compile: Parameters<typeof accessPolicyProblem>[2],
+): PolicyProblem | undefined {
+  if ('and' in filter || 'or' in filter) {
+    const [key, list] = 'and' in filter ? ['and', filter.and] as const : ['or', filter.or] as const;
+    for (const [i, inner] of list.entries()) {
+      const problem = filterProblem(inner, `${path}.${key}[${i}]`, view, model, compile);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  const name = qualify(view.name, filter.member);
+  if (name.split('.')[0] !== view.name) return { path: `${path}.member`, message: `a row filter of view ${view.name} reads that view's members, not ${name}` };
+  const dimension = view.dimensions.find((d) => `${view.name}.${d.name}` === name);
+  if (dimension === undefined) {
+    const isMeasure = view.measures.some((m) => `${view.name}.${m.name}` === name);
+    return { path: `${path}.member`, message: isMeasure ? `${name} is a measure: row filters read dimensions` : `"${filter.member}" is not a dimension of view ${view.name}` };
+  }
+  const values: Scalar[] = [];
+  for (const [i, value] of (filter.values ?? []).entries()) {
+    const reference = parseReference(value);
+    if (reference === 'malformed') return { path: `${path}.values[${i}]`, message: `${JSON.stringify(value)} is not a reference: write a whole value such as "{securityContext.tenant_id}"` };
+    const problem = reference === undefined ? undefined : referenceProblem(reference);
+    if (problem !== undefined) return { path: `${path}.values[${i}]`, message: `${JSON.stringify(value)} ${problem}` };
+    values.push(reference === undefined ? value : SAMPLE_VALUES[dimension.type]!);
+  }
+  const sample: MemberFilter = { member: name, operator: filter.operator, ...(filter.values !== undefined ? { values } : {}) };
+  try {
+    compile({ ...(dimension.type === 'time' ? { timeDimensions: [{ dimension: name }] } : { dimensions: [name] }), filters: [sample] });
+  } catch (error) {
+    const field = (error as { field?: unknown }).field;
+    if (typeof field !== 'string' || !(error instanceof Error)) throw error;
+    const rest = field.replace(/^query\.filters\[0\]/, '');
+    return { path: `${path}${rest.startsWith('.') ? rest : ''}`, message: error.message.replace(/^query\.filters\[0\][^:]*: /, '') };
+  }
+  return undefined;
+}
+
+/**
+ * References in a policy-aware snapshot's SQL: `{securityContext.x}` style, known roots only. A policy-aware
+ * snapshot names at least one, each well formed. Returns a problem message, or undefined.
+ */
+export function policyAwareSqlProblem(sqlQuery: unknown): string | undefined {
+  if (typeof sqlQuery !== 'string') return 'a policy-aware snapshot (meta.policyAware) needs sqlQuery';
+  const found = sqlQuery.match(/\{\s*(?:securityContext|userAttributes|groups|embedTenant)(?:\.[A-Za-z0-9_$-]+)*\s*\}/g) ?? [];
+  if (found.length === 0) return 'a policy-aware snapshot binds at least one reference such as {securityContext.tenant_id} in its sqlQuery';
+  for (const text of found) {
+    const reference = parseReference(text);
+    const problem = reference === undefined || reference === 'malformed' ? 'is not a reference' : referenceProblem(reference);
+    if (problem !== undefined) return `${text} ${problem}`;
+  }
+  return undefined;
+}

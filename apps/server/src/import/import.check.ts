@@ -2,6 +2,7 @@ import { Ajv } from 'ajv';
 import type { ErrorObject } from 'ajv';
 import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identity.js';
 import { semanticViewsProblem } from '../data/data.model.js';
+import { policyAwareSqlProblem } from '../data/data.policy.js';
 import type { ImportDashboard, ImportDeployment, ImportGrant, ImportItem } from './import.deployment-schema.js';
 import { importFileSchema } from './import.schema.js';
 import type { ImportAccount, ImportEmbedTenant, ImportFile, ImportGroup, ImportUser } from './import.schema.js';
@@ -236,6 +237,10 @@ function checkReportSnapshots(deployment: DeploymentRefs): void {
       const sp = `${path}.reportSnapshots[${s}]`;
       if (deployment.itemTypes.get(snapshot.report) !== 'REPORT') {
         throw new ImportError(`${sp}.report`, `names no REPORT of this deployment ("${snapshot.report}")`);
+      }
+      if ((snapshot.meta as { policyAware?: unknown } | null | undefined)?.policyAware === true) {
+        const problem = policyAwareSqlProblem(snapshot.sqlQuery);
+        if (problem !== undefined) throw new ImportError(`${sp}.sqlQuery`, problem);
       }
     });
   }

@@ -1,4 +1,5 @@
 import type { DataSourceConfig, SemanticView } from '../data/data.model.js';
+import { FILTER_OPERATORS } from '../data/data.query.js';
 
 // JSON Schema of what one deployment of the import file holds (DESIGN.md "The import file"): its data source,
 // semantic views, item tree with grants and dashboards, views and favourites. `import.schema.ts` puts it into the
@@ -28,6 +29,52 @@ const dataSource = {
       properties: { type: { const: 'postgres' }, url: { type: 'string', pattern: '^postgres(ql)?://', maxLength: 4096 }, schema: identifier },
     },
   ],
+} as const;
+
+/** A member of a view's access policy: `view.member`, or a bare member name of the policy's own view. */
+const policyMember = { type: 'string', pattern: '^([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$' } as const;
+const groupName = { type: 'string', minLength: 1, maxLength: 255 } as const;
+
+/**
+ * A row filter of an access policy, in the query format: a member filter, or an `and` / `or` group of them
+ * (`#/definitions/policyFilter` of the whole file's schema). `if` picks the form, so an error names the right one.
+ */
+export const policyFilterSchema = {
+  if: { type: 'object', required: ['and'] },
+  then: { type: 'object', additionalProperties: false, required: ['and'], properties: { and: { type: 'array', minItems: 1, maxItems: 100, items: { $ref: '#/definitions/policyFilter' } } } },
+  else: {
+    if: { type: 'object', required: ['or'] },
+    then: { type: 'object', additionalProperties: false, required: ['or'], properties: { or: { type: 'array', minItems: 1, maxItems: 100, items: { $ref: '#/definitions/policyFilter' } } } },
+    else: {
+      type: 'object', additionalProperties: false, required: ['member', 'operator'],
+      properties: {
+        member: policyMember,
+        operator: { enum: [...FILTER_OPERATORS] },
+        values: { type: 'array', maxItems: 1000, items: { type: ['string', 'number', 'boolean'], maxLength: 1000 } },
+      },
+    },
+  },
+} as const;
+
+/** Issue 20: one access policy of a view (Cube's `access_policy` shape; data.policy.ts). */
+const accessPolicy = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    group: groupName,
+    groups: { type: 'array', minItems: 1, maxItems: 100, items: groupName },
+    memberLevel: {
+      type: 'object', additionalProperties: false,
+      properties: {
+        includes: { oneOf: [{ const: '*' }, { type: 'array', maxItems: 1000, items: policyMember }] },
+        excludes: { type: 'array', maxItems: 1000, items: policyMember },
+      },
+    },
+    rowLevel: {
+      type: 'object', additionalProperties: false,
+      properties: { allowAll: { type: 'boolean' }, filters: { type: 'array', minItems: 1, maxItems: 100, items: { $ref: '#/definitions/policyFilter' } } },
+    },
+  },
 } as const;
 
 /** Semantic views: the dimensions and measures a deployment's queries may use. */
@@ -65,6 +112,7 @@ const semanticView = {
       },
     },
     drillMembers: { type: 'array', items: memberName },
+    accessPolicy: { type: 'array', maxItems: 100, items: accessPolicy },
   },
 } as const;
 

@@ -1,4 +1,4 @@
-import { deploymentSchema, itemSchema, ref } from './import.deployment-schema.js';
+import { deploymentSchema, itemSchema, policyFilterSchema, ref } from './import.deployment-schema.js';
 import type { ImportDeployment } from './import.deployment-schema.js';
 
 /** An account's tenantName and an embed tenant's name: 2 to 36 of a-z, 0-9 and '-', starting with a letter, not ending with '-'. */
@@ -15,7 +15,7 @@ export const importFileSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['accounts'],
-  definitions: { item: itemSchema },
+  definitions: { item: itemSchema, policyFilter: policyFilterSchema },
   properties: {
     accounts: {
       type: 'array',
