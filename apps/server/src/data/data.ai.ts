@@ -52,11 +52,12 @@ export function describeModel(model: SemanticModel, access?: ModelAccess): strin
   const lines: string[] = [];
   const visible = (view: SemanticView, name: string) =>
     access === undefined || access.canSee({ name: `${view.name}.${name}`, view });
-  for (const view of model.views.values()) {
-    const dimensions = view.dimensions.filter((d) => visible(view, d.name));
-    const measures = view.measures.filter((m) => visible(view, m.name));
-    if (dimensions.length + measures.length === 0) continue;
-    const joins = (view.joins ?? []).filter((j) => model.views.has(j.view));
+  const shown = [...model.views.values()].map((view) => ({
+    view, dimensions: view.dimensions.filter((d) => visible(view, d.name)), measures: view.measures.filter((m) => visible(view, m.name)),
+  })).filter(({ dimensions, measures }) => dimensions.length + measures.length > 0);
+  const shownNames = new Set(shown.map(({ view }) => view.name));
+  for (const { view, dimensions, measures } of shown) {
+    const joins = (view.joins ?? []).filter((j) => shownNames.has(j.view));
     lines.push(`view ${view.name}${view.title ? ` (${view.title})` : ''}${joins.length ? `, joins ${joins.map((j) => j.view).join(', ')}` : ''}`);
     for (const d of dimensions) lines.push(`  dimension ${view.name}.${d.name}: ${d.type}${d.title ? ` (${d.title})` : ''}`);
     for (const m of measures) lines.push(`  measure ${view.name}.${m.name}: ${m.type}${m.title ? ` (${m.title})` : ''}`);
