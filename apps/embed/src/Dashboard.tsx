@@ -1,10 +1,11 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
 import type { Dashboard, DashboardWidget, ReportSnapshot, WidgetData, WidgetDataRequest } from './api.js';
-import { DashboardDataContext, formatCell } from './dashboard/data.js';
+import { DashboardDataContext, formatCell, isNotAvailable } from './dashboard/data.js';
 import type { DashboardData, Drilldown, DownloadEvent } from './dashboard/data.js';
 import { AppView } from './dashboard/AppView.js';
 import { DashboardGrid } from './dashboard/Grid.js';
+import { NotAvailable } from './dashboard/NotAvailable.js';
 import type { Formatters } from './format.js';
 import type { Translate } from './i18n.js';
 import type { Filter } from './preferences.js';
@@ -63,8 +64,8 @@ export function snapshotFor(dashboard: Dashboard, widget: DashboardWidget): Repo
 /**
  * The dashboard surface: reads the dashboard (by publicId, or a workbook's), lays its widgets out on the grid of
  * DashboardLayout, runs each widget's query with the viewer's filters, time zone and controls, and reports
- * `dashboard-loaded` once every widget has drawn its data (or its empty or error state). A refresh or a new
- * target loads again, and reports again.
+ * `dashboard-loaded` once every widget has drawn its data (or its empty, not-available or error state). A refresh
+ * or a new target loads again, and reports again.
  */
 export function DashboardView(props: DashboardViewProps) {
   const { session, target, refreshKey, t } = props;
@@ -271,13 +272,18 @@ function LoadedDashboard(props: LoadedProps) {
 function DrillView({ drill, publicId, session, request, t, format, onClose, onError }: {
   drill: Drilldown; publicId: string; session: EmbedSession; request: WidgetDataRequest; t: Translate; format: Formatters; onClose(): void; onError(error: unknown): void;
 }) {
-  const [data, setData] = useState<WidgetData | 'loading' | 'failed'>('loading');
+  const [data, setData] = useState<WidgetData | 'loading' | 'forbidden' | 'failed'>('loading');
   const close = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     const controller = new AbortController();
     fetchWidgetData(session, publicId, drill.widgetId, { ...request, drilldown: { member: drill.member, point: drill.point } }, controller.signal)
       .then((result) => setData(result), (error: unknown) => {
         if (controller.signal.aborted) return;
+        // Rows an access policy keeps from the viewer: a state of the view, not an error (as for widgets).
+        if (isNotAvailable(error)) {
+          setData('forbidden');
+          return;
+        }
         setData('failed');
         onError(error);
       });
@@ -293,7 +299,7 @@ function DrillView({ drill, publicId, session, request, t, format, onClose, onEr
           <h2 id="drill-title">{t('drillTitle', { title: drill.title, member: drill.member })}</h2>
           <button type="button" ref={close} onClick={onClose}>{t('back')}</button>
         </header>
-        {data === 'loading' ? <p role="status">{t('loading')}</p> : data === 'failed' ? <p role="alert">{t('widgetError')}</p> : (
+        {data === 'loading' ? <p role="status">{t('loading')}</p> : data === 'forbidden' ? <NotAvailable message={t('drillForbidden')} /> : data === 'failed' ? <p role="alert">{t('widgetError')}</p> : (
           <div className="drill-table-wrap">
             <table className="drill-table">
               <thead><tr>{data.columns.map((c) => <th key={c.name} scope="col">{c.title}</th>)}</tr></thead>

@@ -63,6 +63,9 @@ const en = {
   widgetNoData: 'No data source is connected to this widget yet.',
   widgetError: 'This widget could not load its data.',
   widgetEmpty: 'No data for these filters.',
+  widgetForbidden: 'This widget is not available to you.',
+  filterForbidden: 'This filter is not available to you.',
+  drillForbidden: 'These rows are not available to you.',
   truncated: 'Showing the first {count} rows.',
   allValues: 'All',
   from: 'from',
@@ -88,6 +91,7 @@ export type MessageKey = keyof Messages;
 const catalogues: Record<string, Partial<Messages>> = {
   en,
   de: {
+    widgetForbidden: 'Dieses Element ist für Sie nicht verfügbar.', filterForbidden: 'Dieser Filter ist für Sie nicht verfügbar.', drillForbidden: 'Diese Zeilen sind für Sie nicht verfügbar.',
     widgetError: 'Dieses Element konnte seine Daten nicht laden.', widgetEmpty: 'Keine Daten für diese Filter.', allValues: 'Alle', back: 'Zurück zum Dashboard',
     drillRows: '{count} Zeilen', timeGrain: 'Zeitraster', field: 'Kennzahl',
     loading: 'Wird geladen…', updated: 'Aktualisiert {time}', widgets: '{count} Elemente', filters: 'Filter', removeFilter: 'Filter {name} entfernen',
@@ -106,6 +110,7 @@ const catalogues: Record<string, Partial<Messages>> = {
     actionFailed: 'Das hat nicht geklappt: {message}', retry: 'Erneut versuchen',
   },
   fr: {
+    widgetForbidden: 'Cet élément ne vous est pas accessible.', filterForbidden: 'Ce filtre ne vous est pas accessible.', drillForbidden: 'Ces lignes ne vous sont pas accessibles.',
     loading: 'Chargement…', updated: 'Mis à jour {time}', widgets: '{count} éléments', filters: 'Filtres', removeFilter: 'Retirer le filtre {name}',
     notFound: 'Rien à afficher à {path}.', dashboardError: "Ce tableau de bord n'a pas pu être chargé : {message}",
     sessionExpired: 'Votre session a expiré.', sessionExpiredHint: 'Elle reprendra dès que la page qui affiche cette vue la renouvellera.',
@@ -122,6 +127,7 @@ const catalogues: Record<string, Partial<Messages>> = {
     actionFailed: "Cela n'a pas fonctionné : {message}", retry: 'Réessayer',
   },
   es: {
+    widgetForbidden: 'Este elemento no está disponible para ti.', filterForbidden: 'Este filtro no está disponible para ti.', drillForbidden: 'Estas filas no están disponibles para ti.',
     loading: 'Cargando…', updated: 'Actualizado {time}', widgets: '{count} elementos', filters: 'Filtros', removeFilter: 'Quitar el filtro {name}',
     notFound: 'No hay nada que mostrar en {path}.', dashboardError: 'No se pudo cargar este panel: {message}',
     sessionExpired: 'Tu sesión ha caducado.', sessionExpiredHint: 'Se reanudará en cuanto la página que muestra esta vista la renueve.',
@@ -138,6 +144,7 @@ const catalogues: Record<string, Partial<Messages>> = {
     actionFailed: 'No ha funcionado: {message}', retry: 'Reintentar',
   },
   pt: {
+    widgetForbidden: 'Este elemento não está disponível para você.', filterForbidden: 'Este filtro não está disponível para você.', drillForbidden: 'Estas linhas não estão disponíveis para você.',
     loading: 'Carregando…', updated: 'Atualizado {time}', widgets: '{count} elementos', filters: 'Filtros', removeFilter: 'Remover o filtro {name}',
     notFound: 'Não há nada para mostrar em {path}.', dashboardError: 'Não foi possível carregar este painel: {message}',
     sessionExpired: 'Sua sessão expirou.', sessionExpiredHint: 'Ela será retomada assim que a página que exibe esta visão a renovar.',

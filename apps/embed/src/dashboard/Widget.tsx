@@ -4,6 +4,7 @@ import { ChatPanel } from '../chat/ChatPanel.js';
 import { HtmlChart, KpiChart, TableChart, VegaChart } from './charts.js';
 import type { ChartProps } from './charts.js';
 import { useDashboardData, useWidgetData } from './data.js';
+import { NotAvailable } from './NotAvailable.js';
 import type { RenderedChart } from './vega.js';
 
 const GRANULARITIES = ['day', 'week', 'month', 'quarter', 'year'];
@@ -102,6 +103,15 @@ function FilterWidget({ widget, title, settle }: { widget: DashboardWidget; titl
   const current = request.filters?.[member];
   const selected = current === undefined || current === null ? '' : JSON.stringify(current);
   const label = title ?? member;
+  // A dimension an access policy hides: the control gives way to the note, in the same space.
+  if (state.state === 'forbidden') {
+    return (
+      <section className="widget widget-filter" data-widget-id={widget.id} data-widget-type="FILTER" data-state="forbidden">
+        <span className="widget-title">{label}</span>
+        <NotAvailable message={t('filterForbidden')} />
+      </section>
+    );
+  }
   return (
     <section className="widget widget-filter" data-widget-id={widget.id} data-widget-type="FILTER">
       <label>
@@ -176,7 +186,10 @@ function AiWidget({ widget, title }: { widget: DashboardWidget; title: string | 
 const Exports = lazy(() => import('./ExportMenu.js').then((module) => ({ default: module.ExportMenu })));
 const SankeyChart = lazy(() => import('./sankey.js').then((module) => ({ default: module.SankeyChart })));
 
-/** A CHART: its snapshot's data drawn by its kind; loading, empty and error states; drill-down and exports. */
+/**
+ * A CHART: its snapshot's data drawn by its kind; loading, empty, not-available (issue 20) and error states;
+ * drill-down and exports (none without data).
+ */
 function ChartWidget({ widget, snapshot, title, settle }: { widget: DashboardWidget; snapshot: ReportSnapshot | undefined; title: string | undefined; settle(): void }) {
   const { format, dark, t, onDrilldown, onError, allowExport, exports } = useDashboardData();
   const state = useWidgetData(widget.id, snapshot !== undefined);
@@ -186,7 +199,7 @@ function ChartWidget({ widget, snapshot, title, settle }: { widget: DashboardWid
   const name = title ?? widget.id;
   const data: WidgetData | undefined = state.state === 'ready' ? state.data : undefined;
   useEffect(() => {
-    if (state.state === 'failed' || (data !== undefined && data.rows.length === 0)) settle();
+    if (state.state === 'failed' || state.state === 'forbidden' || (data !== undefined && data.rows.length === 0)) settle();
   }, [state.state, data, settle]);
   useEffect(() => {
     if (data === undefined) return;
@@ -205,6 +218,7 @@ function ChartWidget({ widget, snapshot, title, settle }: { widget: DashboardWid
   let body: React.ReactNode;
   if (snapshot === undefined) body = <p className="widget-empty">{t('widgetNoData')}</p>;
   else if (state.state === 'loading') body = <p className="widget-loading" role="status">{t('loading')}</p>;
+  else if (state.state === 'forbidden') body = <NotAvailable message={t('widgetForbidden')} />;
   else if (state.state === 'failed' || renderError !== undefined) {
     const error = state.state === 'failed' ? state.error : renderError;
     body = <p className="widget-error" role="alert">{t('widgetError')} <span className="detail">{error instanceof Error ? error.message : String(error)}</span></p>;

@@ -3,6 +3,7 @@ import { fetchWidgetData } from '../api.js';
 import type { ColumnFormat, ResultColumn, WidgetData, WidgetDataRequest } from '../api.js';
 import type { Formatters } from '../format.js';
 import type { Translate } from '../i18n.js';
+import { ApiError } from '../session.js';
 import type { EmbedSession } from '../session.js';
 import type { AiQueryEvent } from '@svc/protocol';
 
@@ -20,7 +21,7 @@ export interface DashboardData {
   dark: boolean;
   /** The widgets' current data, for dashboard-wide exports. */
   exports: Map<string, { title: string; data: WidgetData }>;
-  /** A widget rendered its data, its empty state or its error (dashboard-loaded waits for all). */
+  /** A widget rendered its data, its empty, not-available or error state (dashboard-loaded waits for all). */
   onSettled(widgetId: string): void;
   onError(error: unknown, context: string): void;
   onFilter(member: string, value: unknown): void;
@@ -56,7 +57,19 @@ export function useDashboardData(): DashboardData {
   return value;
 }
 
-export type DataState = { state: 'loading' } | { state: 'ready'; data: WidgetData } | { state: 'failed'; error: unknown };
+/** `forbidden`: an access policy keeps the widget's data from this viewer (issue 20), which is no failure. */
+export type DataState = { state: 'loading' } | { state: 'ready'; data: WidgetData } | { state: 'forbidden' } | { state: 'failed'; error: unknown };
+
+/**
+ * Whether svc refused data because it is not the viewer's to read (403: a member an access policy hides, or raw SQL
+ * under a policy). The viewer sees a calm "not available to you" state, never the server's text, and the host
+ * hears no `error`: the dashboard works as its policies say.
+ *
+ * @example isNotAvailable(new ApiError(403, 'forbidden', 'orders.amount is not available to you')) // true
+ */
+export function isNotAvailable(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 403;
+}
 
 /** A widget's data: its query runs on mount, and again on a refresh or any change of the viewer's choices. */
 export function useWidgetData(widgetId: string, enabled = true): DataState {
@@ -68,13 +81,18 @@ export function useWidgetData(widgetId: string, enabled = true): DataState {
   useEffect(() => {
     if (!enabled) return;
     const controller = new AbortController();
-    setState((previous) => (previous.state === 'ready' ? previous : { state: 'loading' }));
+    // A refresh keeps what is drawn (data, or a not-available state) until the new answer is in.
+    setState((previous) => (previous.state === 'ready' || previous.state === 'forbidden' ? previous : { state: 'loading' }));
     fetchWidgetData(session, publicId, widgetId, JSON.parse(body) as WidgetDataRequest, controller.signal).then(
       (data) => {
         if (!controller.signal.aborted) setState({ state: 'ready', data });
       },
       (error: unknown) => {
         if (controller.signal.aborted) return;
+        if (isNotAvailable(error)) {
+          setState({ state: 'forbidden' });
+          return;
+        }
         setState({ state: 'failed', error });
         errors.current(error, `widget:${widgetId}`);
       },
