@@ -416,6 +416,17 @@ describeEachDialect('access policies: isolation matrix', (t) => {
     });
   });
 
+  it('binds references as values, never as SQL: a tenant holding quotes reads no row, on row policies and policy-aware SQL alike', async () => {
+    for (const tenant of ["acme' OR '1'='1", 'acme" OR "1"="1', "') OR 1=1 --", 'ACME', ' acme']) {
+      const who = (await mintViewer(app, s.keys.admin!, { deploymentId: s.refs.prod!, groups: ['customer'], securityContext: { tenant } })).headers;
+      for (const path of ['chart', 'names', 'codes', 'aware', 'app'] as const) {
+        const res = await callPath(path, who);
+        expect(res.statusCode, `${tenant} × ${path}: ${res.body}`).toBe(200);
+        expect(res.json().rows, `${tenant} × ${path}`).toEqual([]);
+      }
+    }
+  });
+
   describe("Generate Session's dashboards", () => {
     const comments = (who: Record<string, string>, publicId: string) => app.inject({ url: `/api/v1/embed/dashboard/${publicId}/comments`, headers: who });
 
@@ -442,6 +453,10 @@ describeEachDialect('access policies: isolation matrix', (t) => {
       expectElsewhere(await ask(limited, { question: 'How many orders?', publicId: otherId }));
       expect((await ask(open, { question: 'How many orders?', publicId: otherId })).statusCode).toBe(200);
       expectElsewhere(await app.inject({ url: `/api/v1/embed/dashboard/${otherId}`, headers: limited }));
+      expect((await app.inject({ url: `/api/v1/embed/deployments/${s.refs.prod}/workbooks/${s.refs['wb-other']}/dashboard`, headers: limited })).statusCode).toBe(403);
+      expect((await app.inject({ url: `/api/v1/embed/deployments/${s.refs.prod}/workbooks/${s.refs.wb}/dashboard`, headers: limited })).statusCode).toBe(200);
+      expectElsewhere(await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${otherId}/comments`, headers: limited, payload: { body: 'hello' } }));
+      expect((await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${classicId}/comments`, headers: limited, payload: { body: 'hello' } })).statusCode).toBe(201);
       // Without publicId the AI would ask about the whole deployment: refused for a limited session.
       expectElsewhere(await ask(limited, { question: 'How many orders?' }));
       expect((await ask(open, { question: 'How many orders?' })).statusCode).toBe(200);

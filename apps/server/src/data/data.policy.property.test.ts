@@ -32,6 +32,7 @@ const allMembers = (view: ViewName) => [...Object.keys(MEMBERS[view].dimensions)
 
 interface Subject {
   securityContext: Record<string, unknown>;
+  userAttributes: Record<string, unknown>;
   groups: string[];
   embedTenant: string;
 }
@@ -45,9 +46,10 @@ function resolveValue(value: Scalar, subject: Subject): Scalar[] | undefined {
   if (typeof value !== 'string' || !value.startsWith('{')) return [value];
   const [root, key] = value.slice(1, -1).split('.') as [string, string | undefined];
   let read: unknown;
+  const attributes = root === 'userAttributes' ? subject.userAttributes : subject.securityContext;
   if (root === 'groups') read = subject.groups;
   else if (root === 'embedTenant') read = subject.embedTenant;
-  else read = key !== undefined && Object.hasOwn(subject.securityContext, key) ? subject.securityContext[key] : undefined;
+  else read = key !== undefined && Object.hasOwn(attributes, key) ? attributes[key] : undefined;
   if (isScalar(read)) return [read];
   if (Array.isArray(read) && read.length > 0 && read.every(isScalar)) return read;
   return undefined;
@@ -175,7 +177,7 @@ const customerIdOf = (row: Row) => POLICY_ROWS.orders.find((o) => o.id === row['
 // ---------------------------------------------------------------- the generators
 
 const REFERENCES = {
-  string: ['{securityContext.tenant}', '{securityContext.region}', '{groups}', '{embedTenant}'],
+  string: ['{securityContext.tenant}', '{securityContext.region}', '{groups}', '{embedTenant}', '{userAttributes.region}', '{securityContext.constructor}'],
   number: ['{securityContext.min}'],
 };
 const LITERALS: Record<string, Scalar[]> = {
@@ -254,6 +256,7 @@ const caseArb = fc.record({
   groups: fc.subarray([...GROUPS]),
   embedTenant: fc.constantFrom('acme', 'globex', 'initech'),
   securityContext: contextArb,
+  userAttributes: fc.record({ region: fc.oneof(fc.constantFrom<unknown>('north', 'south'), fc.constant(['south'])) }, { requiredKeys: [] }),
   queries: fc.array(queryArb, { minLength: 1, maxLength: 3 }),
 });
 
@@ -284,9 +287,9 @@ describeEachDialect('access policies: the endpoint against a reference in plain 
           }],
         });
         const viewer = await mintViewer(app, s.keys.admin!, {
-          deploymentId: s.refs.prod!, groups: c.groups, embedTenantName: c.embedTenant, securityContext: c.securityContext,
+          deploymentId: s.refs.prod!, groups: c.groups, embedTenantName: c.embedTenant, securityContext: c.securityContext, userAttributes: c.userAttributes,
         });
-        const subject: Subject = { securityContext: c.securityContext, groups: c.groups, embedTenant: c.embedTenant };
+        const subject: Subject = { securityContext: c.securityContext, userAttributes: c.userAttributes, groups: c.groups, embedTenant: c.embedTenant };
         for (const query of c.queries) {
           const res = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/query`, headers: viewer.headers, payload: { query } });
           const want = reference(c.policies, subject, query);
