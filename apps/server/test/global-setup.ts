@@ -8,6 +8,7 @@ import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/db.database.js';
 import { migrateToLatest } from '../src/db/db.migrations.js';
 import { loadDemoWarehousePostgres, writeDemoWarehouseSqlite } from '../src/data/data.demo-warehouse.js';
+import { loadPolicyWarehousePostgres, writePolicyWarehouseSqlite } from './policy-warehouse.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,6 +17,8 @@ declare module 'vitest' {
     redisUrl: string | null;
     /** The demo warehouse as a SQLite file, written once per run (also in SVC_DEMO_WAREHOUSE for every svc the tests start). */
     demoWarehousePath: string;
+    /** Issue 20's multi-tenant warehouse (test/policy-warehouse.ts) as a SQLite file, written once per run. */
+    policyWarehousePath: string;
   }
 }
 
@@ -56,6 +59,9 @@ export async function setup(project: TestProject): Promise<void> {
   writeDemoWarehouseSqlite(demoWarehousePath);
   process.env.SVC_DEMO_WAREHOUSE = demoWarehousePath;
   project.provide('demoWarehousePath', demoWarehousePath);
+  const policyWarehousePath = join(warehouseDir, 'policy-warehouse.db');
+  writePolicyWarehouseSqlite(policyWarehousePath);
+  project.provide('policyWarehousePath', policyWarehousePath);
   project.provide('redisUrl', await answeringRedis(process.env.SVC_TEST_REDIS_URL));
   const adminUrl = process.env.SVC_TEST_POSTGRES_URL;
   if (!adminUrl) {
@@ -86,6 +92,7 @@ export async function setup(project: TestProject): Promise<void> {
   const warehouse = new pg.Client({ connectionString: url });
   await warehouse.connect();
   await loadDemoWarehousePostgres(warehouse, WAREHOUSE_SCHEMA);
+  await loadPolicyWarehousePostgres(warehouse);
   await warehouse.end();
   project.provide('postgresUrl', url);
   console.info(`PostgreSQL suites run on database ${name}`);
