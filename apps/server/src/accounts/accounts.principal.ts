@@ -41,8 +41,9 @@ export interface EmbedPrincipal {
 }
 
 /**
- * An embed session's access context. For an `externalId` session the groups and userAttributes are the embed
- * user's as of minting; for an `internalId` session the groups are the platform user's, read when data is asked.
+ * An embed session's access context: what its Generate Session call sent (a field left out is empty here, though
+ * the embed user keeps its stored value). For an `internalId` session the groups are the platform user's, read when
+ * data is asked.
  */
 export interface EmbedAccessContext {
   securityContext: Readonly<Record<string, unknown>>;

@@ -430,7 +430,17 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
   const order: Array<[ResultColumn, 'asc' | 'desc']> = [];
   asked.forEach(([name, direction], i) => {
     const column = columns.find((c) => c.name === name);
-    if (column === undefined) throw new AppError('invalid_parameter', `query.order[${i}]: ${name} is not a member of this query's result`, `query.order[${i}]`);
+    if (column === undefined) {
+      // A hidden member is refused as such (403 naming it), not as a column the result lacks.
+      const member = /^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*/.exec(name)?.[0];
+      const [view, field] = member?.split('.') ?? [];
+      const declared = view === undefined ? undefined : model.views.get(view);
+      if (declared !== undefined && options.access !== undefined && [...declared.dimensions, ...declared.measures].some((m) => m.name === field)
+        && !options.access.canSee({ name: member!, view: declared })) {
+        throw new AppError('forbidden', `query.order[${i}]: ${member} is not available to you (an access policy of view ${view} hides it)`, `query.order[${i}]`);
+      }
+      throw new AppError('invalid_parameter', `query.order[${i}]: ${name} is not a member of this query's result`, `query.order[${i}]`);
+    }
     order.push([column, direction]);
   });
   if (order.length === 0) {

@@ -207,6 +207,11 @@ export class ModelAccess {
     });
   }
 
+  /** Whether any view hides a member from this viewer: raw SQL may read any column, so even a policy-aware one is refused. */
+  get hidesMembers(): boolean {
+    return [...this.#model.views.values()].some((view) => this.view(view).members !== 'all');
+  }
+
   get subject(): AccessSubject {
     return this.#subject;
   }

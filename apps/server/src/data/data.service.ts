@@ -65,8 +65,8 @@ export interface DataScope {
 const NO_ATTRIBUTES: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
- * Who a principal is to access policies. An `externalId` session: its securityContext, and its embed user's
- * groups and userAttributes as of minting, with its tenant. An `internalId` session: its securityContext and
+ * Who a principal is to access policies. An `externalId` session: the securityContext, groups and userAttributes
+ * its Generate Session call sent, with its tenant. An `internalId` session: its securityContext and
  * userAttributes, with its platform user's groups. An API key or console session: the user's groups only. Groups
  * are read only when some view has policies.
  */
@@ -222,11 +222,15 @@ const SQL_REFERENCE = /\{\s*(?:securityContext|userAttributes|groups|embedTenant
  * A snapshot's raw SQL with its references bound. SQL cannot be filtered by svc, so a viewer whom any view's
  * policy restricts gets a 403, unless the snapshot declares itself policy-aware (`meta.policyAware: true`): its
  * `{securityContext.x}` references then become bound parameters, and a reference the session lacks (or a list,
- * which one parameter cannot hold) refuses the widget rather than run it unbound.
+ * which one parameter cannot hold) refuses the widget rather than run it unbound. Policy-aware SQL stands in for
+ * row filters only: a viewer from whom a policy hides members is refused it too, since SQL may read any column.
  */
 function boundSqlSnapshot(scope: DataScope, snapshot: ReportSnapshot): { statement: string; parameters: unknown[] } {
   const sqlQuery = snapshot.sqlQuery!;
   const policyAware = (snapshot.meta as { policyAware?: unknown } | null)?.policyAware === true;
+  if (policyAware && scope.access.hidesMembers) {
+    throw new AppError('forbidden', `report snapshot ${snapshot.reportId} is raw SQL, which may read any column, and a policy hides members from you`, 'widgetId');
+  }
   if (!policyAware) {
     if (scope.access.restricted) {
       throw new AppError('forbidden', `report snapshot ${snapshot.reportId} is raw SQL, which access policies cannot filter, and a policy restricts what you may read`, 'widgetId');

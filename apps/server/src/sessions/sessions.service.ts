@@ -18,7 +18,6 @@ import {
   deleteEmbedUser,
   findSessionPresentation,
   findEmbedTenantName,
-  findEmbedUserAccess,
   findEmbedUserId,
   findLiveSession,
   insertEmbedSession,
@@ -116,9 +115,9 @@ export async function generateSession(ctx: SessionContext, principal: PlatformUs
       embedUserId = await upsertEmbedUser(trx, accountId, embedTenantId, externalId, {
         username: body.username, email: body.email, firstName: body.firstName, groups: body.groups, userAttributes: body.userAttributes as Record<string, unknown> | undefined,
       }, nowIso);
-      // The embed user's groups and attributes as they now stand (a field left out keeps its stored value).
-      const stored = await findEmbedUserAccess(trx, accountId, embedUserId);
-      access = { userAttributes: JSON.parse(stored.user_attributes), groups: JSON.parse(stored.groups) };
+      // Policies read the groups and attributes sent with this call only: a field left out keeps the embed user's
+      // stored value (DESIGN), but an earlier session's groups must never widen this one's rows (fail closed).
+      access = { userAttributes: body.userAttributes ?? {}, groups: body.groups ?? [] };
     } else {
       const email = normalizeEmail(body.internalId!);
       userId = (await findUserIdByEmail(trx, accountId, email)) ?? null;

@@ -78,11 +78,6 @@ const newEmbedSession = prepare((db, p: NewEmbedSession) =>
     access_context: p.access_context, dashboards: p.dashboards,
   }));
 
-/** An embed user's groups and userAttributes (JSON text) as stored now. */
-export async function findEmbedUserAccess(db: Kysely<Database>, accountId: number, embedUserId: number): Promise<{ groups: string; user_attributes: string }> {
-  return db.selectFrom('embed_users').select(['groups', 'user_attributes']).where('account_id', '=', accountId).where('id', '=', embedUserId).executeTakeFirstOrThrow();
-}
-
 /**
  * Redeems a session id: one statement that marks it redeemed only if it is unredeemed, unrevoked and unexpired,
  * so of two concurrent exchanges exactly one gets the row.
