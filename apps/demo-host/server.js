@@ -1,5 +1,7 @@
 // The demo host: an example customer app on its own origin that embeds an svc dashboard.
 // Its backend holds the svc API key and mints one session id per request; the browser only ever sees session ids.
+// Two customers of the host app share the dashboard: each session carries its customer in securityContext.tenant,
+// and the access policy on `orders` (apps/server/demo/demo.json) keeps each to its own rows (issue 20).
 import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -15,8 +17,32 @@ const STATIC_FILES = {
   '/styles.css': { file: new URL('styles.css', PUBLIC_DIR), type: 'text/css; charset=utf-8' },
 };
 
-/** The fixed demo viewer (an embed user of the demo account's embed tenant `customer-a`). */
-export const DEMO_VIEWER = { externalId: 'ann-1', embedTenantName: 'customer-a', username: 'ann', firstName: 'Ann', email: 'ann@a.test' };
+/**
+ * @typedef {object} DemoCustomer
+ * @property {string} tenant The customer's account: the embed tenant's name and `securityContext.tenant`.
+ * @property {string} label What the switch shows, e.g. `Customer A`.
+ * @property {string} externalId The viewer's external id at that customer.
+ * @property {string} embedTenantName
+ * @property {string} username
+ * @property {string} firstName
+ * @property {string} email
+ */
+
+/**
+ * The demo's two customers, one viewer each (embed users of the demo account's embed tenants `customer-a` and
+ * `customer-b`). The first is the one the page opens with.
+ * @type {readonly DemoCustomer[]}
+ */
+export const DEMO_CUSTOMERS = Object.freeze([
+  { tenant: 'customer-a', label: 'Customer A', externalId: 'ann-1', embedTenantName: 'customer-a', username: 'ann', firstName: 'Ann', email: 'ann@a.test' },
+  { tenant: 'customer-b', label: 'Customer B', externalId: 'ben-1', embedTenantName: 'customer-b', username: 'ben', firstName: 'Ben', email: 'ben@b.test' },
+]);
+
+/** The first demo viewer (Ann, of `customer-a`). */
+export const DEMO_VIEWER = DEMO_CUSTOMERS[0];
+
+/** The largest request body the backend reads (`{"customer":"customer-b"}` needs a few dozen bytes). */
+const MAX_BODY_BYTES = 1024;
 
 /** How long the backend waits for svc before answering 502. */
 const SVC_TIMEOUT_MS = 10_000;
@@ -29,7 +55,8 @@ const SVC_TIMEOUT_MS = 10_000;
  * @property {string} apiKey An admin API key of the svc account; used by the backend only, never sent to the browser.
  * @property {number} deploymentId The deployment the sessions are scoped to.
  * @property {string} [publicId] The dashboard to embed (default `sales-performance`).
- * @property {string} [externalId] The demo viewer's external id (default `ann-1`).
+ * @property {string} [externalId] The first customer's viewer's external id (default `ann-1`).
+ * @property {DemoCustomer[]} [customers] The customers the page switches between (default {@link DEMO_CUSTOMERS}).
  */
 
 /**
@@ -40,17 +67,20 @@ const SVC_TIMEOUT_MS = 10_000;
 
 /**
  * Starts the demo host: `GET /` (the page), `/sdk.js`, `/app.js`, `/styles.css`, `POST /api/svc-session` (mints a
- * session id with svc's Generate Session) and `POST /api/svc-logout` (revokes every session of the viewer).
+ * session id with svc's Generate Session for one customer's viewer) and `POST /api/svc-logout` (revokes every
+ * session of that viewer). Both POST routes take `{ "customer": "customer-b" }`; without a body, the first customer.
  * @param {DemoHostOptions} options
  * @returns {Promise<DemoHost>}
  */
-export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiKey, deploymentId, publicId = 'sales-performance', externalId = DEMO_VIEWER.externalId }) {
+export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiKey, deploymentId, publicId = 'sales-performance', externalId, customers = DEMO_CUSTOMERS }) {
   if (typeof svcUrl !== 'string' || !/^https?:\/\//.test(svcUrl)) throw new TypeError(`svcUrl must be an http(s) URL, got ${JSON.stringify(svcUrl)}`);
   if (typeof apiKey !== 'string' || apiKey === '') throw new TypeError('apiKey is required');
   if (!Number.isInteger(deploymentId)) throw new TypeError(`deploymentId must be an integer, got ${JSON.stringify(deploymentId)}`);
+  if (!Array.isArray(customers) || customers.length === 0) throw new TypeError('customers must be a non-empty list');
   const svc = svcUrl.replace(/\/+$/, '');
-  const viewer = { ...DEMO_VIEWER, externalId };
-  const page = renderPage({ svcUrl: svc, publicId, deploymentId, externalId: viewer.externalId });
+  const viewers = customers.map((customer, i) => (i === 0 && externalId !== undefined ? { ...customer, externalId } : { ...customer }));
+  const viewerOf = new Map(viewers.map((viewer) => [viewer.tenant, viewer]));
+  const page = renderPage({ svcUrl: svc, publicId, deploymentId, customers: viewers.map(({ tenant, label, externalId: id, firstName }) => ({ tenant, label, externalId: id, firstName })) });
 
   /** Calls svc with the API key; resolves to svc's response or throws an Error whose message is safe to show. */
   const callSvc = async (path, body) => {
@@ -78,7 +108,8 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
     return response;
   };
 
-  const mintSession = async () => {
+  /** Generate Session for one customer's viewer: its rows (securityContext.tenant), and this dashboard only. */
+  const mintSession = async (viewer) => {
     const response = await callSvc('/api/v1/embed/generate-session', {
       deploymentId,
       externalId: viewer.externalId,
@@ -86,13 +117,15 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
       username: viewer.username,
       firstName: viewer.firstName,
       email: viewer.email,
+      securityContext: { tenant: viewer.tenant },
+      dashboards: [publicId],
     });
     const body = await response.json().catch(() => undefined);
     if (typeof body?.sessionId !== 'string') throw new SvcCallError('svc_refused', 'svc answered Generate Session without a sessionId');
     return body.sessionId;
   };
 
-  const logout = async () => {
+  const logout = async (viewer) => {
     await callSvc('/api/v1/embed/session/revoke', { externalId: viewer.externalId, embedTenantName: viewer.embedTenantName });
   };
 
@@ -107,9 +140,12 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
   /** @param {import('node:http').IncomingMessage} request @param {import('node:http').ServerResponse} response */
   const handle = async (request, response) => {
     const path = new URL(request.url ?? '/', 'http://demo-host.invalid').pathname;
-    // The body of a request is never needed: read and drop it so the connection can be reused.
-    request.resume();
     response.setHeader('x-content-type-options', 'nosniff');
+    const isSessionRoute = path === '/api/svc-session' || path === '/api/svc-logout';
+    // Only a POST to the session routes reads its body: any other is dropped so the connection can be reused.
+    let body = '';
+    if (isSessionRoute && request.method === 'POST') body = await readBody(request);
+    else request.resume();
 
     if (path === '/' || path === '/index.html') {
       if (!allowMethod(request, response, ['GET', 'HEAD'])) return;
@@ -129,17 +165,22 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
       send(response, 200, asset.type, content, request.method === 'HEAD');
       return;
     }
-    if (path === '/api/svc-session' || path === '/api/svc-logout') {
+    if (isSessionRoute) {
       if (!allowMethod(request, response, ['POST'])) return;
       if (!sameOrigin(request)) {
         sendJson(response, 403, errorBody(403, 'cross_origin', 'only the demo page itself may call its backend'));
         return;
       }
+      const viewer = viewerFrom(body, viewerOf, viewers[0]);
+      if (typeof viewer === 'string') {
+        sendJson(response, 400, errorBody(400, 'bad_request', viewer));
+        return;
+      }
       try {
         if (path === '/api/svc-session') {
-          sendJson(response, 200, { sessionId: await mintSession() });
+          sendJson(response, 200, { sessionId: await mintSession(viewer) });
         } else {
-          await logout();
+          await logout(viewer);
           response.writeHead(204, { 'cache-control': 'no-store' }).end();
         }
       } catch (error) {
@@ -167,6 +208,45 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
       server.closeAllConnections();
     }),
   };
+}
+
+/**
+ * The request body as text (at most MAX_BODY_BYTES; the rest is read and dropped), or `undefined` when it was longer.
+ * @param {import('node:http').IncomingMessage} request
+ * @returns {Promise<string | undefined>}
+ */
+async function readBody(request) {
+  const chunks = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += chunk.length;
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+  }
+  return size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The viewer a session route is for: the body's `customer` (a customer's tenant), or the first customer when the
+ * body is empty. A message for a 400 otherwise.
+ * @param {string | undefined} body
+ * @param {Map<string, DemoCustomer>} viewerOf
+ * @param {DemoCustomer} first
+ * @returns {DemoCustomer | string}
+ */
+function viewerFrom(body, viewerOf, first) {
+  if (body === undefined) return `the body is larger than ${MAX_BODY_BYTES} bytes`;
+  if (body.trim() === '') return first;
+  let parsed;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return 'the body is not JSON: send {"customer": "customer-a"}';
+  }
+  const customer = parsed?.customer;
+  if (customer === undefined) return first;
+  const known = [...viewerOf.keys()];
+  if (typeof customer !== 'string' || !viewerOf.has(customer)) return `customer must be one of ${known.join(', ')}; got ${JSON.stringify(customer)}`;
+  return viewerOf.get(customer);
 }
 
 /** An svc call that failed: answered as 502 with its code and message. */
@@ -226,9 +306,13 @@ function scriptJson(value) {
 
 const OPTION = (value, label = value) => `<option value="${escapeHtml(value)}">${escapeHtml(label)}</option>`;
 
-/** The host page: header, the embed's container, the controls for every action and the live event log. */
-export function renderPage({ svcUrl, publicId, deploymentId, externalId }) {
-  const config = { svcUrl, publicId, deploymentId, externalId };
+/**
+ * The host page: header with the customer switch, the embed's container, the controls for every action and the
+ * live event log. `customers` are what the page may show of each customer: never a key.
+ */
+export function renderPage({ svcUrl, publicId, deploymentId, customers }) {
+  const config = { svcUrl, publicId, deploymentId, customers };
+  const [first] = customers;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -246,8 +330,17 @@ export function renderPage({ svcUrl, publicId, deploymentId, externalId }) {
       <p class="subtitle">An example customer app on its own origin, embedding the svc dashboard
         <code>${escapeHtml(publicId)}</code> from <code>${escapeHtml(svcUrl)}</code> with <code>@svc/embed-sdk</code>.</p>
     </div>
-    <p class="viewer">Signed in as <strong>Ann</strong> (<code>${escapeHtml(externalId)}</code>, tenant <code>customer-a</code>)
-      <span id="status" class="status" role="status">loading…</span></p>
+    <div class="session-box">
+      <div class="customer-switch" role="group" aria-labelledby="customer-switch-label">
+        <span id="customer-switch-label" class="switch-label">Customer</span>
+        ${customers.map((c, i) => `<button type="button" data-customer="${escapeHtml(c.tenant)}" aria-pressed="${i === 0}">${escapeHtml(c.label)} · ${escapeHtml(c.firstName)}</button>`).join('\n        ')}
+      </div>
+      <p class="viewer">Signed in as <strong id="viewer-name">${escapeHtml(first.firstName)}</strong>
+        (<code id="viewer-id">${escapeHtml(first.externalId)}</code>, tenant <code id="viewer-tenant">${escapeHtml(first.tenant)}</code>)
+        <span id="status" class="status" role="status">loading…</span></p>
+      <p class="hint switch-hint">Each customer sees only its own orders: the backend mints the session with
+        <code>securityContext.tenant</code>, and svc's access policy on <code>orders</code> filters by it.</p>
+    </div>
   </header>
 
   <main class="layout">
@@ -255,7 +348,7 @@ export function renderPage({ svcUrl, publicId, deploymentId, externalId }) {
       <h2 id="embed-heading">Dashboard</h2>
       <div id="embed" class="embed-container"></div>
       <div id="logged-out" class="logged-out" hidden>
-        <p>You are logged out: every session of <code>${escapeHtml(externalId)}</code> was revoked and the embed removed.</p>
+        <p>You are logged out: every session of <code id="logged-out-id">${escapeHtml(first.externalId)}</code> was revoked and the embed removed.</p>
         <button type="button" id="login">Log in again</button>
       </div>
     </section>

@@ -62,13 +62,16 @@ function progress(label: string, total: number): (done: number) => void {
   return (done) => process.stderr.write(`\r${label}: ${'#'.repeat(Math.round((done / total) * 30)).padEnd(30, '.')} ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')}`);
 }
 
-/** The warehouse in PostgreSQL schema `bench_wh_<orders>`, loaded unless it already holds that many orders. */
+/**
+ * The warehouse in PostgreSQL schema `bench_wh_<orders>`, loaded unless it already holds that many orders of the
+ * current generator (a schema of version 1, without `orders.tenant`, fails the count and is loaded again).
+ */
 async function postgresWarehouse(url: string, orders: number): Promise<string> {
   const schema = `bench_wh_${orders}`;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const existing = await client.query(`SELECT count(*)::int AS n FROM ${schema}.orders`).catch(() => undefined);
+    const existing = await client.query(`SELECT count(tenant)::int AS n FROM ${schema}.orders`).catch(() => undefined);
     if (existing?.rows[0]?.n !== orders) await loadDemoWarehousePostgres(client, schema, orders, progress('PostgreSQL warehouse', orders));
     process.stderr.write('\n');
   } finally {

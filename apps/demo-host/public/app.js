@@ -1,6 +1,6 @@
 // The demo host page's script (runs in the browser): embeds the dashboard with @svc/embed-sdk, logs every event
 // and wires every action to the controls. Session ids come from this host's own backend (/api/svc-session).
-/* global document, fetch, FormData */
+/* global document, fetch, FormData, history, location */
 import { embed } from '/sdk.js';
 
 const config = JSON.parse(document.getElementById('demo-config').textContent);
@@ -17,6 +17,7 @@ const logList = $('log');
 const status = $('status');
 const container = $('embed');
 const loggedOut = $('logged-out');
+const switchButtons = [...document.querySelectorAll('[data-customer]')];
 
 const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hourCycle: 'h23' });
 
@@ -71,20 +72,44 @@ function setStatus(text) {
   status.textContent = text;
 }
 
+// ---- the customer: whose viewer the sessions are for (?customer= picks the first one) ----
+
+/** The customer whose viewer is signed in: one of config.customers, whose tenant the backend puts in securityContext. */
+let customer = config.customers.find((c) => c.tenant === new URL(location.href).searchParams.get('customer')) ?? config.customers[0];
+
+/** Shows the signed-in customer in the header and the switch, and keeps it in the address (a reload keeps it). */
+function showCustomer() {
+  $('viewer-name').textContent = customer.firstName;
+  $('viewer-id').textContent = customer.externalId;
+  $('viewer-tenant').textContent = customer.tenant;
+  $('logged-out-id').textContent = customer.externalId;
+  for (const button of switchButtons) button.setAttribute('aria-pressed', String(button.dataset.customer === customer.tenant));
+  const url = new URL(location.href);
+  url.searchParams.set('customer', customer.tenant);
+  history.replaceState(null, '', url);
+}
+
 // ---- sessions: minted by this host's backend, which holds the API key ----
 
 let handle;
 let sessionCount = 0;
 let manualRenewal = false;
 
-/** The SDK's getSessionId: called for the first load and for every renewal (a fresh id each time). */
-async function getSessionId() {
+/**
+ * The SDK's getSessionId for one customer: called for the first load and for every renewal (a fresh id each time).
+ * Bound to the customer at mount, so a late renewal of an embed being replaced never mints for the other customer.
+ */
+async function getSessionId(forCustomer) {
   sessionCount += 1;
   const reason = sessionCount === 1 ? 'first load' : manualRenewal ? 'manual renewal' : 'automatic renewal (or a retry)';
-  log('info', `getSessionId #${sessionCount}: ${reason}`, { request: 'POST /api/svc-session' });
+  log('info', `getSessionId #${sessionCount}: ${reason}`, { request: 'POST /api/svc-session', customer: forCustomer.tenant });
   let response;
   try {
-    response = await fetch('/api/svc-session', { method: 'POST', headers: { accept: 'application/json' } });
+    response = await fetch('/api/svc-session', {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/json' },
+      body: JSON.stringify({ customer: forCustomer.tenant }),
+    });
   } catch (error) {
     log('error', 'the demo backend did not answer', describeError(error));
     throw error;
@@ -105,13 +130,14 @@ function mount() {
   container.hidden = false;
   loggedOut.hidden = true;
   setStatus('loading…');
+  const forCustomer = customer;
   try {
     handle = embed({
       container,
       baseUrl: config.svcUrl,
       surface: 'dashboard',
       publicId: config.publicId,
-      getSessionId,
+      getSessionId: () => getSessionId(forCustomer),
       allowExport: true,
       debug: true,
     });
@@ -269,13 +295,17 @@ $('logout').addEventListener('click', async () => {
   const button = $('logout');
   button.disabled = true;
   try {
-    const response = await fetch('/api/svc-logout', { method: 'POST' });
+    const response = await fetch('/api/svc-logout', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customer: customer.tenant }),
+    });
     if (response.status !== 204) {
       const body = await response.json().catch(() => undefined);
       log('error', `log out failed (${response.status})`, body);
       return;
     }
-    log('info', `logged out: every session of ${config.externalId} revoked`);
+    log('info', `logged out: every session of ${customer.externalId} revoked`);
     // SPEC set-session rule 5: revoking does not remove a running iframe, so the host removes it.
     handle?.destroy();
     handle = undefined;
@@ -294,6 +324,22 @@ $('login').addEventListener('click', () => {
   mount();
 });
 
+// Switching customers signs the other viewer in: the running embed goes, and a new one loads with a session minted
+// for that customer, so the dashboard shows that customer's rows only.
+for (const button of switchButtons) {
+  button.addEventListener('click', () => {
+    const next = config.customers.find((c) => c.tenant === button.dataset.customer);
+    if (next === undefined || (next === customer && handle !== undefined)) return;
+    customer = next;
+    showCustomer();
+    log('action', `switch customer: ${customer.label} (${customer.firstName}, tenant ${customer.tenant})`, { securityContext: { tenant: customer.tenant } });
+    handle?.destroy();
+    handle = undefined;
+    mount();
+  });
+}
+
 $('clear-log').addEventListener('click', () => logList.replaceChildren());
 
+showCustomer();
 mount();

@@ -41,7 +41,10 @@ export function describeEachWarehouse(name: string, suite: (context: () => Wareh
 export interface DemoRows {
   customers: DemoCustomer[];
   products: DemoProduct[];
+  /** Every order, with its customer account in `tenant` (`customer-a` … `customer-j`). */
   orders: DemoOrder[];
+  /** The orders of one customer account (`orders.tenant`), for figures under a row-level policy: `ordersOf('customer-b')`. */
+  ordersOf(tenant: string): DemoOrder[];
 }
 
 let rows: DemoRows | undefined;
@@ -49,7 +52,14 @@ export function demoRows(): DemoRows {
   if (rows === undefined) {
     const customers = demoCustomers(DEMO_ORDERS);
     const products = demoProducts();
-    rows = { customers, products, orders: [...demoOrders(DEMO_ORDERS, customers.length, products)] };
+    const orders = [...demoOrders(DEMO_ORDERS, customers.length, products)];
+    const byTenant = new Map<string, DemoOrder[]>();
+    for (const order of orders) {
+      const list = byTenant.get(order.tenant);
+      if (list === undefined) byTenant.set(order.tenant, [order]);
+      else list.push(order);
+    }
+    rows = { customers, products, orders, ordersOf: (tenant) => byTenant.get(tenant) ?? [] };
   }
   return rows;
 }

@@ -9,7 +9,7 @@ import type { SemanticView } from './data.model.js';
  * deterministically (the same seed gives the same rows on every machine), so `npm start` shows live numbers
  * with no set-up and tests can recompute every figure from the generator itself.
  */
-export const DEMO_WAREHOUSE_VERSION = 1;
+export const DEMO_WAREHOUSE_VERSION = 2;
 export const DEMO_ORDERS = 100_000;
 const START = Date.UTC(2024, 0, 1) / 1000;
 const END = Date.UTC(2026, 0, 1) / 1000;
@@ -32,6 +32,18 @@ const CATEGORIES = [
   ['Books', 8, 40], ['Electronics', 40, 900], ['Garden', 10, 250], ['Home', 12, 300], ['Sports', 15, 400], ['Toys', 6, 120],
 ] as const;
 const STATUSES = [['completed', 0.8], ['shipped', 0.08], ['processing', 0.05], ['cancelled', 0.05], ['returned', 0.02]] as const;
+/**
+ * The customer accounts of the host app (issue 20's demo): an order belongs to the account of its customer, so each
+ * account has about a tenth of the orders. Derived from the customer id, it draws no random number: every other
+ * figure of the warehouse is the same as before the column existed.
+ */
+export const DEMO_TENANTS = ['customer-a', 'customer-b', 'customer-c', 'customer-d', 'customer-e', 'customer-f', 'customer-g', 'customer-h', 'customer-i', 'customer-j'] as const;
+
+/** The customer account (`orders.tenant`) of a demo customer: `demoTenantOf(1)` is `customer-a`, `demoTenantOf(12)` is `customer-b`. */
+export function demoTenantOf(customerId: number): string {
+  return DEMO_TENANTS[(customerId - 1) % DEMO_TENANTS.length]!;
+}
+
 const FIRST = ['Ada', 'Ben', 'Chloé', 'Dev', 'Emil', 'Fatima', 'Goro', 'Hana', 'Ines', 'Jonas', 'Kofi', 'Lena', 'Mateo', 'Nia', 'Omar', 'Priya'];
 const LAST = ['Andersen', 'Bauer', 'Costa', 'Dubois', 'Evans', 'Fischer', 'García', 'Hoshino', 'Ivanova', 'Jensen', 'Kim', 'López', 'Müller', 'Novak'];
 
@@ -49,7 +61,7 @@ function random(seed: number): () => number {
 
 export interface DemoCustomer { id: number; name: string; segment: string; region: string; country: string; city: string; latitude: number; longitude: number; created_at: string }
 export interface DemoProduct { id: number; name: string; category: string; price: number }
-export interface DemoOrder { id: number; customer_id: number; product_id: number; status: string; quantity: number; amount: number; created_at: string }
+export interface DemoOrder { id: number; customer_id: number; product_id: number; status: string; quantity: number; amount: number; created_at: string; tenant: string }
 
 const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');
 
@@ -73,7 +85,7 @@ export function demoProducts(): DemoProduct[] {
   })));
 }
 
-/** Orders in time order: the pace grows over the two years; each has a customer, a product and a status. */
+/** Orders in time order: the pace grows over the two years; each has a customer (and its account), a product and a status. */
 export function* demoOrders(count: number, customers: number, products: readonly DemoProduct[]): Generator<DemoOrder> {
   const next = random(3);
   const span = END - START;
@@ -90,9 +102,10 @@ export function* demoOrders(count: number, customers: number, products: readonly
       }
       pick -= share;
     }
+    const customerId = 1 + Math.floor(next() * customers);
     yield {
-      id: i + 1, customer_id: 1 + Math.floor(next() * customers), product_id: product.id, status, quantity,
-      amount: Math.round(product.price * quantity * (0.85 + next() * 0.15) * 100) / 100, created_at: iso(at),
+      id: i + 1, customer_id: customerId, product_id: product.id, status, quantity,
+      amount: Math.round(product.price * quantity * (0.85 + next() * 0.15) * 100) / 100, created_at: iso(at), tenant: demoTenantOf(customerId),
     };
   }
 }
@@ -115,7 +128,7 @@ function* orderBatches(count: number, customers: number, products: readonly Demo
 const TABLES = {
   customers: ['id', 'name', 'segment', 'region', 'country', 'city', 'latitude', 'longitude', 'created_at'],
   products: ['id', 'name', 'category', 'price'],
-  orders: ['id', 'customer_id', 'product_id', 'status', 'quantity', 'amount', 'created_at'],
+  orders: ['id', 'customer_id', 'product_id', 'status', 'quantity', 'amount', 'created_at', 'tenant'],
 } as const;
 
 /** Writes the demo warehouse as a SQLite file (through a temporary file and a rename: never half a file). */
@@ -132,7 +145,7 @@ export function writeDemoWarehouseSqlite(path: string, orders = DEMO_ORDERS, onP
         city TEXT NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL, created_at TEXT NOT NULL);
       CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT NOT NULL, category TEXT NOT NULL, price REAL NOT NULL);
       CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, product_id INTEGER NOT NULL, status TEXT NOT NULL,
-        quantity INTEGER NOT NULL, amount REAL NOT NULL, created_at TEXT NOT NULL);
+        quantity INTEGER NOT NULL, amount REAL NOT NULL, created_at TEXT NOT NULL, tenant TEXT NOT NULL);
       CREATE TABLE svc_demo (version INTEGER NOT NULL, orders INTEGER NOT NULL);
     `);
     const insert = (table: keyof typeof TABLES) => db.prepare(`INSERT INTO ${table} VALUES (${TABLES[table].map(() => '?').join(', ')})`);
@@ -146,7 +159,7 @@ export function writeDemoWarehouseSqlite(path: string, orders = DEMO_ORDERS, onP
     })();
     const o = insert('orders');
     const flush = db.transaction((rows: DemoOrder[]) => {
-      for (const row of rows) o.run(row.id, row.customer_id, row.product_id, row.status, row.quantity, row.amount, row.created_at);
+      for (const row of rows) o.run(row.id, row.customer_id, row.product_id, row.status, row.quantity, row.amount, row.created_at, row.tenant);
     });
     for (const { batch, done } of orderBatches(orders, customers.length, products)) {
       flush(batch);
@@ -185,14 +198,14 @@ export async function loadDemoWarehousePostgres(client: pg.Pool | pg.Client, sch
       city text NOT NULL, latitude double precision NOT NULL, longitude double precision NOT NULL, created_at timestamptz NOT NULL);
     CREATE TABLE ${s}.products (id integer PRIMARY KEY, name text NOT NULL, category text NOT NULL, price double precision NOT NULL);
     CREATE TABLE ${s}.orders (id integer PRIMARY KEY, customer_id integer NOT NULL, product_id integer NOT NULL, status text NOT NULL,
-      quantity integer NOT NULL, amount double precision NOT NULL, created_at timestamptz NOT NULL);
+      quantity integer NOT NULL, amount double precision NOT NULL, created_at timestamptz NOT NULL, tenant text NOT NULL);
   `);
   const customers = demoCustomers(orders);
   const products = demoProducts();
   const types = {
     customers: ['int4', 'text', 'text', 'text', 'text', 'text', 'float8', 'float8', 'timestamptz'],
     products: ['int4', 'text', 'text', 'float8'],
-    orders: ['int4', 'int4', 'int4', 'text', 'int4', 'float8', 'timestamptz'],
+    orders: ['int4', 'int4', 'int4', 'text', 'int4', 'float8', 'timestamptz', 'text'],
   } as const;
   const insert = async <T extends keyof typeof TABLES>(table: T, rows: ReadonlyArray<Record<(typeof TABLES)[T][number], unknown>>) => {
     const columns = TABLES[table];
@@ -219,6 +232,7 @@ export const DEMO_SEMANTIC_VIEWS: SemanticView[] = [
       { name: 'quantity', type: 'number', title: 'Quantity' },
       { name: 'amount', type: 'number', title: 'Amount' },
       { name: 'created_at', type: 'time', title: 'Ordered at' },
+      { name: 'tenant', type: 'string', title: 'Customer account' },
     ],
     measures: [
       { name: 'count', type: 'count', title: 'Orders' },
