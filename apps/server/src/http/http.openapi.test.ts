@@ -75,12 +75,31 @@ describeEachDialect('OpenAPI document and API reference', (t) => {
     }
   });
 
-  it('serves the API reference page at /docs', async () => {
+  it('serves the API reference page at /docs, its script and fonts from svc only, under a same-origin CSP', async () => {
     const res = await t().app.inject({ url: '/docs' });
     const page = [301, 302].includes(res.statusCode) ? await t().app.inject({ url: res.headers.location as string }) : res;
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
     expect(page.body).toContain('/api/v1/openapi.json');
+    // Every URL the page names is on svc (relative or rooted), none on another host.
+    const urls = [...page.body.matchAll(/(?:src=|href=|url\()["']?([^"')\s>]+)/g)].map((m) => m[1]!);
+    expect(urls).toEqual(expect.arrayContaining(['js/scalar.js', '/docs/fonts/inter-latin-wght-normal.woff2', '/docs/fonts/jetbrains-mono-latin-400-normal.woff2']));
+    expect(urls.filter((url) => /^(https?:)?\/\//.test(url))).toEqual([]);
+    expect(page.body).toContain('"withDefaultFonts": false');
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.headers['content-security-policy']).toContain("font-src 'self'");
+
+    const script = await t().app.inject({ url: '/docs/js/scalar.js' });
+    expect(script.statusCode).toBe(200);
+    const font = await t().app.inject({ url: '/docs/fonts/inter-latin-wght-normal.woff2' });
+    expect(font.statusCode).toBe(200);
+    expect(font.headers['content-type']).toBe('font/woff2');
+    expect(font.rawPayload.subarray(0, 4).toString('latin1')).toBe('wOF2');
+    for (const stray of ['/docs/fonts/nothing.woff2', '/docs/fonts/..%2Fpackage.json']) {
+      const missing = await t().app.inject({ url: stray });
+      expect(missing.statusCode).toBe(404);
+      expect(missing.json()).toMatchObject({ error: { status: 404, code: 'not_found' } });
+    }
   });
 });
 

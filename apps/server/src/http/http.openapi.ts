@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { readDocsFonts } from './http.docs-fonts.js';
 import { toOpenApiSchema } from './http.openapi-schema.js';
 
 /** The one answer a non-2xx response has (DESIGN.md's error body): what each status means to the caller. */
@@ -64,8 +65,18 @@ export function documentedRouteSchema(schema: RouteSchema): RouteSchema {
 }
 
 /**
+ * Headers of the API reference pages: the page may load from svc's own origin only, so a Scalar release that
+ * reached for a remote host would be refused (and shown in the console) rather than leak the reader's visit.
+ * Inline script and style: Scalar's page starts with an inline `createApiReference` call and sets styles at run time.
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'", "script-src 'self' 'unsafe-inline'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:",
+  "font-src 'self'", "connect-src 'self'", "worker-src 'self' blob:", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'",
+].join('; ');
+
+/**
  * The OpenAPI 3.1 document, generated from the route schemas, at /api/v1/openapi.json, and the API reference
- * page rendered from it at /docs.
+ * page rendered from it at /docs, with every asset (Scalar's script, its fonts) served by svc itself.
  */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -100,5 +111,37 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(apiReference, { routePrefix: '/docs', configuration: { url: '/api/v1/openapi.json' } });
+  const fonts = readDocsFonts('/docs/fonts/');
+  const docsHeaders = (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    void reply.header('content-security-policy', DOCS_CONTENT_SECURITY_POLICY);
+    done();
+  };
+  await app.register(apiReference, {
+    routePrefix: '/docs',
+    hooks: { onRequest: docsHeaders },
+    configuration: {
+      url: '/api/v1/openapi.json',
+      pageTitle: 'svc API reference',
+      // Scalar's own fonts come from its CDN; the same faces are served from /docs/fonts instead.
+      withDefaultFonts: false,
+      customCss: fonts.css,
+      favicon: '/docs/favicon.svg',
+      // Every tag open: about 25 operations, so the browser's own search finds each of them.
+      defaultOpenAllTags: true,
+      // No "Open API Client" button to Scalar's hosted client, no link to its SDK generator.
+      hideClientButton: true,
+      showDeveloperTools: 'never',
+      telemetry: false,
+    },
+  });
+  app.get('/docs/fonts/:file', { schema: { hide: true }, onRequest: docsHeaders }, async (request, reply) => {
+    const font = fonts.files.get((request.params as { file: string }).file);
+    if (font === undefined) return reply.callNotFound();
+    return reply.header('content-type', 'font/woff2').header('cache-control', 'public, max-age=86400').send(font);
+  });
+  app.get('/docs/favicon.svg', { schema: { hide: true }, onRequest: docsHeaders }, async (_request, reply) =>
+    reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON));
 }
+
+/** A plain mark for the tab, so that the browser does not ask for /favicon.ico. */
+const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2b5bd7"/><path d="M4 11h8M4 8h6M4 5h8" stroke="#fff" stroke-width="1.5"/></svg>';
