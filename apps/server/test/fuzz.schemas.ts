@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import * as fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
@@ -153,7 +153,8 @@ function genericValid(schema: JsonSchema, name: string, hints: Hints, depth: num
 }
 
 function arrayArbitrary(schema: JsonSchema, name: string, hints: Hints, depth: number): fc.Arbitrary<unknown[]> {
-  if (Array.isArray(schema.items)) return fc.tuple(...schema.items.filter(isRecord).map((item) => validValue(item, name, hints, depth + 1)));
+  // OpenAPI 3.1 speaks JSON Schema 2020-12: a tuple is `prefixItems` (svc closes its tuples with `items: false`).
+  if (Array.isArray(schema.prefixItems)) return fc.tuple(...schema.prefixItems.filter(isRecord).map((item) => validValue(item, name, hints, depth + 1)));
   const items = isRecord(schema.items) ? schema.items : {};
   const minLength = typeof schema.minItems === 'number' ? schema.minItems : 0;
   const maxItems = typeof schema.maxItems === 'number' ? schema.maxItems : ARRAY_SPAN;
@@ -250,7 +251,8 @@ export function mutatedValue(schema: JsonSchema, name: string, hints: Hints, dep
 // ---------------------------------------------------------------------------------------------------------------
 // Verdicts: what the server must refuse
 
-const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false });
+// The document's dialect (OpenAPI 3.1: JSON Schema 2020-12), not Ajv's default draft-07.
+const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
 const validators = new WeakMap<JsonSchema, ValidateFunction>();
 
 function validatorOf(schema: JsonSchema): ValidateFunction {

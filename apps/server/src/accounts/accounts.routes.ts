@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { consoleCookieOf } from '../http/http.auth.js';
 import type { ServiceContext } from '../core/core.context.js';
 import { rateLimitFor } from '../http/http.rate-limit.js';
-import { ErrorResponse } from '../core/core.schema.js';
+import { Described, ErrorResponse } from '../core/core.schema.js';
 import { CONSOLE_COOKIE, login, logout } from './accounts.console.js';
 import { normalizeEmail } from './accounts.identity.js';
 
@@ -47,7 +47,7 @@ export function accountRoutes(ctx: ServiceContext, loginLimit: { max: number; wi
         operationId: 'login', tags: ['Console'], security: [],
         summary: 'Sign a platform user in with email and password; sets the httpOnly console cookie',
         body: LoginBody,
-        response: { 200: LoginResponse, 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse },
+        response: { 200: Described(LoginResponse, 'Signed in: the console cookie is set'), 400: ErrorResponse, 401: ErrorResponse, 429: ErrorResponse },
       },
       config: rateLimitFor(loginLimit.max, loginLimit.windowMs, (request) => {
         const body = request.body as { email?: unknown } | undefined;
@@ -63,7 +63,7 @@ export function accountRoutes(ctx: ServiceContext, loginLimit: { max: number; wi
       schema: {
         operationId: 'logout', tags: ['Console'], security: [],
         summary: 'End the console session of the cookie and clear the cookie (idempotent)',
-        response: { 204: Type.Null({ description: 'No Content' }) },
+        response: { 204: Type.Null({ description: 'Signed out: the cookie is cleared' }), '4xx': ErrorResponse },
       },
     }, async (request, reply) => {
       await logout(ctx, consoleCookieOf(request));

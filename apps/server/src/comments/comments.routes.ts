@@ -10,7 +10,7 @@ import {
   ThreadListQuery, commentErrorResponses,
 } from './comments.schema.js';
 import { deleteComment, editComment, listMentionableUsers, openThreadList, postComment, resolveThread } from './comments.service.js';
-import { NoContent } from '../core/core.schema.js';
+import { Described, NoContent } from '../core/core.schema.js';
 
 const security: Record<string, string[]>[] = [{ embedToken: [] }, { bearerAuth: [] }];
 const tags = ['Embed comments'];
@@ -27,7 +27,7 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPlu
         operationId: 'listDashboardComments', tags, security,
         summary: "List the caller's embed tenant's threads on a dashboard, newest first, each with all of its replies",
         params: CommentParams, querystring: ThreadListQuery,
-        response: { 200: ThreadList, ...commentErrorResponses },
+        response: { 200: Described(ThreadList, 'One page of threads, each root with all of its replies'), ...commentErrorResponses },
       },
     }, async (request, reply) => {
       // A viewer's panel polls its list: while the dashboard's threads in the tenant stand still, the page is
@@ -41,7 +41,7 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPlu
         operationId: 'postDashboardComment', tags, security,
         summary: 'Start a thread, or reply to a thread root (parentId); the author is the session\'s embed user',
         params: CommentParams, body: PostCommentBody,
-        response: { 201: Comment, ...commentErrorResponses },
+        response: { 201: Described(Comment, 'The comment as stored: a new thread, or a reply'), ...commentErrorResponses },
       },
     }, async (request, reply) => {
       const comment = await postComment(ctx, commenterOf(request), request.params.publicId, request.body);
@@ -53,7 +53,7 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPlu
         operationId: 'listMentionableUsers', tags, security,
         summary: "The embed users of the caller's embed tenant, by username, optionally searched by username or email",
         params: CommentParams, querystring: MentionableUsersQuery,
-        response: { 200: MentionableUserList, ...commentErrorResponses },
+        response: { 200: Described(MentionableUserList, 'One page of the embed users the caller may mention, by username'), ...commentErrorResponses },
       },
     }, async (request) => listMentionableUsers(ctx, commenterOf(request), request.params.publicId, request.query));
 
@@ -62,7 +62,7 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPlu
         operationId: 'editDashboardComment', tags, security,
         summary: 'Replace the body of your own comment',
         params: CommentIdParams, body: EditCommentBody,
-        response: { 200: Comment, ...commentErrorResponses },
+        response: { 200: Described(Comment, 'The comment with its new text'), ...commentErrorResponses },
       },
     }, async (request) => editComment(ctx, commenterOf(request), request.params.publicId, request.params.commentId, request.body));
 
@@ -71,7 +71,7 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPlu
         operationId: 'deleteDashboardComment', tags, security,
         summary: 'Delete your own comment; deleting a thread root deletes the whole thread',
         params: CommentIdParams,
-        response: { 204: NoContent, ...commentErrorResponses },
+        response: { 204: Described(NoContent, 'The comment is deleted (a root: its whole thread)'), ...commentErrorResponses },
       },
     }, async (request, reply) => {
       await deleteComment(ctx, commenterOf(request), request.params.publicId, request.params.commentId);
@@ -83,7 +83,7 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPlu
         operationId: 'resolveDashboardThread', tags, security,
         summary: 'Resolve (resolved: true) or re-open (false) a thread you started',
         params: CommentIdParams, body: ResolveBody,
-        response: { 200: Thread, ...commentErrorResponses },
+        response: { 200: Described(Thread, 'The thread with its new state'), ...commentErrorResponses },
       },
     }, async (request) => resolveThread(ctx, commenterOf(request), request.params.publicId, request.params.commentId, request.body.resolved));
   };

@@ -10,6 +10,14 @@ export const Id = Type.Integer({ minimum: 1, maximum: MAX_ROW_ID });
 /** The body of a 204 answer. */
 export const NoContent = Type.Null({ description: 'No Content' });
 
+/**
+ * `schema` with a description: on a route's response, what the OpenAPI document says that answer is.
+ *
+ * @example
+ * response: { 200: Described(Dashboard, 'The dashboard, with its widgets') }
+ */
+export const Described = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
+
 /** `T or null`: SPEC.md's nullable fields. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

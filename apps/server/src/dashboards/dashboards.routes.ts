@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAuthenticated } from '../http/http.auth.js';
 import type { ServiceContext } from '../core/core.context.js';
-import { ErrorResponse, Id } from '../core/core.schema.js';
+import { Described, ErrorResponse, Id } from '../core/core.schema.js';
 import { Dashboard } from './dashboards.schema.js';
 import { readDashboard, readWorkbookDashboard } from './dashboards.service.js';
 
@@ -14,7 +14,7 @@ export function dashboardRoutes(ctx: ServiceContext): FastifyPluginAsyncTypebox 
         operationId: 'getEmbedDashboard', tags: ['Embed'], security: [{ embedToken: [] }, { bearerAuth: [] }],
         summary: 'Read a published, embeddable dashboard with its config and report snapshots',
         params: Type.Object({ publicId: Type.String({ minLength: 1, maxLength: 200 }) }),
-        response: { 200: Dashboard, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
+        response: { 200: Described(Dashboard, 'The published dashboard: its title, layout and widgets'), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
       },
     }, async (request) => readDashboard(ctx, requireAuthenticated(request), request.params.publicId));
 
@@ -23,7 +23,7 @@ export function dashboardRoutes(ctx: ServiceContext): FastifyPluginAsyncTypebox 
         operationId: 'getEmbedWorkbookDashboard', tags: ['Embed'], security: [{ embedToken: [] }, { bearerAuth: [] }],
         summary: "A workbook's published, embeddable dashboard (the in-embed path /embed/d/{deploymentId}/app/workbook/{workbookId})",
         params: Type.Object({ deploymentId: Id, workbookId: Id }),
-        response: { 200: Dashboard, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
+        response: { 200: Described(Dashboard, "The workbook's dashboard: its title, layout and widgets"), 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse },
       },
     }, async (request) => readWorkbookDashboard(ctx, requireAuthenticated(request), request.params.deploymentId, request.params.workbookId));
   };

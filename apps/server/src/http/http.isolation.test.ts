@@ -60,10 +60,10 @@ type Row = readonly [Status, Status, Status, Status, Status, Status, Status, Sta
  */
 const EXPECTED = {
   //                                      none admin memG memU othA eOwn eTen eAcc eDep eInt cons revk expd
-  'GET /healthz': {
+  checkLiveness: {
     process:                               [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200],
   },
-  'GET /readyz': {
+  checkReadiness: {
     database:                              [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200],
   },
   login: {
@@ -444,10 +444,10 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
     });
 
     return {
-      'GET /healthz': {
+      checkLiveness: {
         process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
       },
-      'GET /readyz': {
+      checkReadiness: {
         database: { prepare: async () => ({ url: '/readyz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
       },
       login: {

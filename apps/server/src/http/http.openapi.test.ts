@@ -1,6 +1,11 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
+import { toOpenApiSchema } from './http.openapi-schema.js';
+
+type Operation = { operationId?: string; security?: unknown; responses: Record<string, { description: string }> };
+const operationsOf = (document: { paths: Record<string, Record<string, Operation>> }) =>
+  Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ at: `${method.toUpperCase()} ${path}`, ...operation })));
 
 describeEachDialect('OpenAPI document and API reference', (t) => {
   it('serves an OpenAPI 3.1 document that a third-party validator accepts', async () => {
@@ -32,12 +37,84 @@ describeEachDialect('OpenAPI document and API reference', (t) => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
-  it('serves the API reference page at /docs', async () => {
+  it('describes every response in words (no "Default Response") and gives every operation an id and a 4xx', async () => {
+    const document = (await t().app.inject({ url: '/api/v1/openapi.json' })).json();
+    const operations = operationsOf(document);
+    expect(operations.length).toBeGreaterThan(20);
+    const vague = operations.flatMap((o) => Object.entries(o.responses)
+      .filter(([, response]) => response.description === 'Default Response' || response.description.length < 8)
+      .map(([status, response]) => `${o.at} ${status}: ${response.description}`));
+    expect(vague).toEqual([]);
+    expect(operations.filter((o) => o.operationId === undefined).map((o) => o.at)).toEqual([]);
+    expect(operations.filter((o) => !Object.keys(o.responses).some((status) => status.startsWith('4'))).map((o) => o.at)).toEqual([]);
+  });
+
+  it('names its server, requires a credential unless an operation says otherwise, and lets the probes go without', async () => {
+    const document = (await t().app.inject({ url: '/api/v1/openapi.json' })).json();
+    expect(document.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(document.security).toEqual([{ bearerAuth: [] }]);
+    for (const path of ['/healthz', '/readyz']) expect(document.paths[path].get.security).toEqual([]);
+    expect(document.paths['/api/v1/embed/session/token'].post.security).toEqual([]);
+    expect(document.tags.filter((tag: { description?: string }) => !tag.description)).toEqual([]);
+    const used = new Set(operationsOf(document).flatMap((o) => (o as { tags?: string[] }).tags ?? []));
+    expect([...used].filter((tag) => !document.tags.some((t: { name: string }) => t.name === tag))).toEqual([]);
+  });
+
+  it('writes tuples as JSON Schema 2020-12 prefixItems (a query\'s order as [member, direction] pairs)', async () => {
+    const document = (await t().app.inject({ url: '/api/v1/openapi.json' })).json();
+    const body = document.paths['/api/v1/embed/dashboard/{publicId}/query'].post.requestBody.content['application/json'].schema;
+    const pairs = body.properties.query.properties.order.anyOf[1].items;
+    expect(pairs).toMatchObject({ type: 'array', prefixItems: [{ type: 'string' }, { enum: ['asc', 'desc'] }], items: false });
+    expect(JSON.stringify(document)).not.toContain('additionalItems');
+  });
+
+  it('documents the 429 of the embed API limits on the routes they guard', async () => {
+    const document = (await t().app.inject({ url: '/api/v1/openapi.json' })).json();
+    for (const [path, method] of [['/api/v1/embed/session', 'get'], ['/api/v1/embed/dashboard/{publicId}', 'get'], ['/api/v1/embed/ai/query', 'post']] as const) {
+      expect(document.paths[path][method].responses['429'].description).toContain('retry-after');
+    }
+  });
+
+  it('serves the API reference page at /docs, its script and fonts from svc only, under a same-origin CSP', async () => {
     const res = await t().app.inject({ url: '/docs' });
     const page = [301, 302].includes(res.statusCode) ? await t().app.inject({ url: res.headers.location as string }) : res;
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
     expect(page.body).toContain('/api/v1/openapi.json');
+    // Every URL the page names is on svc (relative or rooted), none on another host.
+    const urls = [...page.body.matchAll(/(?:src=|href=|url\()["']?([^"')\s>]+)/g)].map((m) => m[1]!);
+    expect(urls).toEqual(expect.arrayContaining(['js/scalar.js', '/docs/fonts/inter-latin-wght-normal.woff2', '/docs/fonts/jetbrains-mono-latin-400-normal.woff2']));
+    expect(urls.filter((url) => /^(https?:)?\/\//.test(url))).toEqual([]);
+    expect(page.body).toContain('"withDefaultFonts": false');
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.headers['content-security-policy']).toContain("font-src 'self'");
+
+    const script = await t().app.inject({ url: '/docs/js/scalar.js' });
+    expect(script.statusCode).toBe(200);
+    const font = await t().app.inject({ url: '/docs/fonts/inter-latin-wght-normal.woff2' });
+    expect(font.statusCode).toBe(200);
+    expect(font.headers['content-type']).toBe('font/woff2');
+    expect(font.rawPayload.subarray(0, 4).toString('latin1')).toBe('wOF2');
+    for (const stray of ['/docs/fonts/nothing.woff2', '/docs/fonts/..%2Fpackage.json']) {
+      const missing = await t().app.inject({ url: stray });
+      expect(missing.statusCode).toBe(404);
+      expect(missing.json()).toMatchObject({ error: { status: 404, code: 'not_found' } });
+    }
+  });
+});
+
+describe('the OpenAPI dialect of route schemas', () => {
+  it('turns a draft-07 tuple into prefixItems, closed or open, and leaves the input and other schemas alone', () => {
+    const closed = { type: 'array', items: [{ type: 'string' }, { type: 'integer' }], additionalItems: false, minItems: 2 };
+    expect(toOpenApiSchema({ properties: { pair: closed } })).toEqual({
+      properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'integer' }], items: false, minItems: 2 } },
+    });
+    expect(closed.items).toHaveLength(2);
+    expect(toOpenApiSchema({ type: 'array', items: [{ type: 'string' }] })).toEqual({ type: 'array', prefixItems: [{ type: 'string' }] });
+    const list = { type: 'array', items: { type: 'string' }, default: { items: ['a'] }, enum: [{ items: ['a'] }] };
+    expect(toOpenApiSchema(list)).toEqual(list);
+    // A property named like a value keyword is still a schema.
+    expect(toOpenApiSchema({ properties: { default: { items: [{ type: 'string' }] } } })).toEqual({ properties: { default: { prefixItems: [{ type: 'string' }] } } });
   });
 });
 

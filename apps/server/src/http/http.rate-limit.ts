@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { digestSecret } from '../accounts/accounts.keys.js';
 import type { Config } from '../core/core.config.js';
 import { AppError } from '../core/core.errors.js';
+import { ErrorResponse } from '../core/core.schema.js';
 
 /**
  * Requests allowed per client per window (docs/operations.md "Rate limits"): generate-session per credential, the
@@ -99,6 +100,8 @@ export async function registerRateLimiting(app: FastifyInstance, limits: RateLim
     if (!isEmbedApiRoute(route.url)) return;
     const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
     route.onRequest = [...own, limitEmbedApi];
+    // The route can answer this limit's 429: its schema (so the OpenAPI document) says so.
+    if (route.schema?.response !== undefined) route.schema = { ...route.schema, response: { ...(route.schema.response as object), 429: ErrorResponse } };
   });
 }
 

@@ -22,7 +22,7 @@ function helmetHeaders(options: HelmetOptions): Array<[string, string]> {
  * The usual security headers on every answer (`nosniff`, no referrer, no cross-domain policies, ...), from helmet,
  * with three of its defaults off on purpose:
  * - Content-Security-Policy: each HTML page svc serves sets its own (the embed's names the host origins allowed
- *   to frame it, the app frame's is a sandbox); JSON is not rendered, and /docs is the API reference's own page;
+ *   to frame it, the app frame's is a sandbox); JSON is not rendered, and /docs allows its own origin only (http.openapi.ts);
  * - X-Frame-Options: the embed exists to be framed by other origins; CSP `frame-ancestors` says by which;
  * - Strict-Transport-Security: svc speaks plain HTTP behind the operator's TLS proxy, which owns that decision.
  * The embed's pages (`/embed/...`) also go without Cross-Origin-Resource-Policy: a host page that isolates itself

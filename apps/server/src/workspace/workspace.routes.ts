@@ -6,7 +6,7 @@ import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { listWorkspace, recordView, setFavorite } from './workspace.service.js';
 import { WorkspaceConnectionResponse, WorkspaceItemParams, WorkspaceParams, WorkspaceQuery, workspaceErrorResponses } from './workspace.schema.js';
-import { NoContent } from '../core/core.schema.js';
+import { Described, NoContent } from '../core/core.schema.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -21,7 +21,7 @@ export function workspaceRoutes(ctx: ServiceContext, cache: PageCache): FastifyP
         security,
         params: WorkspaceParams,
         querystring: WorkspaceQuery,
-        response: { 200: WorkspaceConnectionResponse, ...workspaceErrorResponses },
+        response: { 200: Described(WorkspaceConnectionResponse, 'One page of workspace items, with the cursors of the next and previous pages'), ...workspaceErrorResponses },
       },
     }, async (request, reply) => {
       const principal = requirePlatformUser(request);
@@ -40,21 +40,26 @@ export function workspaceRoutes(ctx: ServiceContext, cache: PageCache): FastifyP
       path: string;
       operationId: string;
       summary: string;
+      /** What the 204 means, for the OpenAPI document. */
+      done: string;
       run: (principal: PlatformUserPrincipal, deploymentId: number, itemId: number) => Promise<void>;
     }> = [
       {
         method: 'POST', path: 'view', operationId: 'recordWorkspaceItemView',
         summary: 'Record that the caller viewed an item (feeds orderByField=viewer_last_viewed_at)',
+        done: 'The view is recorded',
         run: (principal, deploymentId, itemId) => recordView(ctx, principal, deploymentId, itemId),
       },
       {
         method: 'PUT', path: 'favorite', operationId: 'favoriteWorkspaceItem',
         summary: "Mark an item as the caller's favorite (idempotent)",
+        done: 'The item is a favorite of the caller',
         run: (principal, deploymentId, itemId) => setFavorite(ctx, principal, deploymentId, itemId, true),
       },
       {
         method: 'DELETE', path: 'favorite', operationId: 'unfavoriteWorkspaceItem',
         summary: "Clear the caller's favorite mark on an item (idempotent)",
+        done: 'The item is no favorite of the caller',
         run: (principal, deploymentId, itemId) => setFavorite(ctx, principal, deploymentId, itemId, false),
       },
     ];
@@ -68,7 +73,7 @@ export function workspaceRoutes(ctx: ServiceContext, cache: PageCache): FastifyP
           summary: write.summary,
           security,
           params: WorkspaceItemParams,
-          response: { 204: NoContent, ...workspaceErrorResponses },
+          response: { 204: Described(NoContent, write.done), ...workspaceErrorResponses },
         },
         handler: async (request, reply) => {
           await write.run(requirePlatformUser(request), request.params.deploymentId, request.params.itemId);
