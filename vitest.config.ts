@@ -5,7 +5,7 @@ const report = process.env.SVC_TEST_REPORT;
 
 export default defineConfig({
   test: {
-    include: ['apps/**/src/**/*.test.ts', 'packages/**/src/**/*.test.ts', 'e2e/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: ['apps/**/src/**/*.test.ts', 'packages/**/src/**/*.test.ts', 'e2e/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],
     globalSetup: ['apps/server/test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

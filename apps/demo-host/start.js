@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: runs svc with its demo account (`svc serve --demo`, arguments passed through) and the demo host next
 // to it, on another origin: http://localhost:3001 embeds the demo dashboard sales-performance from svc.
+// It prints human lines only: svc's JSON log records become one line each, and svc logs at `warn` unless
+// SVC_LOG_LEVEL says otherwise. SVC_DEMO_LOGS=json passes svc's JSON lines through as they are (at svc's own default
+// level, `info`: every request).
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,24 +18,71 @@ const PUBLIC_ID = 'sales-performance';
 const READY_TIMEOUT_MS = 60_000;
 
 const args = process.argv.slice(2);
+const jsonLogs = process.env.SVC_DEMO_LOGS === 'json';
+if (process.env.SVC_DEMO_LOGS !== undefined && !jsonLogs) {
+  console.error(`SVC_DEMO_LOGS must be json (svc's JSON log lines as they are) or unset (human lines), got ${process.env.SVC_DEMO_LOGS}`);
+  process.exit(1);
+}
 const svcAddress = svcAddressFrom(args);
 const hostPort = Number(process.env.SVC_DEMO_HOST_PORT ?? 3001);
 if (!Number.isInteger(hostPort) || hostPort < 0 || hostPort > 65535) {
-  console.error(`SVC_DEMO_HOST_PORT must be an integer from 0 to 65535, got ${process.env.SVC_DEMO_HOST_PORT}`);
+  console.error(`demo host: SVC_DEMO_HOST_PORT must be an integer from 0 to 65535, got "${process.env.SVC_DEMO_HOST_PORT}"`);
   process.exit(1);
 }
 
 // Its own process group: a Ctrl-C reaches svc once, forwarded from here, not twice (terminal and forward).
-const child = spawn(process.execPath, [SVC_BIN, 'serve', '--demo', ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+const childEnv = { ...process.env };
+if (!jsonLogs && childEnv.SVC_LOG_LEVEL === undefined) childEnv.SVC_LOG_LEVEL = 'warn';
+const child = spawn(process.execPath, [SVC_BIN, 'serve', '--demo', ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true, env: childEnv });
 let listenedOn;
-let stdoutTail = '';
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  // svc prints "svc listening on http://127.0.0.1:3000 (...)": the address it really got (--port 0 too).
-  stdoutTail = (stdoutTail + chunk.toString('utf8')).slice(-2000);
-  const match = /svc listening on (https?:\/\/\S+)/.exec(stdoutTail);
-  if (match !== null && listenedOn === undefined) listenedOn = browserAddress(match[1]);
+let ready = false;
+let partial = '';
+child.stdout.setEncoding('utf8').on('data', (chunk) => {
+  const lines = (partial + chunk).split('\n');
+  partial = lines.pop();
+  for (const line of lines) {
+    // svc prints "svc listening on http://127.0.0.1:3000 (...)": the address it really got (--port 0 too).
+    const match = /^svc listening on (https?:\/\/\S+)/.exec(line);
+    if (match !== null && listenedOn === undefined) listenedOn = browserAddress(match[1]);
+    const shown = jsonLogs ? line : humanLine(line);
+    if (shown !== undefined) process.stdout.write(`${shown}\n`);
+  }
 });
+child.stdout.on('end', () => {
+  const shown = partial === '' ? undefined : jsonLogs ? partial : humanLine(partial);
+  if (shown !== undefined) process.stdout.write(`${shown}\n`);
+});
+
+const LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+/** The request of each request id whose completion is still to come: "GET /path". */
+const requests = new Map();
+
+/**
+ * A line of svc's stdout as `npm start` shows it: its own lines as they are, a JSON log record as one human line
+ * (a request as "GET /path -> 200 (3 ms)"), and undefined for a record that only opens a request.
+ */
+function humanLine(line) {
+  let record;
+  try {
+    record = line.startsWith('{') ? JSON.parse(line) : undefined;
+  } catch {
+    record = undefined;
+  }
+  if (typeof record !== 'object' || record === null || typeof record.level !== 'number') return line;
+  const level = LEVELS[record.level] ?? String(record.level);
+  if (record.req !== undefined && record.msg === 'incoming request') {
+    requests.set(record.reqId, `${record.req.method} ${record.req.url}`);
+    return undefined;
+  }
+  if (record.res !== undefined && record.msg === 'request completed') {
+    const request = requests.get(record.reqId) ?? `request ${record.reqId}`;
+    requests.delete(record.reqId);
+    return `svc: ${request} -> ${record.res.statusCode} (${Math.round(record.responseTime ?? 0)} ms)`;
+  }
+  const error = typeof record.err?.message === 'string' ? `: ${record.err.message}` : '';
+  const request = record.reqId === undefined ? '' : ` (request ${record.reqId}${requests.has(record.reqId) ? `, ${requests.get(record.reqId)}` : ''})`;
+  return `svc ${level}: ${record.msg ?? ''}${error}${request}`;
+}
 
 let host;
 let stopping = false;
@@ -43,7 +93,8 @@ let failureCode;
 child.once('exit', (code, signal) => {
   childExited = true;
   const exitCode = code ?? (stopping ? 0 : 128 + (constants.signals[signal] ?? 0));
-  if (!stopping) console.error(`svc exited (${code === null ? `signal ${signal}` : `code ${code}`})`);
+  // Before it was ready, svc has said why on stderr; after, it stopped unexpectedly.
+  if (!stopping && ready) console.error(`svc stopped unexpectedly (${code === null ? `signal ${signal}` : `exit code ${code}`}); the demo host stops too`);
   void closeHost().finally(() => process.exit(failureCode ?? exitCode));
 });
 child.once('error', (error) => {
@@ -72,9 +123,13 @@ async function closeHost() {
 
 try {
   const svcUrl = await waitUntilReady();
+  ready = true;
   const deploymentId = await demoDeploymentId(svcUrl);
   if (stopping) process.exit(0);
-  host = await startDemoHost({ port: hostPort, host: '127.0.0.1', svcUrl, apiKey: DEMO_API_KEY, deploymentId, publicId: PUBLIC_ID });
+  host = await startDemoHost({ port: hostPort, host: '127.0.0.1', svcUrl, apiKey: DEMO_API_KEY, deploymentId, publicId: PUBLIC_ID }).catch((error) => {
+    if (error?.code !== 'EADDRINUSE') throw error;
+    throw new Error(`port ${hostPort} is already in use: stop the process that holds it, or choose another port with SVC_DEMO_HOST_PORT (0 picks a free one)`);
+  });
   const port = new URL(host.url).port;
   console.log(`demo host: http://localhost:${port} (embeds the demo dashboard ${PUBLIC_ID} from ${svcUrl})`);
   if (port !== '3001') {

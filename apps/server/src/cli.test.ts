@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -200,7 +202,7 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
       delete (bad.accounts[0]!.users![1] as { role?: string }).role;
       const refused = await runSvc(['import', writeJson(dir, 'bad.json', bad), '--db', dbUrl]);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain('$.accounts[0].users[1].role');
+      expect(refused.stderr).toMatch(/^svc import: \S+bad\.json is refused at \$\.accounts\[0\]\.users\[1\]\.role: .+; nothing was written\n$/);
       expect(refused.stdout).toBe('');
 
       const good = await runSvc(['import', writeJson(dir, 'good.json', exampleFile(uniqueSuffix())), '--db', dbUrl]);
@@ -227,8 +229,8 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
       writeFileSync(path, '{ "accounts": [ { "name": "Acme", ');
       const run = await runSvc(['import', path, '--db', dbUrl]);
       expect(run.code).toBe(1);
-      expect(run.stderr).toContain(path);
-      expect(run.stderr).toMatch(/JSON/);
+      expect(run.stderr.startsWith(`svc import: ${path} is not valid JSON (`), run.stderr).toBe(true);
+      expect(run.stderr.split('\n')).toHaveLength(2);
       expect(run.stdout).toBe('');
       const accounts = existsSync(join(dir, 'svc.db'))
         ? await withDatabase(dbUrl, async (db) => (await countRows(db)).accounts)
@@ -241,7 +243,8 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
       const path = join(dir, 'missing.json');
       const run = await runSvc(['import', path, '--db', dbUrl]);
       expect(run.code).toBe(1);
-      expect(run.stderr).toContain(path);
+      expect(run.stderr).toBe(`svc import: the file ${path} does not exist\n`);
+      expect(existsSync(join(dir, 'svc.db'))).toBe(false);
     });
 
     it.skipIf(postgresUrl === null)('imports into PostgreSQL given by --db postgres://..., and refuses a bad file there writing nothing', async ({ expect, onTestFinished }) => {
@@ -386,21 +389,70 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
     });
   });
 
-  describe('svc with a wrong command', () => {
-    it('exits 1 with the usage text for an unknown command', async ({ expect }) => {
-      const run = await runSvc(['frobnicate']);
+  describe('svc serve on a port in use', () => {
+    it('exits 1 with one sentence naming the port and the --port hint, and no log line', async ({ expect, onTestFinished }) => {
+      const { dbUrl } = tempDir(onTestFinished);
+      const holder = createServer((socket) => socket.destroy());
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      onTestFinished(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+      const { port } = holder.address() as AddressInfo;
+      const run = await runSvc(['serve', '--port', String(port), '--db', dbUrl]);
       expect(run.code).toBe(1);
-      expect(run.stderr).toContain('unknown command "frobnicate"');
-      expect(run.stderr).toContain('usage: svc <command>');
-      expect(run.stderr).toContain('keys create --user EMAIL');
+      expect(run.stderr).toBe(`svc serve: port ${port} on 127.0.0.1 is already in use: stop the process that holds it, or choose another port with --port (0 picks a free one)\n`);
       expect(run.stdout).toBe('');
     });
+  });
 
-    it('exits 1 with a message, not a stack trace, for import without a file', async ({ expect }) => {
-      const run = await runSvc(['import']);
-      expect(run.code).toBe(1);
-      expect(run.stderr).toContain('usage: svc import FILE.json');
-      expect(run.stderr).not.toMatch(/\n\s+at /);
-    });
+  describe('svc help', () => {
+    // Each command answers its own --help on stdout with exit 0: its synopsis, then every option it parses.
+    const HELP: Array<{ args: string[]; synopsis: string; mentions: string[] }> = [
+      { args: ['serve', '--help'], synopsis: 'usage: svc serve [--port PORT] [--host HOST] [--db URL] [--demo]', mentions: ['--demo', 'SVC_LOG_LEVEL', 'SVC_PORT'] },
+      { args: ['import', '--help'], synopsis: 'usage: svc import FILE.json [--db URL]', mentions: ['FILE.json', 'nothing is written'] },
+      { args: ['import', 'accounts.json', '-h'], synopsis: 'usage: svc import FILE.json [--db URL]', mentions: ['--db URL'] },
+      { args: ['migrate', '--help'], synopsis: 'usage: svc migrate [--db URL]', mentions: ['--db URL'] },
+      { args: ['keys', 'create', '--help'], synopsis: 'usage: svc keys create --user EMAIL [--account TENANT] [--db URL]', mentions: ['--account TENANT'] },
+      { args: ['keys', '--help'], synopsis: 'usage: svc keys create --user EMAIL [--account TENANT] [--db URL]', mentions: ['svc keys create --help'] },
+      { args: ['help', 'serve'], synopsis: 'usage: svc serve [--port PORT] [--host HOST] [--db URL] [--demo]', mentions: ['--host HOST'] },
+      { args: ['--help'], synopsis: 'usage: svc <command> [options]', mentions: ['serve [--port PORT]', 'import FILE.json', 'migrate [--db URL]', 'keys create --user EMAIL'] },
+    ];
+    for (const { args, synopsis, mentions } of HELP) {
+      it(`svc ${args.join(' ')} prints "${synopsis}" and exits 0`, async ({ expect }) => {
+        const run = await runSvc(args);
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stdout.split('\n')[0]).toBe(synopsis);
+        for (const text of mentions) expect(run.stdout).toContain(text);
+        expect(run.stderr).toBe('');
+      });
+    }
+  });
+
+  describe('svc with a wrong command line', () => {
+    // Every mistake is one line on stderr, a sentence naming what is wrong, with exit code 1 and nothing on stdout.
+    const MISTAKES: Array<{ args: string[]; says: string }> = [
+      { args: ['frobnicate'], says: 'svc: unknown command "frobnicate"; the commands are serve, import, migrate, keys create (svc --help describes them)' },
+      { args: ['import'], says: 'svc import: FILE.json is missing; svc import --help shows the usage' },
+      { args: ['import', 'a.json', 'b.json'], says: 'svc import: takes FILE.json only, got also "b.json"; svc import --help shows the usage' },
+      { args: ['import', '/missing.json'], says: 'svc import: the file /missing.json does not exist' },
+      { args: ['serve', '--port', '-1'], says: 'svc serve: --port must be an integer from 0 to 65535, got "-1"; svc serve --help shows the usage' },
+      { args: ['serve', '--port', '65536'], says: 'svc serve: --port must be an integer from 0 to 65535, got "65536"; svc serve --help shows the usage' },
+      { args: ['serve', '--port'], says: 'svc serve: --port needs a value (--port PORT); svc serve --help shows the usage' },
+      { args: ['serve', '--port', '--demo'], says: 'svc serve: --port needs a value (--port PORT); svc serve --help shows the usage' },
+      { args: ['serve', '--bogus'], says: 'svc serve: unknown option --bogus; svc serve --help shows the usage' },
+      { args: ['serve', '--demo=yes'], says: 'svc serve: --demo takes no value; svc serve --help shows the usage' },
+      { args: ['migrate', 'now'], says: 'svc migrate: takes no arguments, got "now"; svc migrate --help shows the usage' },
+      { args: ['migrate', '--db', 'mysql://localhost/svc'], says: 'svc migrate: unsupported database URL (expected sqlite:PATH or postgres://...): mysql://localhost/svc' },
+      { args: ['migrate', '--db', 'postgres://svc@127.0.0.1:1/svc'], says: 'svc migrate: cannot reach the database postgres://svc@127.0.0.1:1/svc (connect ECONNREFUSED 127.0.0.1:1)' },
+      { args: ['keys'], says: 'svc keys: the subcommand is missing (the one subcommand is create); svc keys --help shows the usage' },
+      { args: ['keys', 'revoke'], says: 'svc keys: unknown subcommand "revoke" (the one subcommand is create); svc keys --help shows the usage' },
+      { args: ['keys', 'create'], says: 'svc keys create: --user EMAIL is required; svc keys create --help shows the usage' },
+    ];
+    for (const { args, says } of MISTAKES) {
+      it(`svc ${args.join(' ')} exits 1 saying: ${says}`, async ({ expect }) => {
+        const run = await runSvc(args);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toBe(`${says}\n`);
+        expect(run.stdout).toBe('');
+      });
+    }
   });
 });

@@ -1,65 +1,143 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { formatHelp, parseCommand, synopsis, UsageError } from './cli.args.js';
+import type { CommandSpec, OptionSpec } from './cli.args.js';
 import { importFile, ImportError } from './import/import.js';
 import { digestSecret, generateApiKey } from './accounts/accounts.keys.js';
 import { findFirstDeploymentOfTenant, hasAnyAccount, insertApiKeyForEmail } from './accounts/accounts.store.js';
 import { buildApp } from './app.js';
 import { describeSettingsForHelp, loadConfig } from './core/core.config.js';
 import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
-import { describeDatabaseUrl, openDatabase } from './db/db.database.js';
+import { describeDatabaseUrl, openDatabase, whyDatabaseIsUnreachable } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
 import { migrateToLatest } from './db/db.migrations.js';
 import { compactNameSearchIndex } from './db/db.search-index.js';
 
+const DB_OPTION: OptionSpec = { type: 'string', value: 'URL', description: `sqlite:PATH or postgres://... (default ${loadConfig({}).databaseUrl}, or SVC_DATABASE_URL)` };
+
+const SERVE: CommandSpec = {
+  name: 'serve',
+  summary: 'Brings the database schema up to date, then serves the API. Logs are JSON lines (pino) on stdout.',
+  positionals: [],
+  options: {
+    port: { type: 'string', value: 'PORT', description: 'port to listen on, 0 for a free one (default 3000, or SVC_PORT)' },
+    host: { type: 'string', value: 'HOST', description: 'address to listen on (default 127.0.0.1, or SVC_HOST)' },
+    db: DB_OPTION,
+    demo: { type: 'boolean', description: 'load the demo account into an empty database and print a curl line to try it' },
+  },
+  more: `Flags win over the environment. Environment (docs/operations.md "Configuration"):\n${describeSettingsForHelp()}`,
+};
+
+const IMPORT: CommandSpec = {
+  name: 'import',
+  summary: 'Loads accounts from an import file in one transaction (apps/server/demo/demo.json is an example); prints {"refs":{...}}.\nA bad file is refused whole, naming the JSON path of the first bad entry, and nothing is written.',
+  positionals: [{ name: 'FILE.json', description: 'the import file' }],
+  options: { db: DB_OPTION },
+};
+
+const MIGRATE: CommandSpec = {
+  name: 'migrate',
+  summary: 'Brings the database schema up to date (serve does it too, at start).',
+  positionals: [],
+  options: { db: DB_OPTION },
+};
+
+const KEYS_CREATE: CommandSpec = {
+  name: 'keys create',
+  summary: 'Creates an API key for a platform user and prints it once; only its digest is stored.',
+  positionals: [],
+  options: {
+    user: { type: 'string', value: 'EMAIL', required: true, description: 'the platform user\'s email' },
+    account: { type: 'string', value: 'TENANT', description: 'the account\'s tenant name, when several accounts have a user with this email' },
+    db: DB_OPTION,
+  },
+};
+
+const COMMANDS = [SERVE, IMPORT, MIGRATE, KEYS_CREATE];
+
 const USAGE = `usage: svc <command> [options]
 
 commands:
-  serve [--port 3000] [--host 127.0.0.1] [--db URL] [--demo]   migrate, then serve the API
-  import FILE.json [--db URL]                                 load accounts from an import file (one transaction)
-  migrate [--db URL]                                          bring the database schema up to date
-  keys create --user EMAIL [--account TENANT] [--db URL]      create an API key for a platform user (printed once)
+${COMMANDS.map((spec) => `  ${synopsis(spec).slice('svc '.length)}\n      ${spec.summary.split('\n')[0]}`).join('\n')}
 
---db takes sqlite:PATH (default ${loadConfig({}).databaseUrl}) or postgres://...; flags win over the environment.
+svc <command> --help (or svc help <command>) prints a command's options; svc serve --help the environment too.
+`;
 
-environment (svc serve --help; docs/operations.md "Settings"):
-${describeSettingsForHelp()}`;
+/** A failure the user can act on: main prints it as one line, `svc <command>: <message>` (or alone), and exits 1. */
+class CliError extends Error {
+  constructor(message: string, readonly standalone = false) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
 
 /** The demo account loaded by `serve --demo` into an empty database. */
 export const DEMO_FILE = new URL('../demo/demo.json', import.meta.url);
 export const DEMO_API_KEY = 'svc_demo_admin_key_0001';
 
-function databaseUrl(flag: string | undefined): string {
-  return flag ?? loadConfig().databaseUrl;
+function databaseUrl(flag: string | boolean | undefined): string {
+  return typeof flag === 'string' ? flag : loadConfig().databaseUrl;
+}
+
+/** Opens the database and brings its schema up to date; a database that cannot be reached is one CliError. */
+async function openMigrated(url: string): Promise<Db> {
+  const db = openDatabase(url);
+  const unreachable = await whyDatabaseIsUnreachable(db);
+  if (unreachable !== undefined) {
+    await db.close().catch(() => undefined);
+    throw new CliError(`cannot reach the database ${describeDatabaseUrl(url)} (${unreachable})`);
+  }
+  try {
+    await migrateToLatest(db);
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+  return db;
 }
 
 async function withDatabase<T>(url: string, run: (db: Db) => Promise<T>): Promise<T> {
-  const db = openDatabase(url);
+  const db = await openMigrated(url);
   try {
-    await migrateToLatest(db);
     return await run(db);
   } finally {
     await db.close();
   }
 }
 
-async function serve(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' }, demo: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
+/** Parses a command's arguments; undefined when it printed the help instead. */
+function parseOrHelp(spec: CommandSpec, args: string[]) {
+  const parsed = parseCommand(spec, args);
+  if (!parsed.help) return parsed;
+  process.stdout.write(formatHelp(spec));
+  return undefined;
+}
+
+/** The sentence for an error of listen(2), with what to do about it. */
+function listenFailure(error: unknown, host: string, port: number): CliError | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code === 'EADDRINUSE') {
+    return new CliError(`port ${port} on ${host} is already in use: stop the process that holds it, or choose another port with --port (0 picks a free one)`);
   }
+  if (code === 'EACCES') return new CliError(`no permission to listen on port ${port}: ports below 1024 need privileges, so choose another with --port`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new CliError(`cannot listen on ${host}: it is not an address of this machine (check --host or SVC_HOST)`);
+  }
+  return undefined;
+}
+
+async function serve(args: string[]): Promise<number> {
+  const parsed = parseOrHelp(SERVE, args);
+  if (parsed === undefined) return 0;
+  const { values } = parsed;
   const config = loadConfig();
-  const port = values.port === undefined ? config.port : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer from 0 to 65535, got ${values.port}`);
-  const host = values.host ?? config.host;
-  const url = values.db ?? config.databaseUrl;
-  const db = openDatabase(url);
-  await migrateToLatest(db);
-  if (values.demo) {
+  const port = typeof values.port === 'string' ? Number(values.port) : config.port;
+  if (typeof values.port === 'string' && (values.port.trim() === '' || !Number.isInteger(port) || port < 0 || port > 65535)) {
+    throw new UsageError('serve', `--port must be an integer from 0 to 65535, got "${values.port}"`);
+  }
+  const host = typeof values.host === 'string' ? values.host : config.host;
+  const url = databaseUrl(values.db);
+  const db = await openMigrated(url);
+  if (values.demo === true) {
     await loadDemoIfEmpty(db);
     // The demo dashboards read the bundled warehouse: written now (once), not on the first viewer's request.
     ensureDemoWarehouseSqlite(config.data.demoWarehousePath);
@@ -87,10 +165,17 @@ async function serve(args: string[]): Promise<number> {
     await db.close();
     process.exit(0);
   };
+  let address: string;
+  try {
+    address = await app.listen({ port, host });
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw listenFailure(error, host, port) ?? error;
+  }
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-  const address = await app.listen({ port, host });
-  const demo = values.demo ? await findFirstDeploymentOfTenant(db.kysely, 'demo') : undefined;
+  const demo = values.demo === true ? await findFirstDeploymentOfTenant(db.kysely, 'demo') : undefined;
   const lines = [`svc listening on ${address} (database ${describeDatabaseUrl(url)})`, `  API reference: ${address}/docs`];
   if (db.dialect === 'postgres' && config.rateLimitStore.redisUrl === undefined) {
     // PostgreSQL is what several processes share; their rate limits do not add up without a shared store.
@@ -120,32 +205,43 @@ async function importInto(db: Db, input: unknown): Promise<{ refs: Record<string
 }
 
 async function runImport(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { db: { type: 'string' } }, allowPositionals: true, strict: true });
-  const [path] = positionals;
-  if (path === undefined || positionals.length !== 1) throw new Error('usage: svc import FILE.json [--db URL]');
-  let input: unknown;
+  const parsed = parseOrHelp(IMPORT, args);
+  if (parsed === undefined) return 0;
+  const path = parsed.positionals[0]!;
+  const input = readImportFile(path);
   try {
-    input = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    process.stderr.write(`$: ${path} is not readable JSON: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
-  }
-  try {
-    const result = await withDatabase(databaseUrl(values.db), (db) => importInto(db, input));
+    const result = await withDatabase(databaseUrl(parsed.values.db), (db) => importInto(db, input));
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {
-    if (error instanceof ImportError) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
+    if (error instanceof ImportError) throw new CliError(`${path} is refused at ${error.message}; nothing was written`);
     throw error;
   }
 }
 
+/** The import file's JSON; a file that is missing, unreadable or not JSON is one CliError naming it. */
+function readImportFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ENOENT') throw new CliError(`the file ${path} does not exist`);
+    if (code === 'EISDIR') throw new CliError(`${path} is a directory, not an import file`);
+    if (code === 'EACCES') throw new CliError(`no permission to read ${path}`);
+    throw new CliError(`cannot read ${path} (${messageOf(error)})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`${path} is not valid JSON (${messageOf(error)})`);
+  }
+}
+
 async function runMigrate(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { db: { type: 'string' } }, strict: true });
-  const url = databaseUrl(values.db);
+  const parsed = parseOrHelp(MIGRATE, args);
+  if (parsed === undefined) return 0;
+  const url = databaseUrl(parsed.values.db);
   await withDatabase(url, async () => undefined);
   process.stdout.write(`database ${describeDatabaseUrl(url)} is up to date\n`);
   return 0;
@@ -153,29 +249,33 @@ async function runMigrate(args: string[]): Promise<number> {
 
 async function runKeys(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'create') throw new Error('usage: svc keys create --user EMAIL [--account TENANT] [--db URL]');
-  const { values } = parseArgs({ args: rest, options: { user: { type: 'string' }, account: { type: 'string' }, db: { type: 'string' } }, strict: true });
-  if (values.user === undefined) throw new Error('svc keys create: --user EMAIL is required');
+  if (sub === '--help' || sub === '-h') {
+    process.stdout.write(`usage: ${synopsis(KEYS_CREATE)}\n\n${KEYS_CREATE.summary}\nsvc keys create --help prints its options.\n`);
+    return 0;
+  }
+  if (sub === undefined) throw new UsageError('keys', 'the subcommand is missing (the one subcommand is create)');
+  if (sub !== 'create') throw new UsageError('keys', `unknown subcommand "${sub}" (the one subcommand is create)`);
+  const parsed = parseOrHelp(KEYS_CREATE, rest);
+  if (parsed === undefined) return 0;
+  const { user, account, db: dbFlag } = parsed.values;
   const key = generateApiKey();
-  const created = await withDatabase(databaseUrl(values.db), (db) =>
-    insertApiKeyForEmail(db.kysely, values.user!, values.account, digestSecret(key), new Date().toISOString()),
+  const created = await withDatabase(databaseUrl(dbFlag), (db) =>
+    insertApiKeyForEmail(db.kysely, String(user), typeof account === 'string' ? account : undefined, digestSecret(key), new Date().toISOString()),
   );
-  if (created === 'none') {
-    process.stderr.write(`no platform user with email ${values.user}\n`);
-    return 1;
-  }
-  if (created === 'ambiguous') {
-    process.stderr.write(`several accounts have a user with email ${values.user}: pass --account TENANT\n`);
-    return 1;
-  }
+  if (created === 'none') throw new CliError(`no platform user has the email ${user}`);
+  if (created === 'ambiguous') throw new CliError(`several accounts have a user with the email ${user}: pass --account TENANT to choose one`);
   process.stdout.write(`${key}\n`);
   process.stderr.write('store this key now: it is shown once and kept only as a digest\n');
   return 0;
 }
 
-/** Runs one `svc` command; resolves to the process exit code. */
-export async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+const HELP_OF: Record<string, CommandSpec> = { serve: SERVE, import: IMPORT, migrate: MIGRATE, keys: KEYS_CREATE, 'keys create': KEYS_CREATE };
+
+async function runCommand(command: string | undefined, args: string[]): Promise<number> {
   switch (command) {
     case 'serve':
       return serve(args);
@@ -185,14 +285,44 @@ export async function main(argv: string[]): Promise<number> {
       return runMigrate(args);
     case 'keys':
       return runKeys(args);
+    case 'help': {
+      const spec = args.length === 0 ? undefined : HELP_OF[args.join(' ')];
+      if (args.length > 0 && spec === undefined) throw new CliError(`svc help: there is no command "${args.join(' ')}"; svc --help lists them`, true);
+      process.stdout.write(spec === undefined ? USAGE : formatHelp(spec));
+      return 0;
+    }
     case undefined:
-    case 'help':
+      process.stderr.write(USAGE);
+      return 1;
     case '--help':
     case '-h':
-      process.stdout.write(`${USAGE}\n`);
-      return command === undefined ? 1 : 0;
+      process.stdout.write(USAGE);
+      return 0;
     default:
-      process.stderr.write(`unknown command "${command}"\n${USAGE}\n`);
-      return 1;
+      throw new CliError(`svc: unknown command "${command}"; the commands are ${COMMANDS.map((spec) => spec.name).join(', ')} (svc --help describes them)`, true);
+  }
+}
+
+/** Runs one `svc` command; resolves to the process exit code. */
+/**
+ * Runs one `svc` command; resolves to the process exit code. Every failure the user can act on is printed as one
+ * line on stderr, `svc <command>: <sentence>`, with exit code 1.
+ *
+ * @example
+ * process.exitCode = await main(['migrate', '--db', 'sqlite:./data/svc.db']);
+ */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    return await runCommand(command, args);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`svc ${error.command}: ${error.message}; svc ${error.command} --help shows the usage\n`);
+    } else if (error instanceof CliError && error.standalone) {
+      process.stderr.write(`${error.message}\n`);
+    } else {
+      process.stderr.write(`svc ${command}: ${messageOf(error)}\n`);
+    }
+    return 1;
   }
 }

@@ -316,10 +316,20 @@ class CredentialListener implements ChangeFeed {
 
 /** True when the database answers a trivial query. */
 export async function isDatabaseReachable(db: Db): Promise<boolean> {
+  return (await whyDatabaseIsUnreachable(db)) === undefined;
+}
+
+/**
+ * Why the database does not answer a trivial query (the driver's message), or undefined when it does.
+ *
+ * @example
+ * const reason = await whyDatabaseIsUnreachable(db); // 'connect ECONNREFUSED 127.0.0.1:5432'
+ */
+export async function whyDatabaseIsUnreachable(db: Db): Promise<string | undefined> {
   try {
     await sql`select 1`.execute(db.kysely);
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
   }
 }
