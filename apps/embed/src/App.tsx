@@ -1,10 +1,7 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { ActionMessage, EmbedTheme } from '@svc/protocol';
 import type { CurrentSession, Dashboard } from './api.js';
-import { ChatPanel } from './chat/ChatPanel.js';
 import type { AiQueryEvent } from '@svc/protocol';
-import { CommentPanel } from './comments/CommentPanel.js';
-import { DashboardView } from './Dashboard.js';
 import { formattersFor } from './format.js';
 import type { HostChannel } from './host.js';
 import { translator } from './i18n.js';
@@ -13,6 +10,7 @@ import type { Route, UrlOptions } from './page.js';
 import { applyThemeVariables, firstOf, parseColorScheme, parseFilter, parseLocale, parseTimezone, themeVariables } from './preferences.js';
 import type { ColorScheme, Filter } from './preferences.js';
 import type { EmbedSession } from './session.js';
+import { ChatPanel, CommentPanel, DashboardView } from './surfaces.js';
 
 export interface AppProps {
   channel: HostChannel;
@@ -204,6 +202,7 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
   return (
     <div className="embed" data-surface={route.surface} key={epoch}>
       {target !== undefined ? (
+        <Suspense fallback={<p className="status" role="status">{t('loading')}</p>}>
         <DashboardView
           session={session}
           target={target}
@@ -237,16 +236,21 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
                 {panelOpen ? t('closeComments') : t('openComments')}
               </button>
               <div id="comment-panel" hidden={!panelOpen}>
-                <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)} />
+                <Suspense fallback={<p className="status" role="status">{t('loading')}</p>}>
+                  <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)} />
+                </Suspense>
               </div>
             </aside>
           ) : undefined}
         />
+        </Suspense>
       ) : route.kind === 'chat' ? (
         <main className="surface-chat" aria-labelledby="chat-title">
           <h1 id="chat-title">{t('chatTitle')}</h1>
-          <ChatPanel session={session} t={t} locale={format.locale} timezone={timezone} dark={scheme === 'dark'}
-            onAiQuery={onAiQuery} onError={(error) => reportError(error, 'ai-query')} />
+          <Suspense fallback={<p className="status" role="status">{t('loading')}</p>}>
+            <ChatPanel session={session} t={t} locale={format.locale} timezone={timezone} dark={scheme === 'dark'}
+              onAiQuery={onAiQuery} onError={(error) => reportError(error, 'ai-query')} />
+          </Suspense>
         </main>
       ) : route.kind === 'app' ? (
         <main className="surface-message"><h1>{t('appTitle')}</h1><p>{t('appUnavailable')}</p></main>
