@@ -1,4 +1,4 @@
-import { Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ActionMessage, EmbedTheme } from '@svc/protocol';
 import type { CurrentSession, Dashboard } from './api.js';
 import type { AiQueryEvent } from '@svc/protocol';
@@ -85,8 +85,9 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     document.documentElement.lang = locale;
   }, [locale]);
 
-  // SPEC: `ready` first and once, when authenticated and mounted.
-  useEffect(() => {
+  // SPEC: `ready` first and once, when authenticated and mounted: at the commit (a layout effect), not after the
+  // next paint, which is when React runs plain effects.
+  useLayoutEffect(() => {
     const first = routeRef.current;
     channel.emit('svc:event:ready', {
       embedTenant: current.embedTenant, deploymentId: current.deploymentId, mode: current.mode, surface: first.surface,
@@ -202,7 +203,6 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
   return (
     <div className="embed" data-surface={route.surface} key={epoch}>
       {target !== undefined ? (
-        <Suspense fallback={<p className="status" role="status">{t('loading')}</p>}>
         <DashboardView
           session={session}
           target={target}
@@ -236,21 +236,16 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
                 {panelOpen ? t('closeComments') : t('openComments')}
               </button>
               <div id="comment-panel" hidden={!panelOpen}>
-                <Suspense fallback={<p className="status" role="status">{t('loading')}</p>}>
-                  <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)} />
-                </Suspense>
+                <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)} />
               </div>
             </aside>
           ) : undefined}
         />
-        </Suspense>
       ) : route.kind === 'chat' ? (
         <main className="surface-chat" aria-labelledby="chat-title">
           <h1 id="chat-title">{t('chatTitle')}</h1>
-          <Suspense fallback={<p className="status" role="status">{t('loading')}</p>}>
-            <ChatPanel session={session} t={t} locale={format.locale} timezone={timezone} dark={scheme === 'dark'}
-              onAiQuery={onAiQuery} onError={(error) => reportError(error, 'ai-query')} />
-          </Suspense>
+          <ChatPanel session={session} t={t} locale={format.locale} timezone={timezone} dark={scheme === 'dark'}
+            onAiQuery={onAiQuery} onError={(error) => reportError(error, 'ai-query')} />
         </main>
       ) : route.kind === 'app' ? (
         <main className="surface-message"><h1>{t('appTitle')}</h1><p>{t('appUnavailable')}</p></main>
