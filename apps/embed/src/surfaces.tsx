@@ -21,31 +21,28 @@ const loadChatPanel = () => import('./chat/ChatPanel.js').then((module) => modul
  */
 function deferred<P extends object>(load: () => Promise<ComponentType<P>>, fallback: (props: P) => React.ReactNode): ComponentType<P> & { preload(): void } {
   let loaded: ComponentType<P> | undefined;
-  let failure: unknown;
-  const start = () => load().then((component) => {
-    loaded = component;
-    return component;
-  }, (error: unknown) => {
-    failure = error;
-    throw error;
-  });
   let pending: Promise<ComponentType<P>> | undefined;
   const preload = () => {
-    pending ??= start();
+    pending ??= load().then((component) => {
+      loaded = component;
+      return component;
+    });
     return pending;
   };
   function Deferred(props: P) {
-    const [, setTick] = useState(0);
+    const [component, setComponent] = useState<ComponentType<P> | undefined>(() => loaded);
+    const [failure, setFailure] = useState<unknown>(undefined);
     useEffect(() => {
-      if (loaded !== undefined) return;
+      if (component !== undefined) return;
+      // Even a chunk that arrived between this render and this effect is taken: the promise answers at once.
       let live = true;
-      preload().then(() => live && setTick((tick) => tick + 1), () => live && setTick((tick) => tick + 1));
+      preload().then((arrived) => live && setComponent(() => arrived), (error: unknown) => live && setFailure(error ?? 'the chunk did not load'));
       return () => {
         live = false;
       };
-    }, []);
-    if (loaded !== undefined) {
-      const Component = loaded;
+    }, [component]);
+    if (component !== undefined) {
+      const Component = component;
       return <Component {...props} />;
     }
     if (failure !== undefined) return <p className="status error" role="alert">{failure instanceof Error ? failure.message : String(failure)}</p>;
