@@ -10,7 +10,7 @@ import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/data.demo-warehouse
 import type { ImportAccount } from '../apps/server/src/import/import.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, e2eAccount, openHostPage, serve, startSvc } from './embed-harness.js';
+import { bundle, e2eAccount, exportMenu, openHostPage, serve, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';
 
 // Issue 20: a widget built on a member an access policy hides shows the viewer a calm "not available to you" state,
@@ -145,7 +145,7 @@ suite('access policies in Chromium: a widget on a hidden member', () => {
     expect((await events(page)).filter(([n]) => n === 'error')).toEqual([]);
 
     // The export menus load lazily: once a widget with data shows its own, a locked one would have too.
-    await expect.poll(() => widget(frame, 'by-status').locator('button[data-format]').count()).toBe(4);
+    await expect.poll(() => exportMenu(frame, 'by-status').locator('button[data-format]').count()).toBe(4);
     for (const id of ['kpi-revenue', 'raw-sql']) {
       const locked = widget(frame, id);
       expect(await locked.getAttribute('data-state')).toBe('forbidden');
@@ -155,7 +155,8 @@ suite('access policies in Chromium: a widget on a hidden member', () => {
       expect(await locked.locator('[role="alert"], .widget-error').count()).toBe(0);
       expect(await locked.innerText()).not.toMatch(/orders\.|polic|403|forbidden/i);
       // Nothing to export.
-      expect(await locked.locator('button[data-format]').count()).toBe(0);
+      expect(await locked.locator('button.export-trigger').count()).toBe(0);
+      expect(await exportMenu(frame, id).locator('button[data-format]').count()).toBe(0);
     }
     const amount = widget(frame, 'f-amount');
     expect(await amount.locator('[data-testid="not-available"]').innerText()).toBe('This filter is not available to you.');
@@ -210,7 +211,7 @@ suite('access policies in Chromium: a widget on a hidden member', () => {
     expect(await frame.locator('[data-testid="not-available"]').count()).toBe(0);
     expect(await widget(frame, 'kpi-revenue').getAttribute('data-state')).toBe('ready');
     expect(await widget(frame, 'kpi-revenue').locator('.kpi-value').innerText()).toBe(money(orders2025.reduce((sum, o) => sum + o.amount, 0)));
-    await expect.poll(() => widget(frame, 'kpi-revenue').locator('button[data-format]').count()).toBe(4);
+    await expect.poll(() => exportMenu(frame, 'kpi-revenue').locator('button[data-format]').count()).toBe(4);
     // Raw SQL runs for a viewer no policy restricts.
     expect(await widget(frame, 'raw-sql').locator('[role="row"]').count()).toBe(6);
     expect(await widget(frame, 'f-amount').locator('select').isDisabled()).toBe(false);

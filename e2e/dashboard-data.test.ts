@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, demoDashboardItems, e2eAccount, openHostPage, serve, startSvc } from './embed-harness.js';
+import { bundle, demoDashboardItems, e2eAccount, exportItem, exportMenu, openHostPage, serve, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';
 
 type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; handle: Sdk.EmbedHandle; getSessionId(): Promise<string> };
@@ -66,8 +66,9 @@ suite('dashboards with real data in Chromium', () => {
   });
 
   /** Embeds a dashboard with exports allowed; every event lands in window.events. Resolves at dashboard-loaded. */
-  async function mount(publicId = 'sales-performance', extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
+  async function mount(publicId = 'sales-performance', extra: Record<string, unknown> = {}, before?: (page: Page) => void): Promise<{ page: Page; frame: Frame }> {
     const page = await openHostPage(browser.context, `${hostOrigin}/`);
+    before?.(page);
     await page.evaluate(async ({ baseUrl, publicId, extra }) => {
       const w = window as unknown as HostWindow;
       const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, allowExport: true, getSessionId: w.getSessionId, ...extra });
@@ -181,9 +182,10 @@ suite('dashboards with real data in Chromium', () => {
 
   it('exports csv, xlsx, png and pdf files that open, and tells the host without the rows', async () => {
     const { page, frame } = await mount();
-    const widget = frame.locator('[data-widget-id="by-status"]');
-    const take = async (format: string, locator = widget) => {
-      const [download] = await Promise.all([page.waitForEvent('download'), locator.locator(`button[data-format="${format}"]`).click()]);
+    // A widget's exports are behind its Export menu; the dashboard's own stay in its header.
+    const take = async (format: string, widgetId = 'by-status') => {
+      const item = widgetId === 'dashboard' ? frame.locator(`.dashboard-exports button[data-format="${format}"]`) : await exportItem(frame, widgetId, format);
+      const [download] = await Promise.all([page.waitForEvent('download'), item.click()]);
       return { download, bytes: await saved(download) };
     };
     const csv = await take('csv');
@@ -199,12 +201,12 @@ suite('dashboards with real data in Chromium', () => {
     expect(sheet[0]).toEqual(['Status', 'Orders', 'Revenue']);
     expect(sheet).toHaveLength(6);
 
-    const png = await take('png', frame.locator('[data-widget-id="by-category"]'));
+    const png = await take('png', 'by-category');
     expect([...png.bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    const pdf = await take('pdf', frame.locator('[data-widget-id="top-customers"]'));
+    const pdf = await take('pdf', 'top-customers');
     expect(pdf.bytes.subarray(0, 5).toString()).toBe('%PDF-');
 
-    const whole = await take('xlsx', frame.locator('.dashboard-exports'));
+    const whole = await take('xlsx', 'dashboard');
     expect(whole.download.suggestedFilename()).toBe('sales-performance.xlsx');
     await waitForEvent(page, 'download', 5);
     const downloads = (await events(page)).filter(([n]) => n === 'download').map(([, p]) => p as Record<string, unknown>);
@@ -214,6 +216,72 @@ suite('dashboards with real data in Chromium', () => {
     expect(downloads[3]).toMatchObject({ format: 'pdf', target: 'widget', widgetId: 'top-customers' });
     expect(downloads[4]).toMatchObject({ format: 'xlsx', target: 'dashboard', title: 'Sales performance' });
     for (const payload of downloads) expect(Object.keys(payload).sort()).not.toContain('rows');
+    await page.close();
+  });
+
+  it('draws the map widget over the world\'s country outlines, read from svc itself', async () => {
+    const requests: string[] = [];
+    const listen = (page: Page) => page.on('request', (request) => requests.push(request.url()));
+    const { page, frame } = await mount('sales-performance', {}, listen);
+    const map = frame.locator('[data-widget-id="map"]');
+    // Natural Earth 1:110m has 177 countries; each is one path of the outline layer.
+    await expect.poll(() => map.locator('svg .mark-shape.role-mark').nth(1).locator('path').count(), { timeout: 10_000 }).toBeGreaterThan(170);
+    expect(await map.locator('svg .mark-symbol.role-mark path').count()).toBeGreaterThan(0);
+    const atlas = requests.filter((url) => url.includes('countries-110m'));
+    expect(atlas).toHaveLength(1);
+    expect(atlas[0]!.startsWith(`${svc.origin}/embed/assets/`)).toBe(true);
+    await page.close();
+  });
+
+  it('puts a widget\'s four exports behind one Export menu button that the keyboard opens, walks and closes', async () => {
+    const { page, frame } = await mount();
+    const trigger = frame.locator('[data-widget-id="by-status"] button.export-trigger');
+    const menu = exportMenu(frame, 'by-status');
+    // One button per widget in its header, and no export pill beside it.
+    await expect.poll(() => trigger.count()).toBe(1);
+    expect(await frame.locator('[data-widget-id="by-status"] button[data-format]').count()).toBe(0);
+    expect(await trigger.getAttribute('aria-haspopup')).toBe('menu');
+    expect(await trigger.getAttribute('aria-expanded')).toBe('false');
+    expect(await trigger.getAttribute('aria-controls')).toBe(await menu.getAttribute('id'));
+    expect(await menu.isVisible()).toBe(false);
+    const focusedFormat = () => frame.locator(':focus').getAttribute('data-format');
+
+    await trigger.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => menu.isVisible()).toBe(true);
+    expect(await trigger.getAttribute('aria-expanded')).toBe('true');
+    expect(await menu.locator('[role="menuitem"]').allInnerTexts()).toEqual(['CSV', 'XLSX', 'PNG', 'PDF']);
+    await expect.poll(focusedFormat).toBe('csv');
+    await page.keyboard.press('ArrowDown');
+    expect(await focusedFormat()).toBe('xlsx');
+    await page.keyboard.press('End');
+    expect(await focusedFormat()).toBe('pdf');
+    await page.keyboard.press('ArrowDown');
+    expect(await focusedFormat()).toBe('csv');
+    await page.keyboard.press('ArrowUp');
+    expect(await focusedFormat()).toBe('pdf');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => menu.isVisible()).toBe(false);
+    expect(await trigger.getAttribute('aria-expanded')).toBe('false');
+    expect(await frame.locator(':focus').getAttribute('class')).toBe('export-trigger');
+
+    // ArrowUp opens on the last item; Enter on an item exports it (the host hears download) and closes the menu.
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(focusedFormat).toBe('pdf');
+    await page.keyboard.press('Home');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
+    expect(download.suggestedFilename()).toBe('orders-by-status.csv');
+    await expect.poll(() => menu.isVisible()).toBe(false);
+
+    // A click elsewhere closes an open menu; the menu is not clipped by its widget.
+    await trigger.click();
+    await expect.poll(() => menu.isVisible()).toBe(true);
+    const box = (await menu.boundingBox())!;
+    const widgetBox = (await frame.locator('[data-widget-id="by-status"]').boundingBox())!;
+    expect(box.height).toBeGreaterThan(60);
+    expect(box.x + box.width).toBeLessThanOrEqual(widgetBox.x + widgetBox.width + 1);
+    await frame.locator('#dashboard-title').click();
+    await expect.poll(() => menu.isVisible()).toBe(false);
     await page.close();
   });
 

@@ -10,7 +10,7 @@ import type { DemoOrder } from '../apps/server/src/data/data.demo-warehouse.js';
 import type { ImportAccount } from '../apps/server/src/import/import.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { freePort, startSvc } from './embed-harness.js';
+import { exportItem, freePort, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';
 
 // Issue 20, "the demo shows it": the demo account of apps/server/demo/demo.json (as `npm start` loads it) behind the
@@ -197,7 +197,7 @@ describe('the demo host switches between two customers, each reading only its ow
 
   /** Exports one widget of the embed; the file's cells as strings (CSV: papaparse; XLSX: read-excel-file). */
   async function exportWidget(page: Page, widgetId: string, format: 'csv' | 'xlsx'): Promise<string[][]> {
-    const button = embedFrame(page).locator(`[data-widget-id="${widgetId}"] button[data-format="${format}"]`);
+    const button = await exportItem(embedFrame(page), widgetId, format);
     const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
     const bytes = readFileSync((await download.path())!);
     if (format === 'csv') return Papa.parse<string[]>(bytes.toString('utf8').replace(/^\ufeff/, ''), { skipEmptyLines: true }).data;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { FastifyInstance } from 'fastify';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { buildApp } from '../apps/server/src/app.js';
 import { importFile } from '../apps/server/src/import/import.js';
 import type { AiSettings } from '../apps/server/src/data/data.ai.js';
@@ -163,4 +163,23 @@ export async function freePort(): Promise<number> {
   const { server, port } = await serve({});
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** A frame or a frame locator: what the embed's widgets are found in. */
+interface Finds {
+  locator(selector: string): Locator;
+}
+
+/**
+ * A widget's export menu (issue 22: one menu per widget). It sits in the embed's <body>, since a widget clips what
+ * overflows it, and names its widget in `data-export-for`; its items are there, hidden, while it is closed.
+ */
+export const exportMenu = (frame: Finds, widgetId: string): Locator => frame.locator(`[role="menu"][data-export-for="${widgetId}"]`);
+
+/** Opens a widget's export menu by its button, as a viewer does, and answers the menu's item for `format`. */
+export async function exportItem(frame: Finds, widgetId: string, format: string): Promise<Locator> {
+  await frame.locator(`[data-widget-id="${widgetId}"] button.export-trigger`).click();
+  const item = exportMenu(frame, widgetId).locator(`button[data-format="${format}"]`);
+  await item.waitFor({ state: 'visible' });
+  return item;
 }

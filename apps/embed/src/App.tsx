@@ -1,10 +1,7 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ActionMessage, EmbedTheme } from '@svc/protocol';
 import type { CurrentSession, Dashboard } from './api.js';
-import { ChatPanel } from './chat/ChatPanel.js';
 import type { AiQueryEvent } from '@svc/protocol';
-import { CommentPanel } from './comments/CommentPanel.js';
-import { DashboardView } from './Dashboard.js';
 import { formattersFor } from './format.js';
 import type { HostChannel } from './host.js';
 import { translator } from './i18n.js';
@@ -13,6 +10,7 @@ import type { Route, UrlOptions } from './page.js';
 import { applyThemeVariables, firstOf, parseColorScheme, parseFilter, parseLocale, parseTimezone, themeVariables } from './preferences.js';
 import type { ColorScheme, Filter } from './preferences.js';
 import type { EmbedSession } from './session.js';
+import { ChatPanel, CommentPanel, DashboardView } from './surfaces.js';
 
 export interface AppProps {
   channel: HostChannel;
@@ -87,8 +85,9 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     document.documentElement.lang = locale;
   }, [locale]);
 
-  // SPEC: `ready` first and once, when authenticated and mounted.
-  useEffect(() => {
+  // SPEC: `ready` first and once, when authenticated and mounted: at the commit (a layout effect), not after the
+  // next paint, which is when React runs plain effects.
+  useLayoutEffect(() => {
     const first = routeRef.current;
     channel.emit('svc:event:ready', {
       embedTenant: current.embedTenant, deploymentId: current.deploymentId, mode: current.mode, surface: first.surface,

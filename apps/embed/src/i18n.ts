@@ -74,6 +74,7 @@ const en = {
   asDesigned: 'As designed',
   field: 'Measure',
   askTitle: 'Ask a question',
+  exportMenu: 'Export',
   exportWidget: 'Export {title}',
   exportAs: 'Export {title} as {format}',
   exportDashboard: 'Export the dashboard',

@@ -5,21 +5,36 @@ import { App } from './App.js';
 import { createHostChannel } from './host.js';
 import { normalizePath, parseRoute, readPageConfig, readUrlOptions, stripSessionFromUrl } from './page.js';
 import { EmbedSession } from './session.js';
+import { preloadSurface } from './surfaces.js';
+import type { BootRequests } from './session.js';
 import './styles.css';
+
+/** What index.html's boot script started before this bundle ran; taken once (the token must live in EmbedSession only). */
+function takeBootRequests(): BootRequests | undefined {
+  const holder = window as { svcBoot?: BootRequests };
+  const boot = holder.svcBoot;
+  delete holder.svcBoot;
+  return boot;
+}
 
 /**
  * Boots the embed (issue 6): reads the URL, redeems the session id it carries (signed mode) or relies on the
  * console cookie (private mode), strips the id from the address, then mounts the surface. A boot that cannot
  * authenticate tells the host with a fatal `svc:event:error` (there is no `ready`: nothing was authenticated).
+ * The page's boot script (index.html) has usually begun the exchange and the first reads already (issue 22): they
+ * are adopted here, and the parts of the embed that the first paint does not show load in parallel.
  */
 async function boot(): Promise<void> {
+  const early = takeBootRequests();
   const config = readPageConfig();
   const url = readUrlOptions(new URL(location.href));
   // The `path` option of the SDK opens an in-embed path first (surfaces app and chat).
   const initialRoute = parseRoute(url.path !== undefined ? normalizePath(url.path) : location.pathname);
+  preloadSurface(initialRoute, false);
   const channel = createHostChannel(window, config.allowedOrigins, initialRoute.surface);
   const lapseListeners = new Set<() => void>();
-  const session = new EmbedSession(url.sessionId !== undefined ? 'signed' : 'private', {
+  const isSigned = early !== undefined ? early.signed : url.sessionId !== undefined;
+  const session = new EmbedSession(isSigned ? 'signed' : 'private', {
     expiring: (expiresAt, expiresInMs) => channel.emit('svc:event:session-expiring', { expiresAt, expiresInMs }),
     expired: (expiredAt) => {
       channel.emit('svc:event:session-expired', { expiredAt });
@@ -42,12 +57,16 @@ async function boot(): Promise<void> {
   };
 
   try {
-    if (url.sessionId !== undefined) await session.exchange(url.sessionId);
+    if (early?.exchange !== undefined) await session.adoptExchange(early.exchange);
+    else if (url.sessionId !== undefined) await session.exchange(url.sessionId);
+    if (early !== undefined) session.adoptReads(early.reads);
     const { session: current } = await fetchCurrentSession(session);
     if (current === null) {
       fail('This embed has no session: open it with a session id (signed embedding) or sign in to svc (private embedding).', 'EmbedAuthenticationError');
       return;
     }
+    // The comment panel is shown only to a signed embed user of an account that allows comments (App.tsx).
+    if (current.allowEmbedComments && current.embedUserId !== null) preloadSurface(initialRoute, true);
     createRoot(root).render(
       <StrictMode>
         <App channel={channel} session={session} current={current} initialRoute={initialRoute} url={url} onLapse={(listener) => { lapseListeners.add(listener); }} />

@@ -47,6 +47,19 @@ interface Grant {
   timers: Array<ReturnType<typeof setTimeout>>;
 }
 
+/** An answer the page's boot script (index.html) received before the bundle ran: its status and JSON body. */
+export interface EarlyAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** What the boot script started (window.svcBoot): the exchange (signed mode) and the first reads, keyed by path. */
+export interface BootRequests {
+  signed: boolean;
+  exchange: Promise<EarlyAnswer> | undefined;
+  reads: Record<string, { token: string | undefined; answer: Promise<EarlyAnswer> }>;
+}
+
 interface ExchangeAnswer {
   token: string;
   expiresAt: string;
@@ -74,6 +87,7 @@ export class EmbedSession {
   #grant: Grant | undefined;
   #listener: SessionListener;
   #now: () => number;
+  #early = new Map<string, { token: string | undefined; answer: Promise<EarlyAnswer> }>();
 
   constructor(mode: SessionMode, listener: SessionListener, now: () => number = Date.now) {
     this.mode = mode;
@@ -96,23 +110,28 @@ export class EmbedSession {
    * rule 1: nothing else changes). A refused id leaves the current token as it was (rule 3).
    */
   async exchange(sessionId: string): Promise<void> {
-    let response: Response;
+    await this.adoptExchange(fetch('/api/v1/embed/session/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId }),
+      credentials: 'omit',
+      cache: 'no-store',
+    }).then(async (response) => ({ status: response.status, body: await response.json().catch(() => undefined) as unknown })));
+  }
+
+  /** Completes an exchange already under way (the boot script's, or exchange()'s own request). */
+  async adoptExchange(request: Promise<EarlyAnswer>): Promise<void> {
+    let result: EarlyAnswer;
     try {
-      response = await fetch('/api/v1/embed/session/token', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ sessionId }),
-        credentials: 'omit',
-        cache: 'no-store',
-      });
+      result = await request;
     } catch (error) {
       throw new EmbedSessionExchangeError(`the session exchange could not reach svc: ${error instanceof Error ? error.message : String(error)}`, 0);
     }
-    if (!response.ok) {
-      const body = await response.json().catch(() => undefined) as { error?: { message?: string } } | undefined;
-      throw new EmbedSessionExchangeError(body?.error?.message ?? `the session exchange answered ${response.status}`, response.status);
+    if (result.status < 200 || result.status > 299) {
+      const body = result.body as { error?: { message?: string } } | undefined;
+      throw new EmbedSessionExchangeError(body?.error?.message ?? `the session exchange answered ${result.status}`, result.status);
     }
-    const answer = await response.json() as ExchangeAnswer;
+    const answer = result.body as ExchangeAnswer;
     const received = this.#now();
     const skew = clockSkewMs(answer.token, received);
     this.#install({
@@ -123,6 +142,14 @@ export class EmbedSession {
       lapsed: false,
       timers: [],
     });
+  }
+
+  /**
+   * Takes the boot script's first reads: each answers the first GET of its path made with the credential it was
+   * read with, once; a later GET (a refresh) goes to svc as usual.
+   */
+  adoptReads(reads: BootRequests['reads']): void {
+    for (const [path, read] of Object.entries(reads)) this.#early.set(path, read);
   }
 
   /** Checks the clock now (a suspended tab's timers run late): call on visibility changes and before requests. */
@@ -144,22 +171,26 @@ export class EmbedSession {
     if (grant !== undefined) headers.authorization = `Embed-Token ${grant.token}`;
     // A private embed's cookie writes must prove they come from svc's own page (server CSRF rule).
     else headers['x-requested-with'] = 'svc';
-    const response = await fetch(path, {
+    const early = this.#early.get(path);
+    this.#early.delete(path);
+    const isEarly = early !== undefined && (init.method ?? 'GET') === 'GET' && init.body === undefined && early.token === grant?.token;
+    const { status, body } = isEarly ? await early.answer : await fetch(path, {
       method: init.method ?? 'GET',
       headers,
       body: init.body === undefined ? null : JSON.stringify(init.body),
       credentials: grant === undefined ? 'same-origin' : 'omit',
       cache: 'no-store',
       signal: init.signal ?? null,
-    });
-    if (response.status === 204) return undefined as T;
-    const body = await response.json().catch(() => undefined) as (T & { error?: { code?: string; message?: string } }) | undefined;
-    if (!response.ok) {
+    }).then(async (response) => ({ status: response.status, body: response.status === 204 ? undefined : await response.json().catch(() => undefined) as unknown }));
+    init.signal?.throwIfAborted();
+    if (status === 204) return undefined as T;
+    const answer = body as (T & { error?: { code?: string; message?: string } }) | undefined;
+    if (status < 200 || status > 299) {
       // Only the token this request carried lapses: a renewal that landed meanwhile stands.
-      if (response.status === 401 && grant !== undefined && grant === this.#grant) this.#lapse(grant, this.#now());
-      throw new ApiError(response.status, body?.error?.code ?? 'error', body?.error?.message ?? `svc answered ${response.status}`);
+      if (status === 401 && grant !== undefined && grant === this.#grant) this.#lapse(grant, this.#now());
+      throw new ApiError(status, answer?.error?.code ?? 'error', answer?.error?.message ?? `svc answered ${status}`);
     }
-    return body as T;
+    return answer as T;
   }
 
   /** Stops the timers (the page is going away). */

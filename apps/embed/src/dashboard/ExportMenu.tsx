@@ -1,3 +1,5 @@
+import { useEffect, useId, useRef, useState } from 'react';
+import { createPortal } from 'react-dom';
 import type { WidgetData } from '../api.js';
 import { useDashboardData } from './data.js';
 import type { RenderedChart } from './vega.js';
@@ -10,10 +12,59 @@ export interface ExportMenuProps {
   chart: React.RefObject<RenderedChart | undefined>;
 }
 
-/** A widget's exports (shown only with `allowExport=true`): the file is made here; the host hears `download`. */
+const FORMATS = ['csv', 'xlsx', 'png', 'pdf'] as const;
+type ExportFormat = (typeof FORMATS)[number];
+
+/**
+ * A widget's exports (shown only with `allowExport=true`) behind one button, as Metabase and Looker do (issue 22):
+ * the WAI-ARIA menu button. Enter, Space or ArrowDown open the menu on its first item, ArrowUp on its last;
+ * arrows, Home and End move; Escape closes it and gives the focus back to the button; Tab or a click elsewhere
+ * closes it. The file is made here; the host hears `download`.
+ */
 export function ExportMenu({ widgetId, title, data, frame, chart }: ExportMenuProps) {
   const { t, onDownload, onError } = useDashboardData();
-  const run = (format: 'csv' | 'xlsx' | 'png' | 'pdf') => {
+  const [open, setOpen] = useState(false);
+  // In <body>, fixed under the button: a widget clips what overflows it (and the grid moves widgets by transforms).
+  const [place, setPlace] = useState({ top: 0, right: 0 });
+  const menuId = useId();
+  const button = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+  const items = () => [...(menu.current?.querySelectorAll<HTMLButtonElement>('[role="menuitem"]') ?? [])];
+
+  const show = (focus: 'first' | 'last') => {
+    const box = button.current!.getBoundingClientRect();
+    setPlace({ top: box.bottom + 2, right: document.documentElement.clientWidth - box.right });
+    setOpen(true);
+    // The items are in the DOM (hidden) already: focus one once the menu shows.
+    requestAnimationFrame(() => {
+      const all = items();
+      (focus === 'first' ? all[0] : all[all.length - 1])?.focus();
+    });
+  };
+  const close = (refocus: boolean) => {
+    setOpen(false);
+    if (refocus) button.current?.focus();
+  };
+
+  useEffect(() => {
+    if (!open) return;
+    const onPointer = (event: PointerEvent) => {
+      if (!menu.current?.contains(event.target as Node) && !button.current?.contains(event.target as Node)) setOpen(false);
+    };
+    // The menu is placed once: a scroll or a resize closes it rather than leave it behind.
+    const onMove = () => setOpen(false);
+    document.addEventListener('pointerdown', onPointer);
+    window.addEventListener('scroll', onMove, true);
+    window.addEventListener('resize', onMove);
+    return () => {
+      document.removeEventListener('pointerdown', onPointer);
+      window.removeEventListener('scroll', onMove, true);
+      window.removeEventListener('resize', onMove);
+    };
+  }, [open]);
+
+  const run = (format: ExportFormat) => {
+    close(true);
     import('./exports.js').then(async (exports) => {
       const body = frame.current?.querySelector<HTMLElement>('.widget-body') ?? frame.current!;
       if (format === 'csv') return onDownload({ format, target: 'widget', widgetId, title, rowCount: exports.downloadCsv({ title, data }) });
@@ -22,13 +73,47 @@ export function ExportMenu({ widgetId, title, data, frame, chart }: ExportMenuPr
       return onDownload({ format, target: 'widget', widgetId, title });
     }).catch((error: unknown) => onError(error, 'download'));
   };
+
+  const onButtonKey = (event: React.KeyboardEvent) => {
+    if (event.key === 'ArrowDown' || event.key === 'Enter' || event.key === ' ') {
+      event.preventDefault();
+      show('first');
+    } else if (event.key === 'ArrowUp') {
+      event.preventDefault();
+      show('last');
+    }
+  };
+  const onMenuKey = (event: React.KeyboardEvent) => {
+    const all = items();
+    const at = all.indexOf(document.activeElement as HTMLButtonElement);
+    const move = (index: number) => {
+      event.preventDefault();
+      all[(index + all.length) % all.length]?.focus();
+    };
+    if (event.key === 'ArrowDown') move(at + 1);
+    else if (event.key === 'ArrowUp') move(at - 1);
+    else if (event.key === 'Home') move(0);
+    else if (event.key === 'End') move(all.length - 1);
+    else if (event.key === 'Escape') {
+      event.preventDefault();
+      close(true);
+    } else if (event.key === 'Tab') close(false);
+  };
+
   return (
-    <div className="export-menu" role="group" aria-label={t('exportWidget', { title })} data-export-skip="true">
-      {(['csv', 'xlsx', 'png', 'pdf'] as const).map((format) => (
-        <button key={format} type="button" className="export" data-format={format} onClick={() => run(format)} aria-label={t('exportAs', { title, format: format.toUpperCase() })}>
-          {format.toUpperCase()}
-        </button>
-      ))}
+    <div className="export-menu" data-export-skip="true">
+      <button ref={button} type="button" className="export-trigger" aria-haspopup="menu" aria-expanded={open} aria-controls={menuId}
+        aria-label={t('exportWidget', { title })} onClick={() => (open ? close(false) : show('first'))} onKeyDown={onButtonKey}>
+        {t('exportMenu')} <span aria-hidden="true">▾</span>
+      </button>
+      {createPortal(<div ref={menu} id={menuId} role="menu" className="export-items" data-export-for={widgetId} aria-label={t('exportWidget', { title })} hidden={!open} style={place} onKeyDown={onMenuKey}>
+        {FORMATS.map((format) => (
+          <button key={format} type="button" role="menuitem" tabIndex={-1} className="export" data-format={format} onClick={() => run(format)}
+            aria-label={t('exportAs', { title, format: format.toUpperCase() })}>
+            {format.toUpperCase()}
+          </button>
+        ))}
+      </div>, document.body)}
     </div>
   );
 }

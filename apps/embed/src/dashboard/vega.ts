@@ -6,6 +6,9 @@
 import embed from 'vega-embed';
 import type { VisualizationSpec } from 'vega-embed';
 import { expressionInterpreter } from 'vega-interpreter';
+// Natural Earth's countries at 1:110m as TopoJSON (world-atlas, 108 KB, 38 KB gzip): a file of the build, served by
+// svc under /embed/assets/ with the rest (the page's CSP lets it fetch from svc only), fetched by the first map.
+import worldUrl from 'world-atlas/countries-110m.json?url';
 import type { ResultColumn, WidgetData } from '../api.js';
 
 type Spec = Record<string, unknown>;
@@ -29,8 +32,11 @@ function axisFormat(column: ResultColumn): Spec {
 
 const timeUnits: Record<string, string> = { year: 'utcyear', quarter: 'utcyearquarter', month: 'utcyearmonth', week: 'utcyearmonthdate', day: 'utcyearmonthdate', hour: 'utcyearmonthdatehours' };
 
-/** A chart from the columns alone: a line over time, bars by a dimension, bars coloured by a second one. */
-export function defaultSpec(data: WidgetData, kind: string | null | undefined): Spec {
+/**
+ * A chart from the columns alone: a line over time, bars by a dimension, bars coloured by a second one; a map's
+ * points over the world's country outlines (`ink` is the text colour the outlines are drawn in).
+ */
+export function defaultSpec(data: WidgetData, kind: string | null | undefined, ink = '#888888'): Spec {
   const measures = data.columns.filter((c) => c.kind === 'measure');
   const time = data.columns.find((c) => c.type === 'time');
   const dimensions = data.columns.filter((c) => c.kind === 'dimension' && c !== time);
@@ -42,7 +48,11 @@ export function defaultSpec(data: WidgetData, kind: string | null | undefined): 
     return {
       projection: { type: 'equalEarth' },
       layer: [
-        { data: { graticule: { step: [30, 30] } }, mark: { type: 'geoshape', stroke: 'currentColor', strokeOpacity: 0.15, fill: null } },
+        { data: { graticule: { step: [30, 30] } }, mark: { type: 'geoshape', stroke: ink, strokeOpacity: 0.12, fill: null } },
+        {
+          data: { url: worldUrl, format: { type: 'topojson', feature: 'countries' } },
+          mark: { type: 'geoshape', fill: ink, fillOpacity: 0.1, stroke: ink, strokeOpacity: 0.35, strokeWidth: 0.5 },
+        },
         {
           mark: { type: 'circle', opacity: 0.7, color: 'var(--svc-primary, #2f6fdd)' },
           encoding: {
@@ -98,9 +108,9 @@ export async function renderChart(element: HTMLElement, snapshotSpec: unknown, d
     return [column.name, column.type === 'time' && typeof value === 'string' ? `${value.slice(0, 19)}Z` : value];
   })));
   const given = typeof snapshotSpec === 'string' ? (JSON.parse(snapshotSpec) as Spec) : (snapshotSpec as Spec | null | undefined);
-  const base = given && Object.keys(given).length > 0 ? given : defaultSpec(data, kind);
-  const isVega = typeof base.$schema === 'string' && /\/vega\/v\d/.test(base.$schema);
   const color = getComputedStyle(element).color;
+  const base = given && Object.keys(given).length > 0 ? given : defaultSpec(data, kind, color);
+  const isVega = typeof base.$schema === 'string' && /\/vega\/v\d/.test(base.$schema);
   const config = { background: null, view: { stroke: null }, axis: { labelColor: color, titleColor: color, gridOpacity: dark ? 0.2 : 0.6 }, legend: { labelColor: color, titleColor: color }, title: { color } };
   let spec: Spec;
   if (isVega) {

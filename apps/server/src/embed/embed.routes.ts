@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { consoleCookieOf } from '../http/http.auth.js';
 import type { ServiceContext } from '../core/core.context.js';
-import { describeEmbedPage, embedContentSecurityPolicy, renderEmbedHtml } from './embed.service.js';
+import { bootScriptHashes, describeEmbedPage, embedContentSecurityPolicy, renderEmbedHtml } from './embed.service.js';
 import type { EmbedPageRequest } from './embed.service.js';
 
 /** Where `npm run build` puts apps/embed (Vite): index.html and content-hashed assets/. */
@@ -63,6 +63,7 @@ export function embedRoutes(ctx: ServiceContext, assets: EmbedAssets = {}): Fast
     const indexFile = join(distDir, 'index.html');
     const assetsDir = join(distDir, 'assets');
     const template = existsSync(indexFile) ? readFileSync(indexFile, 'utf8') : undefined;
+    const scriptHashes = template === undefined ? [] : bootScriptHashes(template);
     if (existsSync(assetsDir)) {
       await app.register(fastifyStatic, {
         root: assetsDir,
@@ -85,7 +86,7 @@ export function embedRoutes(ctx: ServiceContext, assets: EmbedAssets = {}): Fast
       const sessionId = typeof given === 'string' ? given : undefined;
       const config = await describeEmbedPage(ctx, { ...named, sessionId, consoleCookie: consoleCookieOf(request) });
       reply
-        .header('content-security-policy', embedContentSecurityPolicy(config.allowedOrigins))
+        .header('content-security-policy', embedContentSecurityPolicy(config.allowedOrigins, scriptHashes))
         .header('cache-control', 'no-store')
         // The URL carries a single-use session id until the page strips it: never hand it on as a referrer.
         .header('referrer-policy', 'no-referrer')

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { digestSecret } from '../accounts/accounts.keys.js';
 import { CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
 import { findAccountOfConsoleDigest, findAccountOfDeployment, findEmbedAccountSettings } from '../accounts/accounts.store.js';
@@ -54,7 +55,8 @@ export async function describeEmbedPage(ctx: ServiceContext, request: EmbedPageR
 /**
  * The page's Content-Security-Policy. `frame-ancestors` lists exactly the allowed origins ('none' when there are
  * none: an account that allowed no host cannot be framed at all). Scripts, styles and requests stay on svc's
- * own origin; the page's config travels as inert JSON, so no inline script is needed.
+ * own origin; the page's config travels as inert JSON. The one inline script, index.html's boot script (it starts
+ * the session exchange before the bundle arrives), is allowed by its hash alone (`bootScriptHashes`).
  *
  * `frame-src 'self'` is what keeps an APP dashboard's code from sending data away by navigating its own frame
  * (`location.href = 'https://elsewhere/?' + data`): a frame cannot be stopped from navigating itself (CSP
@@ -64,11 +66,11 @@ export async function describeEmbedPage(ctx: ServiceContext, request: EmbedPageR
  * (e2e/app-sandbox.test.ts). `default-src 'self'` implied it; it is named so that a looser default cannot reopen
  * that path. Chromium still opens a connection to the refused host, so its name is looked up (docs/security.md).
  */
-export function embedContentSecurityPolicy(allowedOrigins: readonly string[]): string {
+export function embedContentSecurityPolicy(allowedOrigins: readonly string[], scriptHashes: readonly string[] = []): string {
   const ancestors = allowedOrigins.length === 0 ? "'none'" : allowedOrigins.join(' ');
   return [
     "default-src 'self'",
-    "script-src 'self'",
+    ['script-src', "'self'", ...scriptHashes.map((hash) => `'${hash}'`)].join(' '),
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "connect-src 'self'",
@@ -86,4 +88,21 @@ export function embedContentSecurityPolicy(allowedOrigins: readonly string[]): s
 export function renderEmbedHtml(template: string, config: EmbedPageConfig): string {
   const json = JSON.stringify(config).replace(/</g, '\\u003c');
   return template.replace('</head>', `<script id="svc-embed-config" type="application/json">${json}</script></head>`);
+}
+
+/**
+ * The CSP source of each inline classic script of the built index.html (`sha256-<base64>` of its text, as the
+ * browser hashes it): the boot script. A script with `src` or a non-script `type` (the config's JSON) needs none.
+ *
+ * @example
+ * bootScriptHashes('<script id="svc-boot">go()</script>'); // ['sha256-…']
+ */
+export function bootScriptHashes(template: string): string[] {
+  const hashes: string[] = [];
+  for (const match of template.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)) {
+    const attributes = match[1]!;
+    if (/\ssrc=/.test(attributes) || /\stype=/.test(attributes)) continue;
+    hashes.push(`sha256-${createHash('sha256').update(match[2]!, 'utf8').digest('base64')}`);
+  }
+  return hashes;
 }

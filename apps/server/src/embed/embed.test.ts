@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -10,15 +11,23 @@ import type { SeededAccount } from '../../test/factory.js';
 import { importFile, ImportError } from '../import/import.js';
 import { buildApp } from '../app.js';
 import { EMBED_DIST } from './embed.routes.js';
-import { renderEmbedHtml } from './embed.service.js';
+import { bootScriptHashes, renderEmbedHtml } from './embed.service.js';
 
 const PASSWORD = 'correct horse battery staple';
 const ORIGINS_A = ['https://host-a.test', 'http://localhost:5173'];
 const ORIGINS_B = ['https://host-b.test'];
 
+/** The built page's boot script (index.html), the one inline script the policy allows, by its hash. */
+const bootScript = (html: string): string => {
+  const match = /<script id="svc-boot">([\s\S]*?)<\/script>/.exec(html);
+  if (!match) throw new Error('no svc-boot script in the page: run npm run build');
+  return match[1]!;
+};
+const BOOT_HASH = `sha256-${createHash('sha256').update(bootScript(readFileSync(join(EMBED_DIST, 'index.html'), 'utf8'))).digest('base64')}`;
+
 /** The whole policy for a page framed by `ancestors` (a space-separated list, or 'none'). */
 const cspFor = (ancestors: string) => [
-  "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:", "connect-src 'self'",
+  "default-src 'self'", `script-src 'self' '${BOOT_HASH}'`, "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:", "connect-src 'self'",
   "font-src 'self' data:", "object-src 'none'", "frame-src 'self'", "child-src 'self'", "base-uri 'none'", "form-action 'none'",
   `frame-ancestors ${ancestors}`,
 ].join('; ');
@@ -227,6 +236,15 @@ describeEachDialect('embed pages', (t) => {
       expect(embedConfig(res.body)).toEqual({ allowedOrigins: ORIGINS_A });
       expect(res.body.indexOf('id="svc-embed-config"')).toBeLessThan(res.body.indexOf('</head>'));
       expect(embedConfig((await app.inject({ url: '/embed/chat' })).body)).toEqual({ allowedOrigins: [] });
+    });
+
+    it('allows the boot script by its hash and no other inline script: the config JSON is inert', async () => {
+      const res = await app.inject({ url: `/embed/dashboard/${ids.a}` });
+      const policy = String(res.headers['content-security-policy']);
+      expect(/(?:^|; )script-src ([^;]*)/.exec(policy)?.[1]).toBe(`'self' '${BOOT_HASH}'`);
+      expect(bootScript(res.body)).toContain('/api/v1/embed/session/token');
+      expect(bootScriptHashes(res.body)).toEqual([BOOT_HASH]);
+      expect(/(?:^|; )script-src [^;]*unsafe/.test(policy)).toBe(false);
     });
 
     it('serves a hashed script under /embed/assets/ with a year of immutable caching', async () => {
