@@ -251,7 +251,7 @@ onSubmit('filter-form', ({ view, dimension, value }) => {
   try {
     parsed = JSON.parse(String(value));
   } catch (error) {
-    log('error', 'set-filter: the value is not valid JSON (try ["paid"], "paid" or 42)', { value, reason: error instanceof Error ? error.message : String(error) });
+    log('error', 'set-filter: the value is not valid JSON (try ["completed"], "completed" or 42)', { value, reason: error instanceof Error ? error.message : String(error) });
     return;
   }
   act('set-filter', { filterUrlParameter: `f_${v}.${d}=${JSON.stringify(parsed)}` }, (h) => h.setFilter(v, d, parsed));
