@@ -236,7 +236,7 @@ onSubmit('locale-form', ({ locale }) => {
 
 onSubmit('timezone-form', ({ timezone }) => {
   const tz = String(timezone);
-  const note = /^[+-]\d{2}:?\d{2}$/.test(tz) ? ' (a bare offset: SPEC says the embed ignores it)' : '';
+  const note = /^[+-]\d{2}:?\d{2}$/.test(tz) ? ' (a bare offset: the embed ignores it and takes IANA names only)' : '';
   act(`set-timezone${note}`, { timezone: tz }, (h) => h.setTimezone(tz));
 });
 
