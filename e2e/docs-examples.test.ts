@@ -21,6 +21,8 @@ import type { RunningSvc } from './embed-harness.js';
 const ROOT = new URL('../', import.meta.url);
 const DOCUMENTS = ['README.md', ...readdirSync(new URL('docs/', ROOT)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
 const DEMO_FILE = new URL('apps/server/demo/demo.json', ROOT);
+/** The demo account's admin key: public, it is in demo.json. */
+const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
 /** The base URLs the docs use for the svc of `npm start`. */
 const DOCUMENTED_BASE = /(?:https?:\/\/)?(?:localhost|127\.0\.0\.1):3000/g;
 const MARKER = /^<!-- docs-check: (skip|import)(?::\s*(.*?))?\s*-->$/;
@@ -140,5 +142,51 @@ shellSuite.each(curlDocuments)('the curl examples of %s, against the demo', (doc
       stderr = `${failed.stderr ?? ''}\n--- stdout\n${failed.stdout ?? ''}`;
     }
     expect(stderr, 'the block after the last "docs-check: <file>:<line>" failed').toBe('');
+  });
+});
+
+/** The publicIds the docs name, but those an import example of the docs defines for itself. */
+function namedDashboards(): string[] {
+  const own = new Set(blocks.filter((b) => b.mark?.kind === 'import').flatMap((b) => [...b.text.matchAll(/"publicId":\s*"([A-Za-z0-9_-]+)"/g)].map((m) => m[1]!)));
+  const named = DOCUMENTS.flatMap((document) => [...readFileSync(new URL(document, ROOT), 'utf8').matchAll(/(?:embed\/dashboard\/|publicId["']?:\s*["']|dashboards["']?:\s*\[\s*["'])([A-Za-z0-9_-]+)/g)].map((m) => m[1]!));
+  return [...new Set(named)].filter((id) => !own.has(id)).sort();
+}
+
+describe('the dashboards the docs name, in the demo', () => {
+  let svc: RunningSvc;
+  beforeAll(async () => {
+    const demo = JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as { accounts: ImportAccount[] };
+    svc = await startSvc({ account: demo.accounts[0]! });
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it('are there, published and embeddable, and every CHART widget of each answers rows to a customer viewer', async () => {
+    const ids = namedDashboards();
+    expect(ids).toEqual(['company-overview', 'q1-review', 'sales-performance']);
+    const minted = await fetch(`${svc.origin}/api/v1/embed/generate-session`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${DEMO_ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ deploymentId: svc.refs.prod, externalId: 'ann-1', embedTenantName: 'customer-a', securityContext: { tenant: 'customer-a' }, dashboards: ids }),
+    });
+    expect(minted.status).toBe(200);
+    const { sessionId } = (await minted.json()) as { sessionId: string };
+    const exchanged = await fetch(`${svc.origin}/api/v1/embed/session/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }) });
+    const { token } = (await exchanged.json()) as { token: string };
+    const headers = { authorization: `Embed-Token ${token}`, 'content-type': 'application/json' };
+    for (const id of ids) {
+      const read = await fetch(`${svc.origin}/api/v1/embed/dashboard/${id}`, { headers });
+      expect(read.status, id).toBe(200);
+      const dashboard = (await read.json()) as { config: { widgets: Array<{ id: string; type: string }> } };
+      const charts = dashboard.config.widgets.filter((w) => w.type === 'CHART');
+      expect(charts.length, id).toBeGreaterThan(0);
+      for (const widget of charts) {
+        const data = await fetch(`${svc.origin}/api/v1/embed/dashboard/${id}/widgets/${widget.id}/data`, { method: 'POST', headers, body: '{}' });
+        const body = (await data.json()) as { rows?: unknown[] };
+        expect([data.status, `${id}/${widget.id}`]).toEqual([200, `${id}/${widget.id}`]);
+        expect(body.rows!.length, `${id}/${widget.id}`).toBeGreaterThan(0);
+      }
+    }
   });
 });
