@@ -24,12 +24,16 @@ const HOST_PAGE = `<!doctype html><html><body style="margin:0">
 
 const ARTIFACTS = 'e2e/artifacts';
 
-/** A copy of it whose revenue-by-category widget asks for a member no view declares. */
+/**
+ * A copy of it whose revenue-by-category widget asks for a member no view declares, and whose top-customers widget
+ * has a report snapshot with no query at all (as the demo's q1-review once had).
+ */
 function brokenItems(): unknown[] {
   const [workbook, folder] = structuredClone(demoDashboardItems()) as Array<Record<string, unknown>>;
-  const dashboard = workbook!.dashboard as { publicId: string; reportSnapshots: Array<{ report: string; meta: { query: { measures: string[] } } }> };
+  const dashboard = workbook!.dashboard as { publicId: string; reportSnapshots: Array<{ report: string; meta: { query?: { measures: string[] } } }> };
   dashboard.publicId = 'sales-broken';
-  dashboard.reportSnapshots[3]!.meta.query.measures = ['orders.profit'];
+  dashboard.reportSnapshots[3]!.meta.query!.measures = ['orders.profit'];
+  dashboard.reportSnapshots[4]!.meta = {};
   for (const snapshot of dashboard.reportSnapshots) snapshot.report = `${snapshot.report}-b`;
   const reports = (folder!.children as Array<{ ref: string }>).map((report) => ({ ...report, ref: `${report.ref}-b` }));
   return [{ ...workbook, ref: 'wb-broken' }, { ...folder, ref: 'f-broken', name: 'Broken reports', children: reports }];
@@ -330,13 +334,22 @@ suite('dashboards with real data in Chromium', () => {
     await page.close();
   });
 
-  it('a broken widget shows its error and reports it; the others render and dashboard-loaded still comes', async () => {
+  it('a broken widget shows the viewer a friendly sentence, never the internal text, and sends the detail to the host; the others render and dashboard-loaded still comes', async () => {
     const { page, frame } = await mount('sales-broken');
-    const errors = (await events(page)).filter(([n]) => n === 'error').map(([, p]) => p as { context: string; fatal: boolean; message: string });
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({ context: 'widget:by-category', fatal: false });
-    expect(errors[0]!.message).toMatch(/orders\.profit/);
-    expect(await frame.locator('[data-widget-id="by-category"] [role="alert"]').count()).toBe(1);
+    const errors = (await events(page)).filter(([n]) => n === 'error').map(([, p]) => p as { context: string; fatal: boolean; message: string; name: string });
+    expect(errors.map((e) => e.context).sort()).toEqual(['widget:by-category', 'widget:top-customers']);
+    const byContext = new Map(errors.map((e) => [e.context, e]));
+    expect(byContext.get('widget:by-category')).toMatchObject({ fatal: false, name: 'ApiError' });
+    expect(byContext.get('widget:by-category')!.message).toMatch(/orders\.profit/);
+    expect(byContext.get('widget:top-customers')).toMatchObject({ fatal: false, name: 'ApiError' });
+    expect(byContext.get('widget:top-customers')!.message).toMatch(/^report snapshot \d+ has neither meta\.query nor sqlQuery$/);
+    for (const id of ['by-category', 'top-customers']) {
+      const alert = frame.locator(`[data-widget-id="${id}"] [role="alert"]`);
+      expect(await alert.count()).toBe(1);
+      expect(await alert.innerText()).toBe('This widget could not load its data.');
+    }
+    const shown = await frame.locator('body').innerText();
+    for (const internal of ['orders.profit', 'meta.query', 'sqlQuery', 'report snapshot']) expect(shown).not.toContain(internal);
     expect(await frame.locator('[data-widget-id="trend"] svg .mark-symbol.role-mark path').count()).toBe(24);
     expect(await kpi(frame, 'kpi-orders')).toMatch(/^\d/);
     await page.close();

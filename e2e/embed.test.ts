@@ -207,9 +207,9 @@ suite('the embed runtime in Chromium', () => {
   it('shows filters pushed with set-filter (value, list, range; null clears) and reports a malformed one', async () => {
     const page = await hostPage();
     const frame = await mount(page, { locale: 'en-US' });
-    await act(page, "setFilter('orders', 'status', ['paid', 'shipped'])");
+    await act(page, "setFilter('orders', 'status', ['completed', 'shipped'])");
     await act(page, "setFilter('orders', 'amount', { gte: 1000, lte: 5000 })");
-    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts()).toEqual(['orders.status: paid, shipped\n×', 'orders.amount: 1,000 – 5,000\n×']);
+    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts()).toEqual(['orders.status: completed, shipped\n×', 'orders.amount: 1,000 – 5,000\n×']);
     await act(page, "setFilter('orders', 'status', null)");
     await expect.poll(() => frame.locator('.filter-chip').count()).toBe(1);
     await page.evaluate(() => { (window as unknown as HostWindow).handle.setFilter('orders', 'status; drop', 1); });
@@ -268,7 +268,7 @@ suite('the embed runtime in Chromium', () => {
   it('set-session before the lapse swaps the token invisibly: filters and an unsaved comment draft stay; a refused id keeps the embed working', async () => {
     const page = await hostPage();
     const frame = await mount(page);
-    await act(page, "setFilter('orders', 'status', 'paid')");
+    await act(page, "setFilter('orders', 'status', 'completed')");
     const draft = frame.getByLabel('New comment');
     await draft.fill('half-written thought');
     expect(await page.evaluate(() => (window as unknown as HostWindow).handle.setSession().then(() => 'confirmed'))).toBe('confirmed');
@@ -425,7 +425,7 @@ suite('the embed runtime in Chromium', () => {
     // Every renewal the SDK tries is refused, so the session really lapses.
     await page.evaluate(() => { (window as unknown as HostWindow).nextIds = ['ses_refused_1', 'ses_refused_2', 'ses_refused_3', 'ses_refused_4']; });
     await frame.evaluate(() => { (window as unknown as { notReloaded: boolean }).notReloaded = true; });
-    await act(page, "setFilter('orders', 'status', 'paid')");
+    await act(page, "setFilter('orders', 'status', 'completed')");
     await expect.poll(() => names(page), { timeout: 15_000 }).toContain('session-expiring');
     const expiring = await arrivalOf(page, 'session-expiring');
     const lead = SHORT.tokenTtlMs / 48;
@@ -451,7 +451,7 @@ suite('the embed runtime in Chromium', () => {
   it('is renewed by the SDK on session-expiring with one fresh id: the swap is invisible and no session-expired follows', async () => {
     const page = await shortHostPage();
     const frame = await mount(page, {}, 'sales-e2e', shortSvc);
-    await act(page, "setFilter('orders', 'status', 'paid')");
+    await act(page, "setFilter('orders', 'status', 'completed')");
     await expect.poll(() => names(page), { timeout: 15_000 }).toContain('session-expiring');
     const expiring = await arrivalOf(page, 'session-expiring');
     await expect.poll(() => page.evaluate(() => (window as unknown as HostWindow).minted)).toBe(2);

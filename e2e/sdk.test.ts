@@ -170,13 +170,13 @@ suite('@svc/embed-sdk in Chromium', () => {
     expect(await named(page, 'a', 'ready')).toEqual([expect.objectContaining({ publicId: 'sales-e2e', mode: 'signed', embedTenant: 'customer-a' })]);
     await page.evaluate(() => {
       const h = (window as unknown as HostWindow).handles.a!;
-      h.setFilter('orders', 'status', ['paid']);
+      h.setFilter('orders', 'status', ['completed']);
       h.setColorScheme('dark');
       h.refresh();
     });
     const frame = embedFrame(page, svc.origin, 'sales-e2e');
     // The embed applied each action it was sent: a filter chip, the dark scheme, and a second load.
-    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts(), { timeout: 15_000 }).toEqual(['orders.status: paid\n×']);
+    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts(), { timeout: 15_000 }).toEqual(['orders.status: completed\n×']);
     await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
     await expect.poll(async () => (await named(page, 'a', 'dashboard-loaded')).length, { timeout: 15_000 }).toBe(2);
     await page.close();

@@ -408,7 +408,7 @@ export function renderPage({ svcUrl, publicId, deploymentId, customers }) {
           <label for="filter-dimension">Dimension</label>
           <input id="filter-dimension" name="dimension" type="text" value="status" required>
           <label for="filter-value">Value (JSON)</label>
-          <input id="filter-value" name="value" type="text" value='["paid"]' required spellcheck="false">
+          <input id="filter-value" name="value" type="text" value='["completed"]' required spellcheck="false">
           <button type="submit">Set filter</button>
         </fieldset>
       </form>

@@ -236,7 +236,7 @@ onSubmit('locale-form', ({ locale }) => {
 
 onSubmit('timezone-form', ({ timezone }) => {
   const tz = String(timezone);
-  const note = /^[+-]\d{2}:?\d{2}$/.test(tz) ? ' (a bare offset: SPEC says the embed ignores it)' : '';
+  const note = /^[+-]\d{2}:?\d{2}$/.test(tz) ? ' (a bare offset: the embed ignores it and takes IANA names only)' : '';
   act(`set-timezone${note}`, { timezone: tz }, (h) => h.setTimezone(tz));
 });
 
@@ -251,7 +251,7 @@ onSubmit('filter-form', ({ view, dimension, value }) => {
   try {
     parsed = JSON.parse(String(value));
   } catch (error) {
-    log('error', 'set-filter: the value is not valid JSON (try ["paid"], "paid" or 42)', { value, reason: error instanceof Error ? error.message : String(error) });
+    log('error', 'set-filter: the value is not valid JSON (try ["completed"], "completed" or 42)', { value, reason: error instanceof Error ? error.message : String(error) });
     return;
   }
   act('set-filter', { filterUrlParameter: `f_${v}.${d}=${JSON.stringify(parsed)}` }, (h) => h.setFilter(v, d, parsed));

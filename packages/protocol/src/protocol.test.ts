@@ -22,7 +22,7 @@ const ACTION_SAMPLES: { [K in keyof ActionPayloads]: ActionPayloads[K] } = {
   'svc:action:set-theme': { primaryColor: '#2255ff', borderRadius: 8, font: 'Inter', cardShadow: 'none' },
   'svc:action:set-locale': { locale: 'pt-BR' },
   'svc:action:set-timezone': { timezone: 'Europe/Lisbon' },
-  'svc:action:set-filter': { filterUrlParameter: 'f_orders.status=["paid"]' },
+  'svc:action:set-filter': { filterUrlParameter: 'f_orders.status=["completed"]' },
   'svc:action:navigate': { path: '/embed/d/7/app/workbook/3' },
   'svc:action:refresh': {},
   'svc:action:set-session': { sessionId: 'ses_abc' },

@@ -219,10 +219,10 @@ function ChartWidget({ widget, snapshot, title, settle }: { widget: DashboardWid
   if (snapshot === undefined) body = <p className="widget-empty">{t('widgetNoData')}</p>;
   else if (state.state === 'loading') body = <p className="widget-loading" role="status">{t('loading')}</p>;
   else if (state.state === 'forbidden') body = <NotAvailable message={t('widgetForbidden')} />;
-  else if (state.state === 'failed' || renderError !== undefined) {
-    const error = state.state === 'failed' ? state.error : renderError;
-    body = <p className="widget-error" role="alert">{t('widgetError')} <span className="detail">{error instanceof Error ? error.message : String(error)}</span></p>;
-  } else if (data!.rows.length === 0) body = <p className="widget-empty">{t('widgetEmpty')}</p>;
+  // The viewer reads one friendly sentence, never svc's or the chart library's text: that detail went to the host
+  // in a non-fatal `svc:event:error` (context `widget:<id>`); svc logs a failure of its own (a 422 or 5xx).
+  else if (state.state === 'failed' || renderError !== undefined) body = <p className="widget-error" role="alert">{t('widgetError')}</p>;
+  else if (data!.rows.length === 0) body = <p className="widget-empty">{t('widgetEmpty')}</p>;
   else {
     const props: ChartProps = { widgetId: widget.id, snapshot, data: data!, locale: format.locale, dark, onRendered: settle, onDrill, onFailed, chartRef: chart };
     const kind = snapshot.kind ?? 'table';

@@ -85,16 +85,33 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 }
 
 /**
- * Installs the single error handler and the 404 handler that produce the error body everywhere. 5xx failures are
- * logged to `failures` when given (Fastify then has no logger of its own), else to the request's logger.
+ * How an error answer is logged, if at all. 5xx is svc's own failure (`error`). A 422 `invalid_query` is a query
+ * svc was given or has stored but could not run (a report snapshot with no query, SQL the warehouse refused): the
+ * viewer of an embedded dashboard only sees a friendly sentence, so the detail must reach the operator (`warn`).
+ * Every other 4xx is the caller's mistake, told to the caller in the body, and not logged.
+ *
+ * @example logLevelOf(new AppError('invalid_query', 'report snapshot 15 has neither meta.query nor sqlQuery')) // 'warn'
+ */
+export function logLevelOf(error: AppError): 'error' | 'warn' | undefined {
+  if (error.status >= 500) return 'error';
+  if (error.code === 'invalid_query') return 'warn';
+  return undefined;
+}
+
+/**
+ * Installs the single error handler and the 404 handler that produce the error body everywhere. Failures (see
+ * `logLevelOf`) are logged to `failures` when given (Fastify then has no logger of its own), else to the request's
+ * logger, with the error's detail.
  */
 export function registerErrorHandling(app: FastifyInstance, failures?: Logger): void {
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) {
+    const level = logLevelOf(appError);
+    if (level !== undefined) {
+      const message = level === 'error' ? 'request failed' : 'query could not run';
       // request.log is bound to the request id; a failures-only logger is given it here.
-      if (failures === undefined) request.log.error({ err: error }, 'request failed');
-      else failures.error({ reqId: request.id, err: error }, 'request failed');
+      if (failures === undefined) request.log[level]({ err: error }, message);
+      else failures[level]({ reqId: request.id, err: error }, message);
     }
     return reply.status(appError.status).send(errorBody(appError));
   });

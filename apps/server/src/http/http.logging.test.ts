@@ -129,4 +129,39 @@ describe('logging at warn and above', () => {
       await app.close();
     }
   });
+
+  it('logs the detail of a query svc could not run (a broken report snapshot: 422 to the caller) at warn, with the request id', async () => {
+    const { lines, stream } = captureLog();
+    const db = openDatabase('sqlite::memory:');
+    await migrateToLatest(db);
+    const app = await buildApp({ db, logger: { level: 'warn', stream } });
+    try {
+      const publicId = `broken-${Date.now()}`;
+      const s = await seedAccount(db.kysely, {
+        users: [{ ref: 'alice', role: 'admin' }],
+        deployments: [{ ref: 'prod', name: 'P', items: [
+          { ref: 'rp', type: 'REPORT', name: 'R', createdBy: 'alice' },
+          { ref: 'wb', type: 'WORKBOOK', name: 'W', createdBy: 'alice', dashboard: {
+            publicId, status: 'published', allowEmbed: true,
+            config: { widgets: [{ id: 'w-broken', type: 'CHART', position: { x: 0, y: 0, w: 6, h: 4 } }] },
+            reportSnapshots: [{ report: 'rp', name: 'R', kind: 'table' }],
+          } },
+        ] }],
+      });
+      const res = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/widgets/w-broken/data`, headers: { ...bearer(s.keys.alice!), 'x-request-id': 'broken-1' }, payload: {} });
+      expect(res.statusCode).toBe(422);
+      // The API client still gets the error body with its detail.
+      expect(res.json().error).toMatchObject({ code: 'invalid_query', message: `report snapshot ${s.refs.rp} has neither meta.query nor sqlQuery` });
+      const logged = lines.map((line) => JSON.parse(line) as { reqId?: string; msg?: string; level?: number; err?: { message?: string } });
+      expect(logged).toEqual([expect.objectContaining({ reqId: 'broken-1', msg: 'query could not run', level: 40 })]);
+      expect(logged[0]!.err!.message).toBe(`report snapshot ${s.refs.rp} has neither meta.query nor sqlQuery`);
+      // A caller's own mistake (a 400) is told to the caller only.
+      const bad = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/widgets/w-broken/data`, headers: bearer(s.keys.alice!), payload: { filters: 'nope' } });
+      expect(bad.statusCode).toBe(400);
+      expect(lines).toHaveLength(1);
+    } finally {
+      await app.close();
+      await db.close();
+    }
+  });
 });
