@@ -3,8 +3,8 @@ import type { Layout, LayoutItem, ResponsiveLayouts } from 'react-grid-layout';
 import 'react-grid-layout/css/styles.css';
 import type { Dashboard, DashboardWidget, ReportSnapshot } from '../api.js';
 import { Widget } from './Widget.js';
+import { BREAKPOINTS, deriveLayout } from './layout.js';
 
-const BREAKPOINTS = ['lg', 'md', 'sm', 'xs', 'xxs'] as const;
 const DEFAULT_BREAKPOINTS = { lg: 1200, md: 996, sm: 768, xs: 480, xxs: 0 };
 const DEFAULT_COLS = { lg: 12, md: 10, sm: 6, xs: 4, xxs: 2 };
 
@@ -22,9 +22,9 @@ const parentOf = (widget: DashboardWidget) => (typeof widget.config?.parentId ==
 
 /**
  * The widgets (those without a `parentId`) on react-grid-layout's responsive grid, with DashboardLayout's
- * breakpoints, cols, margin, containerPadding and rowHeight; a widget's `responsiveLayouts` place it per
- * breakpoint, and breakpoints without one are derived by react-grid-layout from the next larger. Viewers do not
- * move or resize widgets: every item is static.
+ * breakpoints, cols, margin, containerPadding and rowHeight. The `lg` layout is the author's; the narrower ones are
+ * derived from it by `deriveLayout` (same reading order, no holes, full width on xs and xxs), except where a
+ * widget's `responsiveLayouts` places it. Viewers do not move or resize widgets: every item is static.
  */
 export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard; snapshotOf(widget: DashboardWidget): ReportSnapshot | undefined }) {
   const { width, containerRef, mounted } = useContainerWidth({ measureBeforeMount: true });
@@ -33,19 +33,10 @@ export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard;
   const top = widgets.filter((w) => parentOf(w) === undefined);
   const cols = perBreakpoint(config.cols, DEFAULT_COLS);
   const layouts: ResponsiveLayouts<string> = {};
+  const placed = top.map((widget) => ({ id: widget.id, lg: widget.position, own: widget.responsiveLayouts ?? undefined }));
   for (const breakpoint of BREAKPOINTS) {
-    // A breakpoint that no widget places is left to react-grid-layout, which derives it from the next larger one.
-    // Where some widgets have their own position, the others keep their lg place scaled to this breakpoint's cols.
-    if (breakpoint !== 'lg' && !top.some((widget) => widget.responsiveLayouts?.[breakpoint])) continue;
-    const scale = cols[breakpoint]! / cols.lg!;
-    layouts[breakpoint] = top.map((widget): LayoutItem => {
-      const own = breakpoint === 'lg' ? widget.responsiveLayouts?.lg ?? widget.position : widget.responsiveLayouts?.[breakpoint];
-      const position = own ?? {
-        x: Math.min(cols[breakpoint]! - 1, Math.floor(widget.position.x * scale)), y: widget.position.y,
-        w: Math.max(1, Math.min(cols[breakpoint]!, Math.round(widget.position.w * scale))), h: widget.position.h,
-      };
-      return { i: widget.id, x: position.x, y: position.y, w: position.w, h: position.h, static: true };
-    }) as Layout;
+    const positions = deriveLayout(placed, breakpoint, cols[breakpoint]!, cols.lg!);
+    layouts[breakpoint] = top.map((widget): LayoutItem => ({ i: widget.id, ...positions[widget.id]!, static: true })) as Layout;
   }
   const margin = (config.margin?.length === 2 ? config.margin : [12, 12]) as [number, number];
   const padding = (config.containerPadding?.length === 2 ? config.containerPadding : [0, 0]) as [number, number];
