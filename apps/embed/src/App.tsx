@@ -4,6 +4,7 @@ import type { CurrentSession, Dashboard } from './api.js';
 import { ChatPanel } from './chat/ChatPanel.js';
 import type { AiQueryEvent } from '@svc/protocol';
 import { CommentPanel } from './comments/CommentPanel.js';
+import { observeContentSize } from './contentSize.js';
 import { DashboardView } from './Dashboard.js';
 import { formattersFor } from './format.js';
 import type { HostChannel } from './host.js';
@@ -96,6 +97,9 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     });
     if (!showsDashboard(first)) channel.emit('svc:event:view', { surface: first.surface, path: first.path });
   }, [channel, current]);
+
+  // svc's extension svc:event:content-size (docs/sdk.md): the height of the content, for the SDK's autoResize.
+  useEffect(() => observeContentSize(document.getElementById('root') ?? document.body, (size) => channel.emit('svc:event:content-size', size)), [channel]);
 
   const navigateTo = useCallback((path: string) => {
     const previous = routeRef.current;
