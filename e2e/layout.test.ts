@@ -137,7 +137,15 @@ suite('the demo dashboard at any width, the iframe fitted to its content, the HT
     const shown = [...boxes].sort((a, b) => Math.round(a.top - b.top) || a.left - b.left).map((b) => b.id).filter((id) => !own.has(id));
     expect(shown).toEqual(readingOrder.filter((id) => !own.has(id)));
     // Small: every widget takes the grid's full width.
-    if (width === 420) for (const box of boxes) expect(box.right - box.left, `${box.id} is full width`).toBeGreaterThan(gridWidth - 2);
+    if (width === 420) {
+      for (const box of boxes) expect(box.right - box.left, `${box.id} is full width`).toBeGreaterThan(gridWidth - 2);
+      // The container's children go one under the other, and the intro's wrapped text fits its widget.
+      const childBoxes = await frame.evaluate(() => ['by-status', 'returns'].map((id) => document.querySelector(`[data-widget-id="${id}"]`)!.getBoundingClientRect()).map((r) => ({ top: r.top, bottom: r.bottom, width: r.width })));
+      expect(childBoxes[1]!.top).toBeGreaterThan(childBoxes[0]!.bottom);
+      expect(childBoxes[0]!.width).toBeCloseTo(childBoxes[1]!.width, 0);
+      expect(await frame.locator('[data-widget-id="intro"]').evaluate((n) => n.scrollHeight <= n.clientHeight + 1)).toBe(true);
+      expect(await frame.locator('[data-widget-id="status"]').evaluate((n) => n.scrollHeight <= n.clientHeight + 1)).toBe(true);
+    }
     // The frame is as tall as the dashboard: nothing scrolls inside it.
     await expect.poll(async () => {
       const [frameHeight, contentHeight] = await heights(page, frame);

@@ -13,7 +13,12 @@ export interface PlacedWidget {
   lg: WidgetPosition;
   /** Its own places at other breakpoints (`responsiveLayouts`), which win over the derived ones. */
   own?: Partial<Record<Breakpoint, WidgetPosition | null | undefined>>;
+  /** Its height on the full-width breakpoints, when it needs more rows there (wrapped text, stacked children). */
+  smallH?: number;
 }
+
+/** Whether every widget takes the full width on this breakpoint. */
+export const isFullWidth = (breakpoint: Breakpoint) => FULL_WIDTH.includes(breakpoint);
 
 /** Reading order: top to bottom, then left to right. */
 export const byReadingOrder = (a: WidgetPosition, b: WidgetPosition) => a.y - b.y || a.x - b.x;
@@ -61,7 +66,7 @@ export function deriveLayout(widgets: readonly PlacedWidget[], breakpoint: Break
   let previous = { x: -1, y: 0 };
   for (const widget of derived) {
     const w = full ? cols : Math.max(1, Math.min(cols, Math.round((widget.lg.w * cols) / lgCols)));
-    const h = Math.max(1, widget.lg.h);
+    const h = Math.max(1, full ? widget.smallH ?? widget.lg.h : widget.lg.h);
     // The first free place after the previous widget in reading order: order is kept, and earlier gaps fill.
     let spot: WidgetPosition | undefined;
     for (let y = previous.y; spot === undefined; y++) {
