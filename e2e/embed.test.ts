@@ -392,7 +392,8 @@ suite('the embed runtime in Chromium', () => {
       iframe.style.cssText = 'width:900px;height:500px';
       document.body.append(iframe);
     }, `${svc.origin}/embed/dashboard/sales-e2e`);
-    await expect.poll(() => received.map((m) => m.type), { timeout: 5000 }).toEqual(['svc:event:ready', 'svc:event:view', 'svc:event:dashboard-loaded']);
+    // svc's extension svc:event:content-size comes too (its own test: e2e/layout.test.ts).
+    await expect.poll(() => received.map((m) => m.type).filter((type) => type !== 'svc:event:content-size'), { timeout: 5000 }).toEqual(['svc:event:ready', 'svc:event:view', 'svc:event:dashboard-loaded']);
     expect(received[0]!.payload).toEqual({ embedTenant: null, deploymentId: null, mode: 'private', surface: 'dashboard', publicId: 'sales-e2e' });
     const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
     expect(await frame.locator('.comments-aside').count()).toBe(0);

@@ -139,6 +139,8 @@ function mount() {
       publicId: config.publicId,
       getSessionId: () => getSessionId(forCustomer),
       allowExport: true,
+      // The iframe takes the dashboard's height (svc's content-size event): the page scrolls, not the frame.
+      autoResize: true,
       debug: true,
     });
   } catch (error) {

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { ActionMessage, EmbedTheme } from '@svc/protocol';
 import type { CurrentSession, Dashboard } from './api.js';
 import type { AiQueryEvent } from '@svc/protocol';
+import { observeContentSize } from './contentSize.js';
 import { formattersFor } from './format.js';
 import type { HostChannel } from './host.js';
 import { translator } from './i18n.js';
@@ -95,6 +96,9 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     });
     if (!showsDashboard(first)) channel.emit('svc:event:view', { surface: first.surface, path: first.path });
   }, [channel, current]);
+
+  // svc's extension svc:event:content-size (docs/sdk.md): the height of the content, for the SDK's autoResize.
+  useEffect(() => observeContentSize(document.getElementById('root') ?? document.body, (size) => channel.emit('svc:event:content-size', size)), [channel]);
 
   const navigateTo = useCallback((path: string) => {
     const previous = routeRef.current;

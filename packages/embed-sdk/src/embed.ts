@@ -32,6 +32,16 @@ export interface EmbedOptions {
   debug?: boolean;
   /** How long `setSession()` and other awaited actions wait for the embed's answer (default 30 s). */
   actionTimeoutMs?: number;
+  /**
+   * Fits the iframe's height to the embed's content (svc's `content-size` event), growing and shrinking with it,
+   * so that the host page scrolls instead of the frame. The iframe gets no scroll bar of its own, so its width, and
+   * with it the content's height, does not change with its height: no layout loop. Default false: the iframe fills
+   * the container (`height: 100%`).
+   *
+   * @example
+   * embed({ container, baseUrl, surface: 'dashboard', publicId: 'sales-performance', getSessionId, autoResize: true });
+   */
+  autoResize?: boolean;
 }
 
 /** The handle `embed()` returns. */
@@ -176,6 +186,12 @@ export function embed(options: EmbedOptions): EmbedHandle {
       case 'svc:event:session-expired':
         renewal.onLapse(message.payload.expiredAt);
         break;
+      case 'svc:event:content-size':
+        if (options.autoResize && iframe !== undefined) {
+          const height = `${Math.max(0, Math.ceil(message.payload.height))}px`;
+          if (iframe.style.height !== height) iframe.style.height = height;
+        }
+        break;
       case 'svc:event:action-result': {
         const waiting = pending.get(message.payload.requestId);
         if (waiting !== undefined) {
@@ -200,6 +216,8 @@ export function embed(options: EmbedOptions): EmbedHandle {
     iframe.src = embedUrl(options, sessionId);
     iframe.title = `svc ${options.surface}`;
     iframe.style.cssText = 'border:0;width:100%;height:100%';
+    // No scroll bar inside: one appearing or going would change the content's width, then its height (a loop).
+    if (options.autoResize) iframe.setAttribute('scrolling', 'no');
     iframe.allow = 'clipboard-write; fullscreen';
     options.container.appendChild(iframe);
     if (options.theme !== undefined) sendAction('svc:action:set-theme', options.theme);

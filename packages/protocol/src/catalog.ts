@@ -27,6 +27,12 @@ export interface EventPayloads {
    * (`setSession()` resolves or rejects on it). Not in SPEC's catalogue; hosts that ignore it lose nothing.
    */
   'svc:event:action-result': { requestId: string; action: ActionType; ok: boolean; error?: { name: string; message: string } };
+  /**
+   * svc's extension (docs/sdk.md "Fitting the iframe to its content"): the height in CSS pixels of what the embed
+   * shows, whatever the iframe's own height, sent at `ready` and after every change (at most once a frame). The
+   * SDK's `autoResize` sets the iframe's height to it. Not in SPEC's catalogue; hosts that ignore it lose nothing.
+   */
+  'svc:event:content-size': { height: number; width: number };
 }
 
 /**
@@ -79,6 +85,7 @@ export const EVENT_RULES: Rules<EventPayloads> = {
   'svc:event:session-expired': { expiredAt: num },
   'svc:event:error': { message: str, name: optStr, context: optStr, fatal: { type: 'boolean', optional: true } },
   'svc:event:action-result': { requestId: str, action: str, ok: { type: 'boolean' }, error: { type: 'object', optional: true } },
+  'svc:event:content-size': { height: num, width: num },
 };
 
 /** What every action payload must carry. */

@@ -15,6 +15,7 @@ const EVENT_SAMPLES: { [K in keyof EventPayloads]: EventPayloads[K] } = {
   'svc:event:session-expired': { expiredAt: 1_800_000_000_000 },
   'svc:event:error': { message: 'session id refused', name: 'EmbedSessionExchangeError', context: 'session-renewal', fatal: false },
   'svc:event:action-result': { requestId: 'r1', action: 'svc:action:set-session', ok: true },
+  'svc:event:content-size': { height: 2167, width: 1046 },
 };
 
 const ACTION_SAMPLES: { [K in keyof ActionPayloads]: ActionPayloads[K] } = {

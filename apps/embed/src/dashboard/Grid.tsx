@@ -3,8 +3,8 @@ import type { Layout, LayoutItem, ResponsiveLayouts } from 'react-grid-layout';
 import 'react-grid-layout/css/styles.css';
 import type { Dashboard, DashboardWidget, ReportSnapshot } from '../api.js';
 import { Widget } from './Widget.js';
+import { BREAKPOINTS, byReadingOrder, deriveLayout, isFullWidth } from './layout.js';
 
-const BREAKPOINTS = ['lg', 'md', 'sm', 'xs', 'xxs'] as const;
 const DEFAULT_BREAKPOINTS = { lg: 1200, md: 996, sm: 768, xs: 480, xxs: 0 };
 const DEFAULT_COLS = { lg: 12, md: 10, sm: 6, xs: 4, xxs: 2 };
 
@@ -22,9 +22,9 @@ const parentOf = (widget: DashboardWidget) => (typeof widget.config?.parentId ==
 
 /**
  * The widgets (those without a `parentId`) on react-grid-layout's responsive grid, with DashboardLayout's
- * breakpoints, cols, margin, containerPadding and rowHeight; a widget's `responsiveLayouts` place it per
- * breakpoint, and breakpoints without one are derived by react-grid-layout from the next larger. Viewers do not
- * move or resize widgets: every item is static.
+ * breakpoints, cols, margin, containerPadding and rowHeight. The `lg` layout is the author's; the narrower ones are
+ * derived from it by `deriveLayout` (same reading order, no holes, full width on xs and xxs), except where a
+ * widget's `responsiveLayouts` places it. Viewers do not move or resize widgets: every item is static.
  */
 export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard; snapshotOf(widget: DashboardWidget): ReportSnapshot | undefined }) {
   const { width, containerRef, mounted } = useContainerWidth({ measureBeforeMount: true });
@@ -33,19 +33,14 @@ export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard;
   const top = widgets.filter((w) => parentOf(w) === undefined);
   const cols = perBreakpoint(config.cols, DEFAULT_COLS);
   const layouts: ResponsiveLayouts<string> = {};
+  const placed = top.map((widget) => ({ id: widget.id, lg: widget.position, own: widget.responsiveLayouts ?? undefined, smallH: smallHeightOf(widget, widgets, cols.lg!) }));
+  const breakpoints = perBreakpoint(config.breakpoints, DEFAULT_BREAKPOINTS);
+  // react-grid-layout's rule: the widest breakpoint whose width the grid's exceeds.
+  const active = [...BREAKPOINTS].find((breakpoint) => width > breakpoints[breakpoint]!) ?? 'xxs';
+  const stacked = isFullWidth(active);
   for (const breakpoint of BREAKPOINTS) {
-    // A breakpoint that no widget places is left to react-grid-layout, which derives it from the next larger one.
-    // Where some widgets have their own position, the others keep their lg place scaled to this breakpoint's cols.
-    if (breakpoint !== 'lg' && !top.some((widget) => widget.responsiveLayouts?.[breakpoint])) continue;
-    const scale = cols[breakpoint]! / cols.lg!;
-    layouts[breakpoint] = top.map((widget): LayoutItem => {
-      const own = breakpoint === 'lg' ? widget.responsiveLayouts?.lg ?? widget.position : widget.responsiveLayouts?.[breakpoint];
-      const position = own ?? {
-        x: Math.min(cols[breakpoint]! - 1, Math.floor(widget.position.x * scale)), y: widget.position.y,
-        w: Math.max(1, Math.min(cols[breakpoint]!, Math.round(widget.position.w * scale))), h: widget.position.h,
-      };
-      return { i: widget.id, x: position.x, y: position.y, w: position.w, h: position.h, static: true };
-    }) as Layout;
+    const positions = deriveLayout(placed, breakpoint, cols[breakpoint]!, cols.lg!);
+    layouts[breakpoint] = top.map((widget): LayoutItem => ({ i: widget.id, ...positions[widget.id]!, static: true })) as Layout;
   }
   const margin = (config.margin?.length === 2 ? config.margin : [12, 12]) as [number, number];
   const padding = (config.containerPadding?.length === 2 ? config.containerPadding : [0, 0]) as [number, number];
@@ -53,7 +48,7 @@ export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard;
     const children = widgets.filter((w) => parentOf(w) === widget.id);
     return (
       <Widget widget={widget} snapshot={snapshotOf(widget)}>
-        {children.length > 0 ? <NestedGrid widgets={children} rowHeight={config.rowHeight ?? 60} margin={margin} render={render} /> : null}
+        {children.length > 0 ? <NestedGrid widgets={children} stacked={stacked} rowHeight={config.rowHeight ?? 60} margin={margin} render={render} /> : null}
       </Widget>
     );
   };
@@ -63,7 +58,7 @@ export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard;
         <ResponsiveGridLayout
           width={width}
           layouts={layouts}
-          breakpoints={perBreakpoint(config.breakpoints, DEFAULT_BREAKPOINTS)}
+          breakpoints={breakpoints}
           cols={cols}
           rowHeight={config.rowHeight ?? 60}
           margin={margin}
@@ -78,13 +73,34 @@ export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard;
   );
 }
 
-/** The children of a CONTAINER or PARENT on a CSS grid of their own, positions relative to the container. */
-function NestedGrid({ widgets, rowHeight, margin, render }: { widgets: DashboardWidget[]; rowHeight: number; margin: [number, number]; render(widget: DashboardWidget): React.ReactNode }) {
-  const cols = Math.max(1, ...widgets.map((w) => w.position.x + w.position.w));
+/**
+ * A widget's height on the full-width breakpoints: a container's children go one under the other there (spacers
+ * left out), and a wide text wraps into about twice as many lines.
+ */
+function smallHeightOf(widget: DashboardWidget, widgets: readonly DashboardWidget[], lgCols: number): number | undefined {
+  const children = widgets.filter((w) => parentOf(w) === widget.id);
+  if (children.length > 0) {
+    const chrome = Math.max(0, widget.position.h - Math.max(...children.map((c) => c.position.y + c.position.h)));
+    return chrome + children.filter((c) => c.type !== 'SPACER').reduce((sum, c) => sum + c.position.h, 0);
+  }
+  if (widget.type === 'TEXT' && widget.position.w > lgCols / 2) return widget.position.h * 2;
+  return undefined;
+}
+
+/**
+ * The children of a CONTAINER or PARENT on a CSS grid of their own, positions relative to the container; on the
+ * full-width breakpoints (`stacked`), one under the other in reading order, without spacers.
+ */
+function NestedGrid({ widgets, stacked, rowHeight, margin, render }: { widgets: DashboardWidget[]; stacked: boolean; rowHeight: number; margin: [number, number]; render(widget: DashboardWidget): React.ReactNode }) {
+  const shown = stacked ? [...widgets].sort((a, b) => byReadingOrder(a.position, b.position)) : widgets;
+  const cols = stacked ? 1 : Math.max(1, ...widgets.map((w) => w.position.x + w.position.w));
   return (
     <div className="nested-grid" style={{ gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))`, gridAutoRows: `${rowHeight}px`, gap: `${margin[1]}px ${margin[0]}px` }}>
-      {widgets.map((widget) => (
-        <div key={widget.id} className="grid-item" style={{ gridColumn: `${widget.position.x + 1} / span ${widget.position.w}`, gridRow: `${widget.position.y + 1} / span ${widget.position.h}` }}>
+      {shown.map((widget) => (
+        // A spacer stays mounted when stacked (every widget settles for dashboard-loaded), but takes no room.
+        <div key={widget.id} className="grid-item" style={stacked
+          ? (widget.type === 'SPACER' ? { display: 'none' } : { gridColumn: '1', gridRow: `auto / span ${widget.position.h}` })
+          : { gridColumn: `${widget.position.x + 1} / span ${widget.position.w}`, gridRow: `${widget.position.y + 1} / span ${widget.position.h}` }}>
           {render(widget)}
         </div>
       ))}

@@ -1,4 +1,4 @@
-import { useEffect, useLayoutEffect, useMemo, useRef } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { ReportSnapshot, ResultColumn, WidgetData } from '../api.js';
 import { formatCell, formatNumber, rowObjects } from './data.js';
@@ -62,7 +62,8 @@ export function TableChart({ data, locale, onRendered, onDrill }: ChartProps) {
   const virtualizer = useVirtualizer({ count: data.rows.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 8 });
   useLayoutEffect(() => onRendered(), [onRendered]);
   const objects = useMemo(() => rowObjects(data), [data]);
-  const template = `repeat(${data.columns.length}, minmax(6rem, 1fr))`;
+  // Text columns shrink (with an ellipsis) before figures do: a narrow widget never clips a number.
+  const template = data.columns.map((column) => (column.type === 'number' ? 'minmax(10ch, 1fr)' : 'minmax(0, 1fr)')).join(' ');
   return (
     <div className="chart table-chart" role="table" aria-rowcount={data.rows.length + 1}>
       <div className="table-head" role="row" style={{ gridTemplateColumns: template }}>
@@ -118,11 +119,27 @@ export function KpiChart({ data, locale, onRendered, onDrill }: ChartProps) {
   );
 }
 
+/** The embed's colours that an HTML widget's markup may use as `var(--svc-text)` and so on. */
+const HTML_VARIABLES = ['--svc-primary', '--svc-bg', '--svc-surface', '--svc-text', '--svc-muted', '--svc-border', '--svc-font'] as const;
+
+/**
+ * The frame document of an HTML widget: the embed's colour scheme and colours (so that its canvas stays
+ * transparent over the widget, and its text readable, in light and dark), no page margin, and paragraphs spaced
+ * to fit a widget rather than a page. The author's own styles come after, and win.
+ */
+export function htmlFrameDocument(body: string, dark: boolean, style: Pick<CSSStyleDeclaration, 'getPropertyValue'>): string {
+  const variables = HTML_VARIABLES.map((name) => `${name}:${style.getPropertyValue(name).trim().replace(/[<>;{}]/g, '')}`).join(';');
+  return `<!doctype html><html><head><meta charset="utf-8"><style>:root{color-scheme:${dark ? 'dark' : 'light'};${variables}}`
+    + 'html,body{margin:0;background:transparent;color:var(--svc-text);font:14px/1.45 var(--svc-font)}'
+    + `p{margin:0 0 .4em}p:last-child{margin-bottom:0}</style></head><body>${body}</body></html>`;
+}
+
 /**
  * HTML of the snapshot (its `spec` as text) with `{{column}}` replaced by the first row's formatted values, in a
- * frame sandboxed without scripts: the markup shows, nothing in it runs.
+ * frame sandboxed without scripts: the markup shows, nothing in it runs. The frame follows the colour scheme
+ * (`htmlFrameDocument`).
  */
-export function HtmlChart({ snapshot, data, locale, onRendered }: ChartProps) {
+export function HtmlChart({ snapshot, data, locale, dark, onRendered }: ChartProps) {
   useLayoutEffect(() => onRendered(), [onRendered]);
   const template = typeof snapshot.spec === 'string' ? snapshot.spec : typeof snapshot.meta?.html === 'string' ? snapshot.meta.html : '';
   const first = data.rows[0] ?? [];
@@ -131,6 +148,20 @@ export function HtmlChart({ snapshot, data, locale, onRendered }: ChartProps) {
     const i = data.columns.findIndex((c) => c.name === name);
     return i < 0 ? '' : escape(formatCell(data.columns[i]!, first[i], locale));
   });
-  return <iframe className="chart html-chart" title={snapshot.title ?? snapshot.name ?? 'HTML'} sandbox="" srcDoc={html} />;
+  // The colours are read from :root, which App sets in an effect that runs after this component's: a microtask
+  // reads them once every effect of the render has run (a new scheme, a new theme).
+  const read = () => htmlFrameDocument(html, dark, getComputedStyle(document.documentElement));
+  const [srcDoc, setSrcDoc] = useState(read);
+  useEffect(() => {
+    let live = true;
+    queueMicrotask(() => {
+      if (live) setSrcDoc(read());
+    });
+    return () => {
+      live = false;
+    };
+    // `read` is a function of these two.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [html, dark]);
+  return <iframe className="chart html-chart" title={snapshot.title ?? snapshot.name ?? 'HTML'} sandbox="" srcDoc={srcDoc} />;
 }
-

@@ -1,0 +1,268 @@
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { Frame, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type * as Sdk from '../packages/embed-sdk/src/index.js';
+import type { ImportAccount } from '../apps/server/src/import/import.js';
+import { hasChromium, launchChromium } from './browser.js';
+import { bundle, serve, startSvc } from './embed-harness.js';
+import type { RunningSvc } from './embed-harness.js';
+
+type HostWindow = Window & { ready?: boolean; sdk: typeof Sdk; handle: Sdk.EmbedHandle; sizes: number[]; getSessionId(): Promise<string> };
+
+/** The demo account's admin key: public, it is in demo.json. */
+const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
+const DEMO_FILE = new URL('../apps/server/demo/demo.json', import.meta.url);
+
+interface DemoWidget { id: string; position: { x: number; y: number; w: number; h: number }; config?: { parentId?: string }; responsiveLayouts?: Record<string, unknown> }
+interface DemoFile { accounts: Array<{ deployments: Array<{ items: Array<{ ref: string; dashboard?: { config: { layout: { rowHeight: number; margin: [number, number] }; widgets: DemoWidget[] } } }> }> }> }
+const readDemoFile = (): DemoFile => JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as DemoFile;
+const readDemoAccount = () => (JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as { accounts: Array<ImportAccount & { settings: { allowedEmbedOrigins: string[] } }> }).accounts[0]!;
+
+/** A host page whose embed container is as wide as the page; the iframe takes the content's height (autoResize). */
+const HOST_PAGE = `<!doctype html><html><body style="margin:0">
+<div id="embed"></div>
+<script type="module">
+  import * as sdk from '/sdk.js';
+  window.sdk = sdk;
+  window.sizes = [];
+  window.getSessionId = async () => (await (await fetch('/session', { method: 'POST' })).json()).sessionId;
+  window.ready = true;
+</script></body></html>`;
+
+const ARTIFACTS = 'e2e/artifacts';
+const suite = hasChromium ? describe : describe.skip;
+
+interface Box { id: string; left: number; top: number; right: number; bottom: number }
+
+suite('the demo dashboard at any width, the iframe fitted to its content, the HTML widget in both schemes (Chromium)', () => {
+  let host: Server;
+  let svc: RunningSvc;
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let hostOrigin: string;
+  const demo = readDemoFile();
+  const dashboard = demo.accounts[0]!.deployments[0]!.items.find((item) => item.ref === 'wb-sales-performance')!.dashboard!.config;
+  const { rowHeight, margin } = dashboard.layout;
+  const top = dashboard.widgets.filter((w) => w.config?.parentId === undefined);
+  const readingOrder = [...top].sort((a, b) => a.position.y - b.position.y || a.position.x - b.position.x).map((w) => w.id);
+
+  beforeAll(async () => {
+    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
+    const started = await serve({
+      '/': { type: 'text/html', body: HOST_PAGE },
+      '/sdk.js': { type: 'text/javascript', body: sdkJs },
+      '/session': async () => {
+        const response = await fetch(`${svc.origin}/api/v1/embed/generate-session`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${DEMO_ADMIN_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ deploymentId: svc.refs.prod, externalId: 'ann-1', embedTenantName: 'customer-a', securityContext: { tenant: 'customer-a' } }),
+        });
+        return { type: 'application/json', body: await response.text() };
+      },
+    });
+    host = started.server;
+    hostOrigin = `http://localhost:${started.port}`;
+    const account = readDemoAccount();
+    account.settings.allowedEmbedOrigins.push(hostOrigin);
+    svc = await startSvc({ account });
+    browser = await launchChromium();
+    browser.context.setDefaultTimeout(20_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.close();
+    host?.close();
+  });
+
+  /** The demo dashboard in a page `width` px wide, with autoResize; resolves once every widget drew its data. */
+  async function mount(width: number, extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
+    const page = await browser.context.newPage();
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`${hostOrigin}/`);
+    await page.waitForFunction(() => (window as unknown as HostWindow).ready === true);
+    await page.evaluate(async ({ baseUrl, extra }) => {
+      const w = window as unknown as HostWindow;
+      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-performance', getSessionId: w.getSessionId, autoResize: true, ...extra });
+      w.handle = handle;
+      handle.on('content-size', ({ height }) => w.sizes.push(height));
+      const loaded = handle.once('dashboard-loaded');
+      await handle.ready;
+      await loaded;
+    }, { baseUrl: svc.origin, extra });
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    return { page, frame };
+  }
+
+  /** The boxes of the dashboard's top-level widgets (react-grid-layout's items), relative to the grid. */
+  const boxesOf = (frame: Frame): Promise<{ width: number; boxes: Box[] }> => frame.evaluate(() => {
+    const grid = document.querySelector('.widget-grid')!.getBoundingClientRect();
+    const boxes = [...document.querySelectorAll('.widget-grid .react-grid-item')].map((item) => {
+      const box = item.getBoundingClientRect();
+      return { id: (item.querySelector('[data-widget-id]') as HTMLElement).dataset.widgetId!, left: box.left - grid.left, top: box.top - grid.top, right: box.right - grid.left, bottom: box.bottom - grid.top };
+    });
+    return { width: grid.width, boxes };
+  });
+
+  /** The iframe's height, and the height of the content inside it. */
+  const heights = (page: Page, frame: Frame) => Promise.all([
+    page.evaluate(() => document.querySelector('#embed iframe')!.getBoundingClientRect().height),
+    frame.evaluate(() => Math.ceil(document.querySelector('.embed > *')!.getBoundingClientRect().bottom)),
+  ]);
+
+  it.each([420, 768, 1046, 1280, 1920])('lays the demo out at %i px: no overlap, no hole taller than a row, the reading order of the large layout', async (width) => {
+    const { page, frame } = await mount(width);
+    // The grid's items are placed after a first measure of its width.
+    await expect.poll(async () => (await boxesOf(frame)).boxes.length).toBe(top.length);
+    const { width: gridWidth, boxes } = await boxesOf(frame);
+    for (const box of boxes) expect(box.right, `${box.id} stays inside the grid`).toBeLessThanOrEqual(gridWidth + 1);
+    for (const a of boxes) {
+      for (const b of boxes) {
+        if (a === b) continue;
+        const overlapX = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const overlapY = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        expect(overlapX > 1 && overlapY > 1, `${a.id} overlaps ${b.id}`).toBe(false);
+      }
+    }
+    // Above every widget, the nearest widget it shares columns with (or the grid's top) is at most one empty row away.
+    const maxGap = rowHeight + 2 * margin[1] + 1;
+    for (const box of boxes) {
+      const above = boxes.filter((a) => a.bottom <= box.top + 1 && Math.min(a.right, box.right) - Math.max(a.left, box.left) > 1);
+      const gap = box.top - Math.max(0, ...above.map((a) => a.bottom));
+      expect(gap, `a hole above ${box.id}`).toBeLessThanOrEqual(maxGap);
+    }
+    // Reading order: top to bottom, then left to right, as on the large layout. The revenue KPI has a place of its
+    // own on the sm breakpoint (its responsiveLayouts), which wins: it is left out of the comparison.
+    const own = new Set(top.filter((w) => w.responsiveLayouts !== undefined).map((w) => w.id));
+    const shown = [...boxes].sort((a, b) => Math.round(a.top - b.top) || a.left - b.left).map((b) => b.id).filter((id) => !own.has(id));
+    expect(shown).toEqual(readingOrder.filter((id) => !own.has(id)));
+    // Small: every widget takes the grid's full width.
+    if (width === 420) {
+      for (const box of boxes) expect(box.right - box.left, `${box.id} is full width`).toBeGreaterThan(gridWidth - 2);
+      // The container's children go one under the other, and the intro's wrapped text fits its widget.
+      const childBoxes = await frame.evaluate(() => ['by-status', 'returns'].map((id) => document.querySelector(`[data-widget-id="${id}"]`)!.getBoundingClientRect()).map((r) => ({ top: r.top, bottom: r.bottom, width: r.width })));
+      expect(childBoxes[1]!.top).toBeGreaterThan(childBoxes[0]!.bottom);
+      expect(childBoxes[0]!.width).toBeCloseTo(childBoxes[1]!.width, 0);
+      expect(await frame.locator('[data-widget-id="intro"]').evaluate((n) => n.scrollHeight <= n.clientHeight + 1)).toBe(true);
+      expect(await frame.locator('[data-widget-id="status"]').evaluate((n) => n.scrollHeight <= n.clientHeight + 1)).toBe(true);
+    }
+    // The frame is as tall as the dashboard: nothing scrolls inside it.
+    await expect.poll(async () => {
+      const [frameHeight, contentHeight] = await heights(page, frame);
+      return Math.abs(frameHeight - contentHeight);
+    }).toBeLessThanOrEqual(1);
+    await page.screenshot({ path: `${ARTIFACTS}/layout-${width}.png`, fullPage: true });
+    await page.close();
+  });
+
+  it('fits the iframe to its content with autoResize: it grows and shrinks with the filter chips and the comment panel, and settles', async () => {
+    const { page, frame } = await mount(700);
+    const sizeCount = () => page.evaluate(() => (window as unknown as HostWindow).sizes.length);
+    /** Waits until no content-size event came for 500 ms (react-grid-layout animates its height for 200 ms). */
+    const quiet = async () => {
+      let count = await sizeCount();
+      for (;;) {
+        await page.waitForTimeout(500);
+        const now = await sizeCount();
+        if (now === count) return;
+        count = now;
+      }
+    };
+    const settled = async () => {
+      await quiet();
+      // Settled: the iframe's height is the content's, and nothing more comes (no loop).
+      const [frameHeight, contentHeight] = await heights(page, frame);
+      expect(Math.abs(frameHeight - contentHeight)).toBeLessThanOrEqual(1);
+      const before = await sizeCount();
+      await page.waitForTimeout(500);
+      expect(await sizeCount()).toBe(before);
+      return frameHeight;
+    };
+    const first = await settled();
+    expect(first).toBeGreaterThan(1500);
+    // Nothing scrolls inside the frame.
+    expect(await frame.evaluate(() => document.scrollingElement!.scrollHeight <= window.innerHeight + 1)).toBe(true);
+
+    // A filter that no order matches empties the widgets and adds its chip: the frame grows by the chip's row...
+    await page.evaluate(() => (window as unknown as HostWindow).handle.setFilter('products', 'category', ['No such category']));
+    await frame.locator('.filter-chip').waitFor();
+    const filtered = await settled();
+    expect(filtered).toBeGreaterThan(first);
+    // ...and shrinks back when the chip is removed.
+    await frame.locator('.filter-chip button').click();
+    await frame.locator('.filter-chip').waitFor({ state: 'detached' });
+    expect(await settled()).toBe(first);
+
+    // The comment panel (open at first) is under the dashboard at this width: the frame shrinks when it closes,
+    // and grows back when it opens again.
+    await frame.locator('.comments-toggle[aria-expanded="true"]').click();
+    await frame.locator('#comment-panel').waitFor({ state: 'hidden' });
+    const closed = await settled();
+    expect(closed).toBeLessThan(first - 100);
+    await frame.locator('.comments-toggle').click();
+    await frame.locator('#comment-panel').waitFor();
+    expect(await settled()).toBe(first);
+
+    // A wider page: the larger layout is shorter, and the frame follows.
+    await page.setViewportSize({ width: 1920, height: 900 });
+    expect(await settled()).toBeLessThan(first);
+    await page.close();
+  });
+
+  it('keeps the iframe at its container height without autoResize', async () => {
+    const { page } = await mount(1280, { autoResize: false });
+    await page.evaluate(() => { document.getElementById('embed')!.style.height = '500px'; });
+    expect(await page.evaluate(() => document.querySelector('#embed iframe')!.getBoundingClientRect().height)).toBe(500);
+    expect(await page.evaluate(() => (window as unknown as HostWindow).sizes.length)).toBeGreaterThan(0);
+    await page.close();
+  });
+
+  it.each(['light', 'dark'] as const)('draws the HTML widget in the %s scheme: readable text on the widget, both lines shown', async (scheme) => {
+    const { page, frame } = await mount(1920, { colorScheme: scheme });
+    const widget = frame.locator('[data-widget-id="average"]');
+    const html = frame.childFrames().find((f) => f.parentFrame() === frame && f.url() === 'about:srcdoc')!;
+    expect(html).toBeDefined();
+    const inside = await html.evaluate(() => {
+      const body = getComputedStyle(document.body);
+      const strong = document.querySelector('strong')!;
+      const last = document.querySelector('p:last-child')!.getBoundingClientRect();
+      return { scheme: getComputedStyle(document.documentElement).colorScheme, background: body.backgroundColor, text: body.color, strong: getComputedStyle(strong).color, lastBottom: last.bottom, height: window.innerHeight, content: document.body.innerText };
+    });
+    const outside = await frame.evaluate(() => ({ text: getComputedStyle(document.body).color, surface: getComputedStyle(document.querySelector('.widget')!).backgroundColor }));
+    expect(inside.scheme).toBe(scheme);
+    expect(inside.background).toBe('rgba(0, 0, 0, 0)');
+    // The figure is in the embed's text colour, whatever the scheme.
+    expect(inside.strong).toBe(outside.text);
+    expect(inside.content).toMatch(/An average order is worth \$[\d,]+\.\d\d\.\s+The largest was \$[\d,]+/);
+    // The second line is inside the frame, not clipped.
+    expect(inside.lastBottom).toBeLessThanOrEqual(inside.height);
+    // What shows is the widget's surface, not a white box: a pixel of the frame where it has no text, from a
+    // screenshot of the widget.
+    const frameBox = await widget.locator('iframe').evaluate((n) => {
+      const own = n.getBoundingClientRect();
+      const outer = n.closest('[data-widget-id]')!.getBoundingClientRect();
+      return { x: Math.floor(own.right - outer.left - 4), y: Math.floor(own.bottom - outer.top - 4) };
+    });
+    const shot = await widget.screenshot({ path: `${ARTIFACTS}/html-widget-${scheme}.png` });
+    const pixel = await page.evaluate(async ({ png, x, y }) => {
+      const image = new Image();
+      image.src = `data:image/png;base64,${png}`;
+      await image.decode();
+      const canvas = document.createElement('canvas');
+      canvas.width = image.width;
+      canvas.height = image.height;
+      const context = canvas.getContext('2d')!;
+      context.drawImage(image, 0, 0);
+      const [r, g, b] = context.getImageData(x, y, 1, 1).data;
+      return `rgb(${r}, ${g}, ${b})`;
+    }, { png: shot.toString('base64'), ...frameBox });
+    expect(pixel).toBe(outside.surface);
+    const luminance = (rgb: string) => {
+      const [r, g, b] = rgb.match(/\d+/g)!.map(Number);
+      return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+    };
+    expect(luminance(outside.surface) < 128).toBe(scheme === 'dark');
+    expect(Math.abs(luminance(inside.strong) - luminance(outside.surface))).toBeGreaterThan(100);
+    await page.close();
+  });
+});

@@ -1,0 +1,121 @@
+// `npm run screenshots`: writes docs/images/ from the real demo in Debian's Chromium (SVC_CHROMIUM elsewhere):
+// the demo host at its default size (1280 x 800) in light and dark, and the embedded dashboard alone at 420, 1046
+// and 1920 px. It starts svc with the demo account (SQLite in a temporary file), the demo host, and a bare host page
+// with the SDK, on free ports; it needs a build (`npm run build`, which the npm script runs first).
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
+import type { ImportAccount } from '../apps/server/src/import/import.js';
+import { launchChromium } from '../e2e/browser.js';
+import { bundle, freePort, serve, startSvc } from '../e2e/embed-harness.js';
+
+const OUT = 'docs/images';
+/** The demo account's admin key: public, it is in apps/server/demo/demo.json. */
+const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
+const DEMO_VIEWER = { externalId: 'ann-1', embedTenantName: 'customer-a', securityContext: { tenant: 'customer-a' } };
+const EMBED_WIDTHS = [420, 1046, 1920];
+
+interface DemoHostOptions { port: number; host: string; svcUrl: string; apiKey: string; deploymentId: number }
+// apps/demo-host is plain JavaScript without type declarations (and outside this program's type check).
+const { startDemoHost } = await import(new URL('../apps/demo-host/server.js', import.meta.url).href) as { startDemoHost(options: DemoHostOptions): Promise<{ close(): Promise<void> }> };
+
+type Account = ImportAccount & { settings: { allowedEmbedOrigins: string[] } };
+
+const BARE_HOST = `<!doctype html><html><head><meta name="viewport" content="width=device-width"></head><body style="margin:0">
+<div id="embed"></div>
+<script type="module">
+  import { embed } from '/sdk.js';
+  const scheme = new URLSearchParams(location.search).get('scheme') ?? 'light';
+  const handle = embed({
+    container: document.getElementById('embed'), baseUrl: window.SVC, surface: 'dashboard', publicId: 'sales-performance', autoResize: true, colorScheme: scheme,
+    getSessionId: async () => (await (await fetch('/session', { method: 'POST' })).json()).sessionId,
+  });
+  handle.on('content-size', () => { window.lastSize = Date.now(); });
+  handle.once('dashboard-loaded').then(() => { window.loaded = true; });
+</script></body></html>`;
+
+/** Waits until the embed has not changed its size for a while, then captures the whole page. */
+async function capture(page: Page, path: string, isSettled: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await isSettled())) {
+    if (Date.now() > deadline) throw new Error(`${path}: the page did not settle in 30 s`);
+    await page.waitForTimeout(200);
+  }
+  // Chromium paints an iframe only where the viewport is: the viewport grows to the whole page first.
+  const { width } = page.viewportSize()!;
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  await page.setViewportSize({ width, height });
+  await page.waitForTimeout(500);
+  await page.screenshot({ path, fullPage: true });
+  console.log(`wrote ${path} (${width} x ${height})`);
+}
+
+const quietFor = (page: Page, ms: number) => async () => page.evaluate((ms) => {
+  const w = window as unknown as { loaded?: boolean; lastSize?: number };
+  return w.loaded === true && Date.now() - (w.lastSize ?? 0) > ms;
+}, ms);
+
+async function main(): Promise<void> {
+  mkdirSync(OUT, { recursive: true });
+  const demoPort = await freePort();
+  const demoOrigin = `http://localhost:${demoPort}`;
+  const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
+  let svcOrigin = '';
+  let prod = 0;
+  const bare = await serve({
+    '/': async () => ({ type: 'text/html', body: BARE_HOST.replace('window.SVC', JSON.stringify(svcOrigin)) }),
+    '/sdk.js': { type: 'text/javascript', body: sdkJs },
+    '/session': async () => {
+      const response = await fetch(`${svcOrigin}/api/v1/embed/generate-session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${DEMO_ADMIN_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ deploymentId: prod, ...DEMO_VIEWER }),
+      });
+      return { type: 'application/json', body: await response.text() };
+    },
+  });
+  const bareOrigin = `http://localhost:${bare.port}`;
+  const demo = JSON.parse(readFileSync(new URL('../apps/server/demo/demo.json', import.meta.url), 'utf8')) as { accounts: Account[] };
+  const account = demo.accounts[0]!;
+  account.settings.allowedEmbedOrigins.push(demoOrigin, bareOrigin);
+  const svc = await startSvc({ account });
+  svcOrigin = svc.origin;
+  prod = svc.refs.prod!;
+  const host = await startDemoHost({ port: demoPort, host: '127.0.0.1', svcUrl: svc.origin, apiKey: DEMO_ADMIN_KEY, deploymentId: prod });
+  const browser = await launchChromium();
+  try {
+    for (const scheme of ['light', 'dark'] as const) {
+      const page = await browser.context.newPage();
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.goto(`${demoOrigin}/`);
+      await page.locator('#log', { hasText: 'dashboard-loaded' }).waitFor({ timeout: 30_000 });
+      if (scheme === 'dark') await page.getByRole('button', { name: 'Dark', exact: true }).click();
+      const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+      await frame.waitForFunction((scheme) => document.documentElement.dataset.colorScheme === scheme, scheme);
+      let last = -1;
+      let since = Date.now();
+      await capture(page, `${OUT}/demo-host-${scheme}.png`, async () => {
+        const height = await page.evaluate(() => document.querySelector('#embed iframe')?.getBoundingClientRect().height ?? 0);
+        if (height !== last) {
+          last = height;
+          since = Date.now();
+        }
+        return Date.now() - since > 1500;
+      });
+      await page.close();
+    }
+    for (const width of EMBED_WIDTHS) {
+      const page = await browser.context.newPage();
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${bareOrigin}/`);
+      await capture(page, `${OUT}/embed-${width}.png`, quietFor(page, 1500));
+      await page.close();
+    }
+  } finally {
+    await browser.close();
+    await host.close();
+    await svc.close();
+    bare.server.close();
+  }
+}
+
+await main();
