@@ -185,9 +185,7 @@ interface Scope {
 /** Resolves a member reachable from the base view: its own, or of a view it joins (many to one). */
 function reachable(scope: Scope, name: unknown, field: string): ResolvedMember {
   const member = scope.model.member(name, field);
-  if (scope.checkAccess && scope.options.access !== undefined && !scope.options.access.canSee(member)) {
-    throw new AppError('forbidden', `${field}: ${member.name} is not available to you (an access policy of view ${member.view.name} hides it)`, field);
-  }
+  if (scope.checkAccess) scope.options.access?.requireVisible(member, field);
   if (member.view === scope.base) return member;
   const join = (scope.base.joins ?? []).find((j) => j.view === member.view.name);
   if (join === undefined) {
@@ -435,9 +433,8 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
       const member = /^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*/.exec(name)?.[0];
       const [view, field] = member?.split('.') ?? [];
       const declared = view === undefined ? undefined : model.views.get(view);
-      if (declared !== undefined && options.access !== undefined && [...declared.dimensions, ...declared.measures].some((m) => m.name === field)
-        && !options.access.canSee({ name: member!, view: declared })) {
-        throw new AppError('forbidden', `query.order[${i}]: ${member} is not available to you (an access policy of view ${view} hides it)`, `query.order[${i}]`);
+      if (declared !== undefined && [...declared.dimensions, ...declared.measures].some((m) => m.name === field)) {
+        options.access?.requireVisible({ name: member!, view: declared }, `query.order[${i}]`);
       }
       throw new AppError('invalid_parameter', `query.order[${i}]: ${name} is not a member of this query's result`, `query.order[${i}]`);
     }

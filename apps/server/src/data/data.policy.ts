@@ -1,3 +1,4 @@
+import { AppError } from '../core/core.errors.js';
 import type { ResolvedMember, SemanticModel, SemanticView } from './data.model.js';
 import type { MemberFilter, QueryFilter } from './data.query.js';
 
@@ -199,6 +200,13 @@ export class ModelAccess {
     return members === 'all' || members.has(member.name);
   }
 
+  /** A member the viewer names (in a query, a filter, a control): a 403 naming it when a policy hides it. */
+  requireVisible(member: ResolvedMember | { name: string; view: SemanticView }, field: string): void {
+    if (!this.canSee(member)) {
+      throw new AppError('forbidden', `${field}: ${member.name} is not available to you (an access policy of view ${member.view.name} hides it)`, field);
+    }
+  }
+
   /** Whether any view hides a member or a row from this viewer: raw SQL, which cannot be filtered, is refused then. */
   get restricted(): boolean {
     return [...this.#model.views.values()].some((view) => {
@@ -301,13 +309,16 @@ function filterProblem(
   return undefined;
 }
 
+/** `{securityContext.tenant_id}`-style references in a policy-aware snapshot's SQL (known roots only; the rest is SQL). */
+export const SQL_REFERENCE = /\{\s*(?:securityContext|userAttributes|groups|embedTenant)(?:\.[A-Za-z0-9_$-]+)*\s*\}/g;
+
 /**
  * References in a policy-aware snapshot's SQL: `{securityContext.x}` style, known roots only. A policy-aware
  * snapshot names at least one, each well formed. Returns a problem message, or undefined.
  */
 export function policyAwareSqlProblem(sqlQuery: unknown): string | undefined {
   if (typeof sqlQuery !== 'string') return 'a policy-aware snapshot (meta.policyAware) needs sqlQuery';
-  const found = sqlQuery.match(/\{\s*(?:securityContext|userAttributes|groups|embedTenant)(?:\.[A-Za-z0-9_$-]+)*\s*\}/g) ?? [];
+  const found = sqlQuery.match(SQL_REFERENCE) ?? [];
   if (found.length === 0) return 'a policy-aware snapshot binds at least one reference such as {securityContext.tenant_id} in its sqlQuery';
   for (const text of found) {
     const reference = parseReference(text);

@@ -12,13 +12,13 @@ import type { CompiledSemanticQuery, CompileOptions, ResultColumn, WarehouseDial
 import { parseDateRange } from './data.dates.js';
 import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
 import { SemanticModel } from './data.model.js';
-import type { DataSourceConfig, Granularity, ResolvedMember, SemanticView } from './data.model.js';
+import type { DataSourceConfig, Granularity, SemanticView } from './data.model.js';
 import { parseSemanticQuery } from './data.query.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
 import { applyColumnFormats, applyComparison, checkComparison, fillMissingRows } from './data.results.js';
 import type { PeriodComparison, QueryResult } from './data.results.js';
 import { findDeploymentData } from '../accounts/accounts.store.js';
-import { ModelAccess, parseReference, readReference } from './data.policy.js';
+import { ModelAccess, parseReference, readReference, SQL_REFERENCE } from './data.policy.js';
 import type { AccessSubject } from './data.policy.js';
 import { isTimeZoneName } from './data.timezone.js';
 import { selectGroupNamesOfUser } from '../workspace/workspace.store.js';
@@ -72,8 +72,7 @@ const NO_ATTRIBUTES: Readonly<Record<string, unknown>> = Object.freeze({});
  */
 async function accessSubjectOf(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, model: SemanticModel): Promise<AccessSubject> {
   const hasPolicies = [...model.views.values()].some((view) => (view.accessPolicy ?? []).length > 0);
-  const platformUserId = principal.kind === 'embed' ? principal.userId : principal.userId;
-  const platformGroups = hasPolicies && platformUserId !== null ? await selectGroupNamesOfUser(ctx.db, principal.accountId, platformUserId) : [];
+  const platformGroups = hasPolicies && principal.userId !== null ? await selectGroupNamesOfUser(ctx.db, principal.accountId, principal.userId) : [];
   if (principal.kind === 'platform-user') return { securityContext: NO_ATTRIBUTES, userAttributes: NO_ATTRIBUTES, groups: platformGroups, embedTenant: null };
   return {
     securityContext: principal.access.securityContext,
@@ -215,9 +214,6 @@ const compileOptions = (dc: DataContext, scope: DataScope): CompileOptions => ({
 
 const dialectOf = (source: DataSourceConfig): WarehouseDialect => (source.type === 'postgres' ? 'postgres' : 'sqlite');
 
-/** `{securityContext.tenant_id}`-style references in a policy-aware snapshot's SQL (known roots only; the rest is SQL). */
-const SQL_REFERENCE = /\{\s*(?:securityContext|userAttributes|groups|embedTenant)(?:\.[A-Za-z0-9_$-]+)*\s*\}/g;
-
 /**
  * A snapshot's raw SQL with its references bound. SQL cannot be filtered by svc, so a viewer whom any view's
  * policy restricts gets a 403, unless the snapshot declares itself policy-aware (`meta.policyAware: true`): its
@@ -313,12 +309,12 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   const { model, timezone } = scope;
   const filters = request.filters ?? {};
   // Every filter must name a declared dimension the viewer may see, whether or not it applies to this widget.
-  for (const member of Object.keys(filters)) requireVisible(scope, model.dimension(member, `filters.${member}`), `filters.${member}`);
+  for (const member of Object.keys(filters)) scope.access.requireVisible(model.dimension(member, `filters.${member}`), `filters.${member}`);
 
   if (widget.type === 'FILTER') {
     const member = (widget.config as { member?: unknown } | null | undefined)?.member;
     const dimension = model.dimension(member, `widgets.${widgetId}.config.member`);
-    requireVisible(scope, dimension, `widgets.${widgetId}.config.member`);
+    scope.access.requireVisible(dimension, `widgets.${widgetId}.config.member`);
     if (dimension.dimension.type === 'time') return { columns: [], rows: [], truncated: false, timezone, ignoredFilters: [] };
     const query: SemanticQuery = { dimensions: [dimension.name], limit: 1000 };
     // A filter control lists the values the other filters leave, not narrowed by its own choice.
@@ -365,13 +361,6 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: applied.ignored };
 }
 
-/** A member the viewer names directly (a filter, a FILTER control): a 403 naming it when a policy hides it. */
-function requireVisible(scope: DataScope, member: ResolvedMember, field: string): void {
-  if (!scope.access.canSee(member)) {
-    throw new AppError('forbidden', `${field}: ${member.name} is not available to you (an access policy of view ${member.view.name} hides it)`, field);
-  }
-}
-
 /**
  * A snapshot's semantic query, checked by compiling it alone: a query the model cannot run is the dashboard's
  * fault, not the viewer's, so it is a 422 naming the snapshot's member (`meta.query.measures[0]`). A member the
@@ -397,7 +386,7 @@ async function drilldown(dc: DataContext, scope: DataScope, query: SemanticQuery
   const { model } = scope;
   const measure = model.measure(drill.member, 'drilldown.member');
   if (!(query.measures ?? []).includes(measure.name)) throw new AppError('invalid_parameter', `drilldown.member: ${measure.name} is not a measure of this widget`, 'drilldown.member');
-  requireVisible(scope, measure, 'drilldown.member');
+  scope.access.requireVisible(measure, 'drilldown.member');
   const filters: QueryFilter[] = [...(query.filters ?? [])];
   for (const [name, value] of Object.entries(drill.point ?? {})) {
     const field = `drilldown.point.${name}`;
