@@ -356,15 +356,30 @@ suite('dashboards with real data in Chromium', () => {
     await page.close();
   });
 
-  it('refresh re-runs every query', async () => {
+  it('refresh re-runs every query past the result cache, and a filter change does not force', async () => {
     const { page, frame } = await mount();
-    const asked: string[] = [];
+    const asked: Array<{ widget: string; force: boolean }> = [];
+    const answered: string[] = [];
     page.on('request', (request) => {
-      if (request.url().includes('/widgets/') && request.url().endsWith('/data')) asked.push(request.url().split('/widgets/')[1]!.split('/')[0]!);
+      if (!request.url().includes('/widgets/') || !request.url().endsWith('/data')) return;
+      const body = JSON.parse(request.postData() ?? '{}') as { force?: boolean };
+      asked.push({ widget: request.url().split('/widgets/')[1]!.split('/')[0]!, force: body.force === true });
+    });
+    page.on('response', async (response) => {
+      if (response.url().includes('/widgets/') && response.url().endsWith('/data') && response.ok()) answered.push(((await response.json()) as { source: string }).source);
     });
     await page.evaluate(() => (window as unknown as HostWindow).handle.refresh());
     await waitForEvent(page, 'dashboard-loaded', 2);
-    expect(new Set(asked)).toEqual(new Set(['f-category', 'f-region', 'kpi-revenue', 'kpi-orders', 'trend', 'by-category', 'top-customers', 'map', 'flows', 'average', 'by-status', 'returns']));
+    // Each query once: the refresh reloads the dashboard, and its widgets ask as they mount.
+    expect(asked.map((a) => a.widget).sort()).toEqual(['f-category', 'f-region', 'kpi-revenue', 'kpi-orders', 'trend', 'by-category', 'top-customers', 'map', 'flows', 'average', 'by-status', 'returns'].sort());
+    expect(asked.every((a) => a.force), JSON.stringify(asked)).toBe(true);
+    await expect.poll(() => answered.length).toBeGreaterThan(0);
+    expect(answered).not.toContain('cache');
+    // A viewer's choice asks without force: the cache may answer it.
+    asked.length = 0;
+    await page.evaluate(() => (window as unknown as HostWindow).handle.setFilter('products', 'category', 'Toys'));
+    await expect.poll(() => asked.length).toBeGreaterThan(0);
+    expect(asked.some((a) => a.force)).toBe(false);
     void frame;
     await page.close();
   });

@@ -50,7 +50,7 @@ export interface DashboardViewProps {
   aside?: (dashboard: Dashboard) => React.ReactNode;
 }
 
-type Load = { state: 'loading' } | { state: 'ready'; dashboard: Dashboard; at: number; startedAt: number; seq: number } | { state: 'failed'; message: string };
+type Load = { state: 'loading' } | { state: 'ready'; dashboard: Dashboard; at: number; startedAt: number; seq: number; forced: boolean } | { state: 'failed'; message: string };
 
 /** The report snapshot a CHART shows: `config.reportId`, else `config.snapshotIndex`, else its place among the charts (as the server). */
 export function snapshotFor(dashboard: Dashboard, widget: DashboardWidget): ReportSnapshot | undefined {
@@ -75,6 +75,7 @@ export function DashboardView(props: DashboardViewProps) {
   const key = `${target.publicId ?? ''}|${target.deploymentId ?? ''}|${target.workbookId ?? ''}`;
   const shownKey = useRef(key);
   const loads = useRef(0);
+  const lastRefresh = useRef(refreshKey);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -86,12 +87,15 @@ export function DashboardView(props: DashboardViewProps) {
       setLoad({ state: 'loading' });
     }
     const seq = ++loads.current;
+    // A load the refresh action asked for: its widgets' queries skip svc's result cache.
+    const forced = lastRefresh.current !== refreshKey;
+    lastRefresh.current = refreshKey;
     const request = target.publicId !== undefined
       ? fetchDashboard(session, target.publicId, controller.signal)
       : fetchWorkbookDashboard(session, target.deploymentId!, target.workbookId!, controller.signal);
     request.then((dashboard) => {
       if (controller.signal.aborted) return;
-      setLoad({ state: 'ready', dashboard, at: Date.now(), startedAt, seq });
+      setLoad({ state: 'ready', dashboard, at: Date.now(), startedAt, seq, forced });
       callbacks.current.onViewed(dashboard);
     }, (error: unknown) => {
       if (controller.signal.aborted) return;
@@ -109,7 +113,7 @@ export function DashboardView(props: DashboardViewProps) {
   // The aside (the comment panel) stays mounted across refreshes: its drafts outlive a reload of the widgets.
   return (
     <div className="dashboard-page">
-      <LoadedDashboard key={load.seq} {...props} dashboard={load.dashboard} loadedAt={load.at} startedAt={load.startedAt} />
+      <LoadedDashboard key={load.seq} {...props} dashboard={load.dashboard} loadedAt={load.at} startedAt={load.startedAt} forced={load.forced} />
       {props.aside?.(load.dashboard)}
     </div>
   );
@@ -127,6 +131,8 @@ function describeValue(value: unknown, format: Formatters): string {
 
 interface LoadedProps extends DashboardViewProps {
   dashboard: Dashboard;
+  /** This load came from a refresh. */
+  forced: boolean;
   loadedAt: number;
   startedAt: number;
 }
@@ -183,7 +189,7 @@ function LoadedDashboard(props: LoadedProps) {
 
   const drillPath = (widgetId: string) => `${props.path.replace(/\/$/, '')}/drilldown/${encodeURIComponent(widgetId)}`;
   const data: DashboardData = {
-    session: props.session, publicId: dashboard.publicId, request, refreshKey: props.refreshKey, t, format,
+    session: props.session, publicId: dashboard.publicId, request, force: props.forced, t, format,
     allowExport: props.allowExport, dark: props.dark, exports, onSettled,
     onError: (error, context) => callbacks.current.onError(error, context, false),
     onFilter: (member, value) => callbacks.current.onSetFilter(member, value),

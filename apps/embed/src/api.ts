@@ -68,6 +68,8 @@ export interface WidgetDataRequest {
   granularity?: string;
   fields?: Record<string, string>;
   drilldown?: { member: string; point?: Record<string, unknown> };
+  /** Past svc's result cache: a refresh. */
+  force?: boolean;
 }
 
 export interface Dashboard {

@@ -27,6 +27,7 @@ import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
 import type { AiSettings } from './data/data.ai.js';
 import { dataRoutes } from './data/data.routes.js';
 import { WarehouseRegistry } from './data/data.warehouse.js';
+import { ResultCache } from './data/data.cache.js';
 import { embedRoutes } from './embed/embed.routes.js';
 import type { EmbedLifetimes } from './sessions/sessions.config.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
@@ -58,7 +59,7 @@ export interface AppConfig {
   embedSourceMaps?: boolean;
   /** Compile hot statements once (default from SVC_PREPARED_STATEMENTS: on). */
   preparedStatements?: boolean;
-  /** The data path of dashboards (default from SVC_DATA_ROW_CAP, SVC_DATA_TIMEOUT_MS, SVC_DEMO_WAREHOUSE). */
+  /** The data path of dashboards (default from SVC_DATA_ROW_CAP, SVC_DATA_TIMEOUT_MS, SVC_DEMO_WAREHOUSE, SVC_RESULT_CACHE_MB). */
   data?: Partial<DataSettings>;
   /** The OpenAI-compatible endpoint of the AI surfaces (default from SVC_AI_BASE_URL, SVC_AI_MODEL, SVC_AI_API_KEY). */
   ai?: Partial<AiSettings>;
@@ -83,7 +84,7 @@ function fastifyTrustProxy(trust: TrustProxy): boolean | string | ((address: str
 /** Limits on slow clients (docs/operations.md "Limits"): request, idle and handler timeouts in ms. */
 export type Timeouts = Config['timeouts'];
 
-/** The data path's settings: the row cap, the statement timeout and the demo warehouse's file. */
+/** The data path's settings: the row cap, the statement timeout, the demo warehouse's file and the result cache's bytes. */
 export type DataSettings = Config['data'];
 
 /**
@@ -142,7 +143,9 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   // One byte budget for every serialized page kept in memory: workspace listings and comment thread lists.
   const pages = new PageCache(config.listingCacheBytes ?? env.listingCacheBytes);
   await registerOpenApi(app);
-  registerMetrics(app, config.db, config.metricsToken ?? env.metricsToken);
+  const data = { ...env.data, ...config.data };
+  const results = new ResultCache(data.resultCacheBytes);
+  registerMetrics(app, config.db, config.metricsToken ?? env.metricsToken, results);
   await app.register(healthRoutes(config.db));
   await app.register(accountRoutes(ctx, { max: rateLimits.login, windowMs: rateLimits.windowMs }));
   await app.register(sessionRoutes(sessions, rateLimits));
@@ -150,10 +153,9 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.register(commentRoutes(ctx, pages));
   await app.register(workspaceRoutes(ctx, pages));
   await app.register(embedRoutes(ctx, { distDir: config.embedDistDir, sourceMaps: config.embedSourceMaps ?? env.embedSourceMaps }));
-  const data = { ...env.data, ...config.data };
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
   app.addHook('onClose', () => warehouses.close());
-  await app.register(dataRoutes({ ...ctx, warehouses, rowCap: data.rowCap, timeoutMs: data.timeoutMs }, { ...env.ai, ...config.ai }));
+  await app.register(dataRoutes({ ...ctx, warehouses, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results }, { ...env.ai, ...config.ai }));
   await app.ready();
   return app;
 }

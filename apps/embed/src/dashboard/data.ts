@@ -13,8 +13,11 @@ export interface DashboardData {
   publicId: string;
   /** The viewer's filters by member (`view.dimension`), the time zone, the TIME_GRAIN and FIELD choices. */
   request: WidgetDataRequest;
-  /** Changes on every refresh: each widget runs its query again. */
-  refreshKey: number;
+  /**
+   * This load of the dashboard came from a refresh: each widget's first query asks svc past its result cache.
+   * (A refresh loads the dashboard again, and its widgets mount anew.)
+   */
+  force: boolean;
   t: Translate;
   format: Formatters;
   allowExport: boolean;
@@ -71,19 +74,22 @@ export function isNotAvailable(error: unknown): boolean {
   return error instanceof ApiError && error.status === 403;
 }
 
-/** A widget's data: its query runs on mount, and again on a refresh or any change of the viewer's choices. */
+/** A widget's data: its query runs on mount (past svc's cache after a refresh), and again on any change of the viewer's choices. */
 export function useWidgetData(widgetId: string, enabled = true): DataState {
-  const { session, publicId, request, refreshKey, onError } = useDashboardData();
+  const { session, publicId, request, force, onError } = useDashboardData();
   const [state, setState] = useState<DataState>({ state: 'loading' });
   const body = JSON.stringify(request);
   const errors = useRef(onError);
   errors.current = onError;
+  // Only the first query after a refresh skips svc's cache; a change of the viewer's choices may be answered from it.
+  const forceNext = useRef(force);
   useEffect(() => {
     if (!enabled) return;
     const controller = new AbortController();
-    // A refresh keeps what is drawn (data, or a not-available state) until the new answer is in.
+    const forced = forceNext.current;
+    forceNext.current = false;
     setState((previous) => (previous.state === 'ready' || previous.state === 'forbidden' ? previous : { state: 'loading' }));
-    fetchWidgetData(session, publicId, widgetId, JSON.parse(body) as WidgetDataRequest, controller.signal).then(
+    fetchWidgetData(session, publicId, widgetId, { ...(JSON.parse(body) as WidgetDataRequest), ...(forced ? { force: true } : {}) }, controller.signal).then(
       (data) => {
         if (!controller.signal.aborted) setState({ state: 'ready', data });
       },
@@ -98,7 +104,7 @@ export function useWidgetData(widgetId: string, enabled = true): DataState {
       },
     );
     return () => controller.abort();
-  }, [session, publicId, widgetId, body, refreshKey, enabled]);
+  }, [session, publicId, widgetId, body, enabled]);
   return state;
 }
 

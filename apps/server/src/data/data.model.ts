@@ -64,7 +64,13 @@ export interface SemanticView {
   accessPolicy?: AccessPolicy[];
 }
 
-export type DataSourceConfig = { type: 'demo' } | { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; schema?: string };
+/** When cached answers of the source go stale (data.cache.ts). */
+export interface SourceRefreshKey {
+  every?: string;
+  sql?: string;
+}
+
+export type DataSourceConfig = ({ type: 'demo' } | { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; schema?: string }) & { refreshKey?: SourceRefreshKey };
 
 export type ResolvedMember =
   | { kind: 'dimension'; name: string; view: SemanticView; dimension: SemanticDimension }

@@ -28,6 +28,7 @@ export const WidgetDataBody = Type.Object(
       },
       { additionalProperties: false },
     )),
+    force: Type.Optional(Type.Boolean({ description: 'Answer from the data source (or a pre-aggregation), not from the result cache: the `refresh` action asks this' })),
   },
   { additionalProperties: false, title: 'WidgetDataRequest' },
 );
@@ -54,6 +55,10 @@ export const WidgetDataResponse = Type.Object(
     truncated: Type.Boolean({ description: 'More rows matched than the row cap' }),
     timezone: Type.String(),
     ignoredFilters: Type.Array(Type.String(), { description: 'Filters naming members this widget cannot reach' }),
+    source: Type.String({
+      pattern: '^(cache|warehouse|rollup:[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*)$',
+      description: 'Where the answer came from: `cache` (the result cache), `rollup:<view>.<pre-aggregation>` or `warehouse` (the data source); of several statements, the least cached one',
+    }),
   },
   { title: 'WidgetData' },
 );

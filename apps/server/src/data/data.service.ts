@@ -15,6 +15,8 @@ import { SemanticModel } from './data.model.js';
 import type { DataSourceConfig, Granularity, SemanticView } from './data.model.js';
 import { parseSemanticQuery } from './data.query.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
+import { ResultCache } from './data.cache.js';
+import type { AnswerSource, CachedRows } from './data.cache.js';
 import { applyColumnFormats, applyComparison, checkComparison, fillMissingRows } from './data.results.js';
 import type { PeriodComparison, QueryResult } from './data.results.js';
 import { findDeploymentData } from '../accounts/accounts.store.js';
@@ -31,6 +33,8 @@ export interface DataContext extends ServiceContext {
   rowCap: number;
   /** Longest a statement may run. */
   timeoutMs: number;
+  /** Answers shared by every viewer of this process (data.cache.ts). */
+  cache: ResultCache;
 }
 
 export type FilterScalar = string | number | boolean;
@@ -43,10 +47,14 @@ export interface WidgetDataRequest {
   granularity?: Granularity;
   fields?: Record<string, string>;
   drilldown?: { member: string; point?: Record<string, FilterScalar | null> };
+  /** Answer from the data source (or a pre-aggregation) whatever the cache holds: the `refresh` action's ask. */
+  force?: boolean;
 }
 
 export interface WidgetData extends QueryResult {
   timezone: string;
+  /** Where the answer came from; of several statements (period comparisons), the least cached one's. */
+  source: AnswerSource;
   /** Filters of the request that name no member this widget's query can reach: they do not apply to it. */
   ignoredFilters: string[];
 }
@@ -56,10 +64,13 @@ export interface WidgetData extends QueryResult {
  * and the viewer's access under the model's policies. Every query of the data path is compiled with it.
  */
 export interface DataScope {
+  accountId: number;
   source: DataSourceConfig;
   model: SemanticModel;
   timezone: string;
   access: ModelAccess;
+  /** Past the result cache (the `refresh` action). */
+  force: boolean;
 }
 
 const NO_ATTRIBUTES: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -83,10 +94,10 @@ async function accessSubjectOf(ctx: ServiceContext, principal: PlatformUserPrinc
 }
 
 /** The scope a principal's queries on a deployment run in (`timezone`: the viewer's ask, else the account's). */
-export async function openDataScope(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, deploymentId: number, timezone: string | undefined): Promise<DataScope> {
+export async function openDataScope(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, deploymentId: number, timezone: string | undefined, force = false): Promise<DataScope> {
   const { source, model } = await deploymentModel(ctx, principal.accountId, deploymentId);
   const [zone, subject] = await Promise.all([resolveTimezone(ctx, principal.accountId, timezone), accessSubjectOf(ctx, principal, model)]);
-  return { source, model, timezone: zone, access: new ModelAccess(model, subject) };
+  return { accountId: principal.accountId, source, model, timezone: zone, access: new ModelAccess(model, subject), force };
 }
 
 /** The deployment's data source and semantic model: its own, or the bundled demo warehouse's. */
@@ -198,17 +209,48 @@ function withGranularity(query: SemanticQuery, granularity: Granularity | undefi
   return { ...query, timeDimensions: query.timeDimensions?.map((t) => (t.granularity === undefined ? t : { ...t, granularity })) };
 }
 
-async function execute(dc: DataContext, source: DataSourceConfig, compiled: CompiledSemanticQuery): Promise<QueryResult> {
-  const warehouse = dc.warehouses.get(source);
-  const { rows } = await warehouse.run(compiled.sql, compiled.parameters, { maxRows: compiled.limit, timeoutMs: dc.timeoutMs });
-  const truncated = compiled.capped && rows.length > compiled.limit;
-  return { columns: compiled.columns, rows: rows.slice(0, compiled.limit), truncated };
+/** A query's answer and where it came from. */
+export type SourcedResult = QueryResult & { source: AnswerSource };
+
+/**
+ * One statement's rows through the result cache: keyed by the account, the data source, its refresh key's
+ * current value, the statement and its bound values (a policy's row filter is in both), and the row limit.
+ */
+async function cachedRows(dc: DataContext, scope: DataScope, statement: { sql: string; parameters: readonly unknown[]; maxRows: number }, compute: () => Promise<CachedRows>): Promise<{ value: CachedRows; source: AnswerSource }> {
+  const { refreshKey, ...source } = scope.source;
+  const sourceKey = JSON.stringify(source);
+  const generation = await dc.cache.refreshValue(`${scope.accountId}:${sourceKey}`, refreshKey, dc.now().getTime(), async (refreshSql) => {
+    dc.cache.counters.warehouseQueries++;
+    try {
+      const { rows } = await dc.warehouses.get(scope.source).run(refreshSql, [], { maxRows: 1, timeoutMs: dc.timeoutMs });
+      return rows[0] ?? null;
+    } catch (error) {
+      // The deployment's own setting failed, not the viewer's ask: said as such.
+      if (error instanceof AppError) throw new AppError(error.code, `dataSource.refreshKey.sql: ${error.message}`, 'dataSource.refreshKey.sql');
+      throw error;
+    }
+  });
+  const key = ResultCache.key([scope.accountId, sourceKey, generation, statement.sql, statement.parameters, statement.maxRows]);
+  return dc.cache.answer(key, scope.force, async () => ({ value: await compute(), source: 'warehouse' }));
+}
+
+async function execute(dc: DataContext, scope: DataScope, compiled: CompiledSemanticQuery): Promise<SourcedResult> {
+  const { value, source } = await cachedRows(dc, scope, { sql: compiled.sql, parameters: compiled.parameters, maxRows: compiled.limit }, async () => {
+    dc.cache.counters.warehouseQueries++;
+    const { rows } = await dc.warehouses.get(scope.source).run(compiled.sql, compiled.parameters, { maxRows: compiled.limit, timeoutMs: dc.timeoutMs });
+    return { rows: rows.slice(0, compiled.limit), truncated: compiled.capped && rows.length > compiled.limit };
+  });
+  return { columns: compiled.columns, rows: value.rows, truncated: value.truncated, source };
 }
 
 /** Runs a semantic query against a deployment's warehouse under the viewer's access (the AI and apps use this too). */
-export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery): Promise<QueryResult> {
-  return execute(dc, scope.source, compileSemanticQuery(scope.model, query, compileOptions(dc, scope)));
+export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery): Promise<SourcedResult> {
+  return execute(dc, scope, compileSemanticQuery(scope.model, query, compileOptions(dc, scope)));
 }
+
+const SOURCE_RANK = (source: AnswerSource) => (source === 'warehouse' ? 2 : source === 'cache' ? 0 : 1);
+/** Of several answers' sources, the least cached one (the one that tells why an answer was slow). */
+const leastCached = (sources: readonly AnswerSource[]): AnswerSource => sources.reduce((worst, next) => (SOURCE_RANK(next) > SOURCE_RANK(worst) ? next : worst), 'cache');
 
 const compileOptions = (dc: DataContext, scope: DataScope): CompileOptions => ({ dialect: dialectOf(scope.source), timezone: scope.timezone, now: dc.now(), rowCap: dc.rowCap, access: scope.access });
 
@@ -248,19 +290,26 @@ function boundSqlSnapshot(scope: DataScope, snapshot: ReportSnapshot): { stateme
 }
 
 /** A snapshot's raw SQL, read-only, inside a row cap: the statement must be one SELECT (or WITH ... SELECT). */
-async function runSqlSnapshot(dc: DataContext, scope: DataScope, snapshot: ReportSnapshot): Promise<QueryResult> {
+async function runSqlSnapshot(dc: DataContext, scope: DataScope, snapshot: ReportSnapshot): Promise<SourcedResult> {
   const bound = boundSqlSnapshot(scope, snapshot);
   const statement = bound.statement.trim().replace(/;\s*$/, '');
   if (!/^(select|with)\b/i.test(statement)) throw new AppError('invalid_query', 'sqlQuery: only a SELECT (or WITH ... SELECT) runs', 'sqlQuery');
   const placeholder = dialectOf(scope.source) === 'postgres' ? `$${bound.parameters.length + 1}` : '?';
-  const { fields, rows } = await dc.warehouses.get(scope.source).run(
-    `SELECT * FROM (${statement}) AS svc_q LIMIT ${placeholder}`, [...bound.parameters, dc.rowCap + 1], { maxRows: dc.rowCap, timeoutMs: dc.timeoutMs },
-  );
+  const wrapped = { sql: `SELECT * FROM (${statement}) AS svc_q LIMIT ${placeholder}`, parameters: [...bound.parameters, dc.rowCap + 1], maxRows: dc.rowCap };
+  // The column names travel with the rows: a raw statement has no model to name them.
+  let fields: string[] = [];
+  const { value, source } = await cachedRows(dc, scope, wrapped, async () => {
+    dc.cache.counters.warehouseQueries++;
+    const answer = await dc.warehouses.get(scope.source).run(wrapped.sql, wrapped.parameters, { maxRows: dc.rowCap, timeoutMs: dc.timeoutMs });
+    return { rows: [answer.fields, ...answer.rows.slice(0, dc.rowCap)], truncated: answer.rows.length > dc.rowCap };
+  });
+  fields = value.rows[0] as string[];
+  const rows = value.rows.slice(1);
   const columns: ResultColumn[] = fields.map((name, i) => {
     const sample = rows.find((row) => row[i] !== null)?.[i];
     return { name, member: name, title: name, type: typeof sample === 'number' ? 'number' : 'string', kind: typeof sample === 'number' ? 'measure' : 'dimension' };
   });
-  return { columns, rows: rows.slice(0, dc.rowCap), truncated: rows.length > dc.rowCap };
+  return { columns, rows, truncated: value.truncated, source };
 }
 
 /** The date range of a query's time dimension as local bucket text, for filling rows; undefined without one. */
@@ -305,7 +354,7 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   const widgets = config.widgets ?? [];
   const widget = widgets.find((w) => w.id === widgetId);
   if (widget === undefined) throw new AppError('not_found', `dashboard ${publicId} has no widget ${widgetId}`, 'widgetId');
-  const scope = await openDataScope(dc, principal, dashboard.deployment_id, request.timezone);
+  const scope = await openDataScope(dc, principal, dashboard.deployment_id, request.timezone, request.force === true);
   const { model, timezone } = scope;
   const filters = request.filters ?? {};
   // Every filter must name a declared dimension the viewer may see, whether or not it applies to this widget.
@@ -315,7 +364,7 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
     const member = (widget.config as { member?: unknown } | null | undefined)?.member;
     const dimension = model.dimension(member, `widgets.${widgetId}.config.member`);
     scope.access.requireVisible(dimension, `widgets.${widgetId}.config.member`);
-    if (dimension.dimension.type === 'time') return { columns: [], rows: [], truncated: false, timezone, ignoredFilters: [] };
+    if (dimension.dimension.type === 'time') return { columns: [], rows: [], truncated: false, timezone, ignoredFilters: [], source: 'cache' };
     const query: SemanticQuery = { dimensions: [dimension.name], limit: 1000 };
     // A filter control lists the values the other filters leave, not narrowed by its own choice.
     const applied = viewerFilters(model, query, filters, dimension.name, timezone);
@@ -347,10 +396,13 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
 
   if (request.drilldown !== undefined) return { ...(await drilldown(dc, scope, query, request.drilldown)), timezone, ignoredFilters: applied.ignored };
 
-  let result = await runSemanticQuery(dc, scope, query);
+  const answer = await runSemanticQuery(dc, scope, query);
+  const sources = [answer.source];
+  let result: QueryResult = answer;
   for (const [i, comparison] of comparisons.entries()) {
     checkComparison(comparison, result.columns, `periodComparisons[${i}]`);
     const previous = await runSemanticQuery(dc, scope, shiftedQuery(query, comparison, timezone, dc.now()));
+    sources.push(previous.source);
     result = applyComparison(result, previous, comparison);
   }
   if (snapshot.fillMissingRows) {
@@ -358,7 +410,7 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
     const td = result.columns.find((c) => c.granularity !== undefined && (c.name === member || c.member === member));
     result = fillMissingRows(result, snapshot.fillMissingRows, td === undefined ? undefined : localRange(query, td.member, timezone, dc.now()), dc.rowCap);
   }
-  return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: applied.ignored };
+  return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: applied.ignored, source: leastCached(sources) };
 }
 
 /**
@@ -382,7 +434,7 @@ function snapshotQuery(dc: DataContext, scope: DataScope, raw: unknown, snapshot
  * The rows under one mark of a measure: the widget's filters, plus the mark's dimension values (a time bucket
  * becomes its period), listing the measure's view's drill members (default: its dimensions) that the viewer may see.
  */
-async function drilldown(dc: DataContext, scope: DataScope, query: SemanticQuery, drill: NonNullable<WidgetDataRequest['drilldown']>): Promise<QueryResult> {
+async function drilldown(dc: DataContext, scope: DataScope, query: SemanticQuery, drill: NonNullable<WidgetDataRequest['drilldown']>): Promise<SourcedResult> {
   const { model } = scope;
   const measure = model.measure(drill.member, 'drilldown.member');
   if (!(query.measures ?? []).includes(measure.name)) throw new AppError('invalid_parameter', `drilldown.member: ${measure.name} is not a measure of this widget`, 'drilldown.member');
@@ -421,7 +473,7 @@ async function drilldown(dc: DataContext, scope: DataScope, query: SemanticQuery
  * `POST /api/v1/embed/dashboard/{publicId}/query`: an APP dashboard's own code asks for a semantic query through
  * the embed's bridge. Only APP dashboards may: a CLASSIC dashboard's viewers run its widgets' queries and no other.
  */
-export async function appQuery(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, body: { query: unknown; timezone?: string }): Promise<QueryResult & { timezone: string }> {
+export async function appQuery(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, body: { query: unknown; timezone?: string }): Promise<SourcedResult & { timezone: string }> {
   const dashboard = await requireReadableDashboard(dc, readerOf(principal), publicId);
   const config = parseJson<DashboardConfig>(dashboard.config) ?? {};
   if (config.kind !== 'APP') throw new AppError('forbidden', `dashboard ${publicId} is not an APP dashboard: only its widgets' queries run`, 'publicId');

@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Db } from '../db/db.database.js';
 import { digestSecret } from '../accounts/accounts.keys.js';
 import { AppError } from '../core/core.errors.js';
+import type { ResultCache } from '../data/data.cache.js';
 
 /** Latency buckets in seconds: from a cached listing (about 1 ms) to a data query at its timeout (30 s). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -49,6 +50,9 @@ export class AllocationCounter {
  *   query strings stay out) and status; its `_count` is the request count;
  * - `svc_db_pool_connections` by state (total, idle, waiting);
  * - `svc_nodejs_heap_allocated_bytes_total`: bytes allocated on the JavaScript heap (garbage included);
+ * - `svc_data_cache_requests_total` by outcome (hit, miss, wait: joined a computation running for the same key,
+ *   forced), `svc_data_cache_bytes` and `svc_data_cache_entries`: the result cache of data answers;
+ * - `svc_data_queries_total` by target (warehouse, rollup): statements the data path ran;
  * - the process's own (`svc_process_*`, `svc_nodejs_*`: CPU, memory, event loop lag, handles).
  *
  * A scrape must send `Authorization: Bearer <token>` (SVC_METRICS_TOKEN). Without a token configured the
@@ -56,9 +60,9 @@ export class AllocationCounter {
  * and an anonymous caller on the public port is not one. Off, nothing is measured either: no request pays for a
  * figure nobody can read.
  */
-export function registerMetrics(app: FastifyInstance, db: Db, token: string | undefined): void {
+export function registerMetrics(app: FastifyInstance, db: Db, token: string | undefined, results?: ResultCache): void {
   const expected = token === undefined || token === '' ? undefined : Buffer.from(digestSecret(token));
-  const registry = expected === undefined ? undefined : measure(app, db);
+  const registry = expected === undefined ? undefined : measure(app, db, results);
   app.get('/metrics', { schema: { tags: ['Operations'], summary: 'Prometheus metrics of this process', hide: true } }, async (request, reply) => {
     if (expected === undefined || registry === undefined) throw new AppError('forbidden', 'metrics are off: set SVC_METRICS_TOKEN and scrape with Authorization: Bearer <token>');
     const sent = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
@@ -72,7 +76,7 @@ export function registerMetrics(app: FastifyInstance, db: Db, token: string | un
 }
 
 /** The registry of every figure, and the hook that times each request. */
-function measure(app: FastifyInstance, db: Db): Registry {
+function measure(app: FastifyInstance, db: Db, results: ResultCache | undefined): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
   const latency = new Histogram({
@@ -106,6 +110,7 @@ function measure(app: FastifyInstance, db: Db): Registry {
       reported = total;
     },
   });
+  if (results !== undefined) measureResultCache(registry, results);
   app.addHook('onClose', (_app, done) => {
     allocations.stop();
     done();
@@ -126,4 +131,36 @@ function measure(app: FastifyInstance, db: Db): Registry {
     done();
   });
   return registry;
+}
+
+/** The result cache's figures, read from its counters at each scrape (nothing is paid per request). */
+function measureResultCache(registry: Registry, results: ResultCache): void {
+  const { counters } = results;
+  const reported = { hit: 0, miss: 0, wait: 0, forced: 0, warehouse: 0, rollup: 0 };
+  new Counter({
+    name: 'svc_data_cache_requests_total',
+    help: 'Data answers asked of the result cache, by outcome: hit, miss, wait (joined the same computation), forced (refresh)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect() {
+      for (const [outcome, total] of [['hit', counters.hits], ['miss', counters.misses], ['wait', counters.waits], ['forced', counters.forced]] as const) {
+        this.inc({ outcome }, total - reported[outcome]);
+        reported[outcome] = total;
+      }
+    },
+  });
+  new Counter({
+    name: 'svc_data_queries_total',
+    help: 'Statements the data path ran, by target: warehouse (the data source) or rollup (a pre-aggregation)',
+    labelNames: ['target'] as const,
+    registers: [registry],
+    collect() {
+      for (const [target, total] of [['warehouse', counters.warehouseQueries], ['rollup', counters.rollupQueries]] as const) {
+        this.inc({ target }, total - reported[target]);
+        reported[target] = total;
+      }
+    },
+  });
+  new Gauge({ name: 'svc_data_cache_bytes', help: 'Bytes the result cache holds', registers: [registry], collect() { this.set(results.bytes); } });
+  new Gauge({ name: 'svc_data_cache_entries', help: 'Entries the result cache holds', registers: [registry], collect() { this.set(results.size); } });
 }

@@ -1,3 +1,4 @@
+import { ByteLru } from '../core/core.byte-lru.js';
 import type { FastifyReply } from 'fastify';
 
 /**
@@ -9,16 +10,14 @@ import type { FastifyReply } from 'fastify';
  * Bounded by bytes, least recently used first out. Callers prefix their keys with their feature.
  */
 export class PageCache {
-  readonly #maxBytes: number;
-  readonly #entries = new Map<string, { version: string; body: Buffer }>();
-  #bytes = 0;
+  readonly #entries: ByteLru<{ version: string; body: Buffer }>;
 
   constructor(maxBytes: number) {
-    this.#maxBytes = maxBytes;
+    this.#entries = new ByteLru(maxBytes);
   }
 
   get enabled(): boolean {
-    return this.#maxBytes > 0;
+    return this.#entries.enabled;
   }
 
   /** The body cached under `key` at exactly `version`, or undefined. */
@@ -26,32 +25,14 @@ export class PageCache {
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
     if (entry.version !== version) {
-      this.#remove(key);
+      this.#entries.delete(key);
       return undefined;
     }
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
     return entry.body;
   }
 
   set(key: string, version: string, body: Buffer): void {
-    const size = body.length;
-    if (!this.enabled || size > this.#maxBytes / 4) return;
-    this.#remove(key);
-    this.#entries.set(key, { version, body });
-    this.#bytes += size;
-    while (this.#bytes > this.#maxBytes) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.#remove(oldest);
-    }
-  }
-
-  #remove(key: string): void {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return;
-    this.#bytes -= entry.body.length;
-    this.#entries.delete(key);
+    this.#entries.set(key, { version, body }, body.length);
   }
 }
 

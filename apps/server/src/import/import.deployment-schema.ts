@@ -19,14 +19,26 @@ const identifier = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$' } 
 const memberName = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}\\.[A-Za-z_][A-Za-z0-9_]{0,62}$' } as const;
 const memberSource = { column: identifier, sql: { type: 'string', minLength: 1, maxLength: 10000 }, title: { type: 'string', maxLength: 200 } } as const;
 
+/**
+ * When the data source's cached answers go stale (data.cache.ts): every interval, or when an SQL query's value
+ * changes (asked at most once per `every`, default 10 seconds).
+ */
+const refreshKey = {
+  type: 'object', additionalProperties: false, minProperties: 1,
+  properties: {
+    every: { type: 'string', pattern: '^[1-9][0-9]{0,5} (second|minute|hour|day|week)s?$' },
+    sql: { type: 'string', minLength: 1, maxLength: 10000, pattern: '^\\s*([Ss][Ee][Ll][Ee][Cc][Tt]|[Ww][Ii][Tt][Hh])\\s' },
+  },
+} as const;
+
 /** A deployment's data source (issue 7): the bundled demo warehouse, a SQLite file, or a PostgreSQL URL. */
 const dataSource = {
   oneOf: [
-    { type: 'object', additionalProperties: false, required: ['type'], properties: { type: { const: 'demo' } } },
-    { type: 'object', additionalProperties: false, required: ['type', 'path'], properties: { type: { const: 'sqlite' }, path: { type: 'string', minLength: 1, maxLength: 4096 } } },
+    { type: 'object', additionalProperties: false, required: ['type'], properties: { type: { const: 'demo' }, refreshKey } },
+    { type: 'object', additionalProperties: false, required: ['type', 'path'], properties: { type: { const: 'sqlite' }, path: { type: 'string', minLength: 1, maxLength: 4096 }, refreshKey } },
     {
       type: 'object', additionalProperties: false, required: ['type', 'url'],
-      properties: { type: { const: 'postgres' }, url: { type: 'string', pattern: '^postgres(ql)?://', maxLength: 4096 }, schema: identifier },
+      properties: { type: { const: 'postgres' }, url: { type: 'string', pattern: '^postgres(ql)?://', maxLength: 4096 }, schema: identifier, refreshKey },
     },
   ],
 } as const;
