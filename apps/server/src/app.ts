@@ -28,6 +28,8 @@ import type { AiSettings } from './data/data.ai.js';
 import { dataRoutes } from './data/data.routes.js';
 import { WarehouseRegistry } from './data/data.warehouse.js';
 import { ResultCache } from './data/data.cache.js';
+import { RollupStore } from './data/data.rollups.js';
+import { RollupScheduler, ROLLUP_BUILD_TIMEOUT_MS } from './data/data.rollup-builder.js';
 import { embedRoutes } from './embed/embed.routes.js';
 import type { EmbedLifetimes } from './sessions/sessions.config.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
@@ -59,6 +61,8 @@ export interface AppConfig {
   embedSourceMaps?: boolean;
   /** Compile hot statements once (default from SVC_PREPARED_STATEMENTS: on). */
   preparedStatements?: boolean;
+  /** Build due pre-aggregations in the background (`svc serve`: SVC_PREAGG_REFRESH; default false). */
+  refreshPreAggregations?: boolean;
   /** The data path of dashboards (default from SVC_DATA_ROW_CAP, SVC_DATA_TIMEOUT_MS, SVC_DEMO_WAREHOUSE, SVC_RESULT_CACHE_MB). */
   data?: Partial<DataSettings>;
   /** The OpenAI-compatible endpoint of the AI surfaces (default from SVC_AI_BASE_URL, SVC_AI_MODEL, SVC_AI_API_KEY). */
@@ -154,8 +158,23 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.register(workspaceRoutes(ctx, pages));
   await app.register(embedRoutes(ctx, { distDir: config.embedDistDir, sourceMaps: config.embedSourceMaps ?? env.embedSourceMaps }));
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
-  app.addHook('onClose', () => warehouses.close());
-  await app.register(dataRoutes({ ...ctx, warehouses, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results }, { ...env.ai, ...config.ai }));
+  const rollups = new RollupStore(data.preAggregationDir);
+  // `svc serve` builds due pre-aggregations in the background (SVC_PREAGG_REFRESH); other apps only read them.
+  const scheduler = config.refreshPreAggregations === true
+    ? new RollupScheduler({ db: config.db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now }, undefined, (reports) => {
+      for (const report of reports) {
+        if (report.status === 'built') app.log.info({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, reason: report.reason, rows: report.manifest?.rows, ms: report.manifest?.buildMs }, 'pre-aggregation built');
+        if (report.status === 'failed') app.log.warn({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, error: report.error }, 'pre-aggregation build failed');
+      }
+    })
+    : undefined;
+  app.addHook('onClose', async () => {
+    await scheduler?.stop();
+    rollups.close();
+    await warehouses.close();
+  });
+  await app.register(dataRoutes({ ...ctx, warehouses, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups }, { ...env.ai, ...config.ai }));
   await app.ready();
+  scheduler?.start();
   return app;
 }

@@ -11,6 +11,10 @@ import { describeDatabaseUrl, openDatabase, whyDatabaseIsUnreachable } from './d
 import type { Db } from './db/db.database.js';
 import { migrateToLatest } from './db/db.migrations.js';
 import { compactNameSearchIndex } from './db/db.search-index.js';
+import { buildDue, rollupStatus, ROLLUP_BUILD_TIMEOUT_MS } from './data/data.rollup-builder.js';
+import type { BuilderContext } from './data/data.rollup-builder.js';
+import { RollupStore } from './data/data.rollups.js';
+import { WarehouseRegistry } from './data/data.warehouse.js';
 
 const DB_OPTION: OptionSpec = { type: 'string', value: 'URL', description: `sqlite:PATH or postgres://... (default ${loadConfig({}).databaseUrl}, or SVC_DATABASE_URL)` };
 
@@ -52,7 +56,25 @@ const KEYS_CREATE: CommandSpec = {
   },
 };
 
-const COMMANDS = [SERVE, IMPORT, MIGRATE, KEYS_CREATE];
+const PREAGG_BUILD: CommandSpec = {
+  name: 'preagg build',
+  summary: 'Builds the pre-aggregations that are due (every one with --force), one at a time, and prints a line for each; exit 1 if one failed.\nA rollup another process is building is skipped ("locked").',
+  positionals: [],
+  options: {
+    deployment: { type: 'string', value: 'ID', description: 'only this deployment\'s' },
+    force: { type: 'boolean', description: 'build even those whose current build stands' },
+    db: DB_OPTION,
+  },
+};
+
+const PREAGG_STATUS: CommandSpec = {
+  name: 'preagg status',
+  summary: 'Prints each pre-aggregation\'s current build (when, rows, files) and whether a build is due.',
+  positionals: [],
+  options: { deployment: { type: 'string', value: 'ID', description: 'only this deployment\'s' }, db: DB_OPTION },
+};
+
+const COMMANDS = [SERVE, IMPORT, MIGRATE, KEYS_CREATE, PREAGG_BUILD, PREAGG_STATUS];
 
 const USAGE = `usage: svc <command> [options]
 
@@ -143,7 +165,7 @@ async function serve(args: string[]): Promise<number> {
     ensureDemoWarehouseSqlite(config.data.demoWarehousePath);
   }
 
-  const app = await buildApp({ db, logger: { level: config.logLevel } });
+  const app = await buildApp({ db, logger: { level: config.logLevel }, refreshPreAggregations: config.data.preAggregationRefresh });
   // SIGTERM: stop accepting, let the requests in flight finish (each keep-alive socket is closed once its response is
   // out: http.in-flight.ts), then close the database and exit 0. Requests still running after SVC_SHUTDOWN_TIMEOUT_MS
   // (default 10 s) are cut off, the database is closed all the same, and the exit code says so.
@@ -273,7 +295,66 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-const HELP_OF: Record<string, CommandSpec> = { serve: SERVE, import: IMPORT, migrate: MIGRATE, keys: KEYS_CREATE, 'keys create': KEYS_CREATE };
+/** `--deployment ID` as a positive integer. */
+function deploymentFlag(command: string, value: string | boolean | undefined): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const id = Number(value);
+  if (!Number.isInteger(id) || id < 1) throw new UsageError(command, `--deployment must be a deployment id (a positive integer), got "${value}"`);
+  return id;
+}
+
+/** What the builders need outside the server: the database, the data sources, the store, the settings. */
+async function withBuilder<T>(url: string, run: (ctx: BuilderContext) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  return withDatabase(url, async (db) => {
+    const warehouses = new WarehouseRegistry({ timeoutMs: config.data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(config.data.demoWarehousePath) });
+    const store = new RollupStore(config.data.preAggregationDir);
+    try {
+      return await run({ db, warehouses, store, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: () => new Date() });
+    } finally {
+      store.close();
+      await warehouses.close();
+    }
+  });
+}
+
+async function runPreagg(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === '--help' || sub === '-h' || sub === undefined) {
+    const out = sub === undefined ? process.stderr : process.stdout;
+    out.write(`usage: ${synopsis(PREAGG_BUILD)}\n       ${synopsis(PREAGG_STATUS)}\n\n${PREAGG_BUILD.summary}\n${PREAGG_STATUS.summary}\n`);
+    return sub === undefined ? 1 : 0;
+  }
+  if (sub !== 'build' && sub !== 'status') throw new UsageError('preagg', `unknown subcommand "${sub}" (the subcommands are build and status)`);
+  const spec = sub === 'build' ? PREAGG_BUILD : PREAGG_STATUS;
+  const parsed = parseOrHelp(spec, rest);
+  if (parsed === undefined) return 0;
+  const deploymentId = deploymentFlag(spec.name, parsed.values.deployment);
+  const url = databaseUrl(parsed.values.db);
+  if (sub === 'status') {
+    const lines = await withBuilder(url, async (ctx) => (await rollupStatus(ctx, deploymentId)).map((s) => {
+      const built = s.manifest === undefined ? 'not built' : `built ${s.manifest.builtAt} in ${s.manifest.buildMs} ms: ${s.manifest.rows} rows, ${s.manifest.files.length} file(s)`;
+      return `deployment ${s.deploymentId} ${s.rollup} (${s.timezone}): ${built}; ${s.due === undefined ? 'up to date' : `due: ${s.due}`}`;
+    }));
+    process.stdout.write(lines.length === 0 ? 'no deployment declares pre-aggregations\n' : `${lines.join('\n')}\n`);
+    return 0;
+  }
+  const reports = await withBuilder(url, (ctx) => buildDue(ctx, { force: parsed.values.force === true, deploymentId }));
+  for (const r of reports) {
+    const what = `deployment ${r.deploymentId} ${r.rollup} (${r.timezone})`;
+    const line = r.status === 'built' ? `built ${what} (${r.reason}) in ${r.manifest!.buildMs} ms: ${r.manifest!.rows} rows, ${r.manifest!.files.length} file(s)`
+      : r.status === 'fresh' ? `up to date: ${what}`
+        : r.status === 'locked' ? `skipped ${what}: another process is building it`
+          : `failed ${what}: ${r.error}`;
+    process.stdout.write(`${line}\n`);
+  }
+  if (reports.length === 0) process.stdout.write('no deployment declares pre-aggregations\n');
+  return reports.some((r) => r.status === 'failed') ? 1 : 0;
+}
+
+const HELP_OF: Record<string, CommandSpec> = {
+  serve: SERVE, import: IMPORT, migrate: MIGRATE, keys: KEYS_CREATE, 'keys create': KEYS_CREATE, 'preagg build': PREAGG_BUILD, 'preagg status': PREAGG_STATUS,
+};
 
 async function runCommand(command: string | undefined, args: string[]): Promise<number> {
   switch (command) {
@@ -285,6 +366,8 @@ async function runCommand(command: string | undefined, args: string[]): Promise<
       return runMigrate(args);
     case 'keys':
       return runKeys(args);
+    case 'preagg':
+      return runPreagg(args);
     case 'help': {
       const spec = args.length === 0 ? undefined : HELP_OF[args.join(' ')];
       if (args.length > 0 && spec === undefined) throw new CliError(`svc help: there is no command "${args.join(' ')}"; svc --help lists them`, true);

@@ -59,6 +59,12 @@ export async function findDeploymentData(db: Kysely<Database>, accountId: number
     .executeTakeFirst();
 }
 
+/** Every account's deployments whose semantic views declare pre-aggregations (the rollup builder's work list). */
+export async function selectDeploymentsWithPreAggregations(db: Kysely<Database>): Promise<Array<{ id: number; account_id: number; data_source: string | null; semantic_views: string | null }>> {
+  return db.selectFrom('deployments').select(['id', 'account_id', 'data_source', 'semantic_views'])
+    .where('semantic_views', 'like', '%"preAggregations"%').orderBy('id').execute();
+}
+
 /** The account's tenant name (its default embed tenant's name). */
 export async function findTenantName(db: Kysely<Database>, accountId: number): Promise<string> {
   const account = await tenantName.first(db, { accountId });

@@ -32,6 +32,8 @@ export const SETTINGS = Type.Object({
   SVC_DATA_ROW_CAP: whole(1, 10_000, "most rows a widget's result carries; `truncated` says when more matched"),
   SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite worker is terminated, PostgreSQL's `statement_timeout` stops it; 504 `query_timeout`"),
   SVC_RESULT_CACHE_MB: Type.Number({ minimum: 0, default: 64, description: "memory for data answers shared by every viewer of a process (the result cache), in MiB; an entry lasts until its data source's `refreshKey` changes; `0` turns the cache off" }),
+  SVC_PREAGG_DIR: Type.String({ minLength: 1, default: 'data/preaggregations', description: 'where built pre-aggregations are kept (Parquet files): a directory every svc process can read' }),
+  SVC_PREAGG_REFRESH: Type.Boolean({ default: true, description: '`svc serve` builds due pre-aggregations in the background; `false` leaves building to `svc preagg build` (or another process)' }),
   SVC_DEMO_WAREHOUSE: Type.String({ minLength: 1, default: 'data/demo-warehouse.db', description: 'the bundled demo warehouse (SQLite), written once (`serve --demo` writes it at start), for deployments without a `dataSource`' }),
   SVC_REQUEST_TIMEOUT_MS: whole(1, 30_000, "a request's headers and body must arrive within this (ms), else 408 and the connection is closed"),
   SVC_IDLE_TIMEOUT_MS: whole(1, 120_000, 'a connection silent both ways for this long (ms) is closed'),
@@ -78,7 +80,7 @@ export interface Config {
   embedLifetimes: { sessionTtlMs: number; tokenTtlMs: number };
   embedSourceMaps: boolean;
   preparedStatements: boolean;
-  data: { rowCap: number; timeoutMs: number; demoWarehousePath: string; resultCacheBytes: number };
+  data: { rowCap: number; timeoutMs: number; demoWarehousePath: string; resultCacheBytes: number; preAggregationDir: string; preAggregationRefresh: boolean };
   timeouts: { requestMs: number; idleMs: number; handlerMs: number };
   shutdownTimeoutMs: number;
   rateLimits: { generateSession: number; exchange: number; login: number; embedPerSession: number; embedPerIp: number; windowMs: number };
@@ -177,7 +179,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embedLifetimes: { sessionTtlMs: s.SVC_EMBED_SESSION_TTL_MS, tokenTtlMs: s.SVC_EMBED_TOKEN_TTL_MS },
     embedSourceMaps: s.SVC_EMBED_SOURCE_MAPS,
     preparedStatements: s.SVC_PREPARED_STATEMENTS,
-    data: { rowCap: s.SVC_DATA_ROW_CAP, timeoutMs: s.SVC_DATA_TIMEOUT_MS, demoWarehousePath: resolve(s.SVC_DEMO_WAREHOUSE), resultCacheBytes: Math.round(s.SVC_RESULT_CACHE_MB * 1024 * 1024) },
+    data: { rowCap: s.SVC_DATA_ROW_CAP, timeoutMs: s.SVC_DATA_TIMEOUT_MS, demoWarehousePath: resolve(s.SVC_DEMO_WAREHOUSE), resultCacheBytes: Math.round(s.SVC_RESULT_CACHE_MB * 1024 * 1024),
+      preAggregationDir: resolve(s.SVC_PREAGG_DIR), preAggregationRefresh: s.SVC_PREAGG_REFRESH },
     timeouts: { requestMs: s.SVC_REQUEST_TIMEOUT_MS, idleMs: s.SVC_IDLE_TIMEOUT_MS, handlerMs: s.SVC_HANDLER_TIMEOUT_MS },
     shutdownTimeoutMs: s.SVC_SHUTDOWN_TIMEOUT_MS,
     rateLimits: {

@@ -12,7 +12,7 @@ import type { BoundFilter, ModelAccess } from './data.policy.js';
 import { offsetSpans } from './data.timezone.js';
 import type { OffsetSpan } from './data.timezone.js';
 
-export type WarehouseDialect = 'sqlite' | 'postgres';
+export type WarehouseDialect = 'sqlite' | 'postgres' | 'duckdb';
 
 /** A column of a result: a member (a time dimension with its granularity: `orders.created_at.month`). */
 export interface ResultColumn {
@@ -49,8 +49,11 @@ export interface CompileOptions {
    * row filters of every view the query reads are ANDed to its WHERE. Absent: no policy applies (checks of a
    * model's own queries, tests).
    */
-  access?: ModelAccess;
+  access?: QueryAccess;
 }
+
+/** What the compiler asks of a viewer's access: ModelAccess, or a rollup's translation of it (data.preagg.ts). */
+export type QueryAccess = Pick<ModelAccess, 'requireVisible' | 'view'>;
 
 type AnyKysely = Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const compilers: Record<WarehouseDialect, AnyKysely> = {
@@ -61,6 +64,13 @@ const compilers: Record<WarehouseDialect, AnyKysely> = {
     },
   }),
   postgres: new Kysely({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  }),
+  // DuckDB speaks PostgreSQL's syntax where the compiler needs it: "quoted" identifiers and $1 placeholders.
+  duckdb: new Kysely({
     dialect: {
       createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(),
       createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler(),
@@ -115,11 +125,16 @@ const LOCAL_FORMAT: Record<Exclude<Granularity, 'week' | 'quarter'>, string> = {
   day: '%Y-%m-%dT00:00:00.000', month: '%Y-%m-01T00:00:00.000', year: '%Y-01-01T00:00:00.000',
 };
 
-/** A time bucket as local wall-clock text `YYYY-MM-DDTHH:MM:SS.000` (Cube's form), the same on both dialects. */
+/** A time bucket as local wall-clock text `YYYY-MM-DDTHH:MM:SS.000` (Cube's form), the same on every dialect. */
 function timeBucket(expression: RawBuilder<unknown>, granularity: Granularity, options: CompileOptions): RawBuilder<unknown> {
   if (options.dialect === 'postgres') {
     const local = sql`(${expression})::timestamptz AT TIME ZONE ${options.timezone}`;
     return sql`to_char(date_trunc(${sql.lit(granularity)}, ${local}), 'YYYY-MM-DD"T"HH24:MI:SS.MS')`;
+  }
+  if (options.dialect === 'duckdb') {
+    // ICU's timezone() gives the wall clock of the instant in the zone; date_trunc's weeks start on Monday.
+    const local = sql`timezone(${options.timezone}, ${instantExpression(expression, 'duckdb')})`;
+    return sql`strftime(date_trunc(${sql.lit(granularity)}, ${local}), '%Y-%m-%dT%H:%M:%S.000')`;
   }
   const local = sqliteLocalEpoch(expression, options.timezone);
   if (granularity === 'week') return sql`strftime('%Y-%m-%dT00:00:00.000', ${local}, 'unixepoch', '-6 days', 'weekday 1')`;
@@ -129,12 +144,30 @@ function timeBucket(expression: RawBuilder<unknown>, granularity: Granularity, o
   return sql`strftime(${sql.lit(LOCAL_FORMAT[granularity])}, ${local}, 'unixepoch')`;
 }
 
+/**
+ * A time expression as an instant. DuckDB: TIMESTAMPTZ as is; TIMESTAMP and ISO 8601 text without an offset are
+ * read as UTC (the warehouse's session time zone).
+ */
 function instantExpression(expression: RawBuilder<unknown>, dialect: WarehouseDialect): RawBuilder<unknown> {
-  return dialect === 'postgres' ? sql`(${expression})::timestamptz` : sqliteEpoch(expression);
+  switch (dialect) {
+    case 'postgres':
+      return sql`(${expression})::timestamptz`;
+    case 'duckdb':
+      return sql`CAST(${expression} AS TIMESTAMPTZ)`;
+    case 'sqlite':
+      return sqliteEpoch(expression);
+  }
 }
 
 function instantValue(epochSeconds: number, dialect: WarehouseDialect): RawBuilder<unknown> {
-  return dialect === 'postgres' ? sql`${new Date(epochSeconds * 1000).toISOString()}::timestamptz` : sql`${epochSeconds}`;
+  switch (dialect) {
+    case 'postgres':
+      return sql`${new Date(epochSeconds * 1000).toISOString()}::timestamptz`;
+    case 'duckdb':
+      return sql`CAST(${new Date(epochSeconds * 1000).toISOString()} AS TIMESTAMPTZ)`;
+    case 'sqlite':
+      return sql`${epochSeconds}`;
+  }
 }
 
 function aggregate(measure: SemanticMeasure, expression: RawBuilder<unknown> | undefined): RawBuilder<unknown> {
@@ -151,6 +184,13 @@ function aggregate(measure: SemanticMeasure, expression: RawBuilder<unknown> | u
       return sql`min(${expression!})`;
     case 'max':
       return sql`max(${expression!})`;
+    // A pre-aggregation's columns (data.preagg.ts rollupModel).
+    case 'rollup_count':
+      return sql`coalesce(sum(${expression!}), 0)`;
+    case 'rollup_grain':
+      return sql`max(${expression!})`;
+    case 'rollup_avg':
+      throw new Error('rollup_avg is compiled from its two columns (measureExpression)');
   }
 }
 
@@ -204,6 +244,11 @@ function dimensionExpression(scope: Scope, member: Extract<ResolvedMember, { kin
 
 function measureExpression(scope: Scope, member: Extract<ResolvedMember, { kind: 'measure' }>): RawBuilder<unknown> {
   const { measure } = member;
+  if (measure.type === 'rollup_avg') {
+    // An average from a rollup: the sum of its parts' sums over the sum of their counts.
+    const part = (suffix: string) => sql.ref(`${member.view.name}.${measure.column ?? measure.name}__${suffix}`);
+    return sql`sum(${part('sum')}) / nullif(sum(${part('count')}), 0)`;
+  }
   const inner = measure.type === 'count' && measure.column === undefined && measure.sql === undefined ? undefined : memberExpression(member.view, measure, scope.model);
   return aggregate(measure, inner);
 }
@@ -374,7 +419,8 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
     if (seen.has(column.name)) throw new AppError('invalid_parameter', `${field}: ${column.name} is asked for twice`, field);
     seen.add(column.name);
     columns.push(column);
-    // PostgreSQL sorts text by the database's locale; the "C" collation sorts byte-wise, as SQLite does.
+    // PostgreSQL sorts text by the database's locale; the "C" collation sorts byte-wise, as SQLite does (and DuckDB,
+    // whose default collation is binary).
     const collated = options.dialect === 'postgres' && column.type === 'string' ? sql`(${expression}) COLLATE "C"` : expression;
     selects.push(sql`${collated} AS ${sql.id(column.name)}`);
   };

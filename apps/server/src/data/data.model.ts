@@ -2,6 +2,8 @@ import { AppError } from '../core/core.errors.js';
 import { compileSemanticQuery } from './data.compiler.js';
 import { accessPolicyProblem } from './data.policy.js';
 import type { AccessPolicy } from './data.policy.js';
+import { preAggregationProblem } from './data.preagg.js';
+import type { PreAggregation } from './data.preagg.js';
 
 /**
  * The semantic layer: views over a table (or a SELECT) of a deployment's data source that declare the members a
@@ -10,6 +12,11 @@ import type { AccessPolicy } from './data.policy.js';
  */
 export type DimensionType = 'string' | 'number' | 'time' | 'boolean';
 export type MeasureType = 'count' | 'sum' | 'avg' | 'min' | 'max' | 'count_distinct';
+/**
+ * How a pre-aggregation's columns re-aggregate (data.preagg.ts), never declared by an import: a count is summed
+ * (0 over no row), an average divides its summed sum by its summed count, a measure at its rollup's grain is read.
+ */
+export type RollupMeasureType = 'rollup_count' | 'rollup_avg' | 'rollup_grain';
 export const GRANULARITIES = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 
@@ -31,7 +38,7 @@ export interface SemanticDimension {
 
 export interface SemanticMeasure {
   name: string;
-  type: MeasureType;
+  type: MeasureType | RollupMeasureType;
   /** The column aggregated (none for `count`: rows are counted). */
   column?: string;
   sql?: string;
@@ -62,6 +69,8 @@ export interface SemanticView {
   drillMembers?: string[];
   /** Who may read which members and rows of this view (issue 20; data.policy.ts). None: everyone reads everything. */
   accessPolicy?: AccessPolicy[];
+  /** Rollups of this view's measures that answer matching queries (issue 21; data.preagg.ts). */
+  preAggregations?: PreAggregation[];
 }
 
 /** When cached answers of the source go stale (data.cache.ts). */
@@ -154,6 +163,8 @@ export function semanticViewsProblem(views: readonly SemanticView[]): { path: st
       compileSemanticQuery(model, query, { dialect: 'sqlite', timezone: 'UTC', now: new Date(0), rowCap: 1 });
     });
     if (policy !== undefined) return { path: `[${v}]${policy.path}`, message: policy.message };
+    const rollup = preAggregationProblem(view, model);
+    if (rollup !== undefined) return { path: `[${v}]${rollup.path}`, message: rollup.message };
   }
   return undefined;
 }

@@ -48,6 +48,11 @@ export const ResultColumn = Type.Object(
   { title: 'ResultColumn' },
 );
 
+const AnswerSource = Type.String({
+  pattern: '^(cache|warehouse|rollup:[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*)$',
+  description: 'Where the answer came from: `cache` (the result cache), `rollup:<view>.<pre-aggregation>` or `warehouse` (the data source); of several statements, the least cached one',
+});
+
 export const WidgetDataResponse = Type.Object(
   {
     columns: Type.Array(ResultColumn),
@@ -55,10 +60,7 @@ export const WidgetDataResponse = Type.Object(
     truncated: Type.Boolean({ description: 'More rows matched than the row cap' }),
     timezone: Type.String(),
     ignoredFilters: Type.Array(Type.String(), { description: 'Filters naming members this widget cannot reach' }),
-    source: Type.String({
-      pattern: '^(cache|warehouse|rollup:[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*)$',
-      description: 'Where the answer came from: `cache` (the result cache), `rollup:<view>.<pre-aggregation>` or `warehouse` (the data source); of several statements, the least cached one',
-    }),
+    source: AnswerSource,
   },
   { title: 'WidgetData' },
 );
@@ -93,6 +95,6 @@ export const AppQueryBody = Type.Object(
 );
 
 export const AppQueryResult = Type.Object(
-  { columns: Type.Array(ResultColumn), rows: Type.Array(Type.Array(Type.Unknown())), truncated: Type.Boolean(), timezone: Type.String() },
+  { columns: Type.Array(ResultColumn), rows: Type.Array(Type.Array(Type.Unknown())), truncated: Type.Boolean(), timezone: Type.String(), source: AnswerSource },
   { title: 'AppQueryResult' },
 );

@@ -16,6 +16,8 @@ import type { DataSourceConfig, Granularity, SemanticView } from './data.model.j
 import { parseSemanticQuery } from './data.query.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
 import { ResultCache } from './data.cache.js';
+import { matchRollup, rollupColumns, rollupModel } from './data.preagg.js';
+import type { RollupStore } from './data.rollups.js';
 import type { AnswerSource, CachedRows } from './data.cache.js';
 import { applyColumnFormats, applyComparison, checkComparison, fillMissingRows } from './data.results.js';
 import type { PeriodComparison, QueryResult } from './data.results.js';
@@ -35,6 +37,8 @@ export interface DataContext extends ServiceContext {
   timeoutMs: number;
   /** Answers shared by every viewer of this process (data.cache.ts). */
   cache: ResultCache;
+  /** Built pre-aggregations (data.rollups.ts); none: every query goes to the data source. */
+  rollups?: RollupStore;
 }
 
 export type FilterScalar = string | number | boolean;
@@ -65,6 +69,7 @@ export interface WidgetData extends QueryResult {
  */
 export interface DataScope {
   accountId: number;
+  deploymentId: number;
   source: DataSourceConfig;
   model: SemanticModel;
   timezone: string;
@@ -97,7 +102,7 @@ async function accessSubjectOf(ctx: ServiceContext, principal: PlatformUserPrinc
 export async function openDataScope(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, deploymentId: number, timezone: string | undefined, force = false): Promise<DataScope> {
   const { source, model } = await deploymentModel(ctx, principal.accountId, deploymentId);
   const [zone, subject] = await Promise.all([resolveTimezone(ctx, principal.accountId, timezone), accessSubjectOf(ctx, principal, model)]);
-  return { accountId: principal.accountId, source, model, timezone: zone, access: new ModelAccess(model, subject), force };
+  return { accountId: principal.accountId, deploymentId, source, model, timezone: zone, access: new ModelAccess(model, subject), force };
 }
 
 /** The deployment's data source and semantic model: its own, or the bundled demo warehouse's. */
@@ -216,7 +221,7 @@ export type SourcedResult = QueryResult & { source: AnswerSource };
  * One statement's rows through the result cache: keyed by the account, the data source, its refresh key's
  * current value, the statement and its bound values (a policy's row filter is in both), and the row limit.
  */
-async function cachedRows(dc: DataContext, scope: DataScope, statement: { sql: string; parameters: readonly unknown[]; maxRows: number }, compute: () => Promise<CachedRows>): Promise<{ value: CachedRows; source: AnswerSource }> {
+async function cachedRows(dc: DataContext, scope: DataScope, statement: { sql: string; parameters: readonly unknown[]; maxRows: number }, compute: () => Promise<{ value: CachedRows; source: AnswerSource }>): Promise<{ value: CachedRows; source: AnswerSource }> {
   const { refreshKey, ...source } = scope.source;
   const sourceKey = JSON.stringify(source);
   const generation = await dc.cache.refreshValue(`${scope.accountId}:${sourceKey}`, refreshKey, dc.now().getTime(), async (refreshSql) => {
@@ -231,21 +236,58 @@ async function cachedRows(dc: DataContext, scope: DataScope, statement: { sql: s
     }
   });
   const key = ResultCache.key([scope.accountId, sourceKey, generation, statement.sql, statement.parameters, statement.maxRows]);
-  return dc.cache.answer(key, scope.force, async () => ({ value: await compute(), source: 'warehouse' }));
+  return dc.cache.answer(key, scope.force, compute);
 }
 
-async function execute(dc: DataContext, scope: DataScope, compiled: CompiledSemanticQuery): Promise<SourcedResult> {
+/**
+ * A semantic query's answer: from the cache, else from the first built pre-aggregation that answers it exactly
+ * (data.preagg.ts), else from the data source.
+ */
+async function execute(dc: DataContext, scope: DataScope, query: SemanticQuery, compiled: CompiledSemanticQuery): Promise<SourcedResult> {
   const { value, source } = await cachedRows(dc, scope, { sql: compiled.sql, parameters: compiled.parameters, maxRows: compiled.limit }, async () => {
+    const rollup = await answerFromRollup(dc, scope, query);
+    if (rollup !== undefined) return rollup;
     dc.cache.counters.warehouseQueries++;
     const { rows } = await dc.warehouses.get(scope.source).run(compiled.sql, compiled.parameters, { maxRows: compiled.limit, timeoutMs: dc.timeoutMs });
-    return { rows: rows.slice(0, compiled.limit), truncated: compiled.capped && rows.length > compiled.limit };
+    return { value: { rows: rows.slice(0, compiled.limit), truncated: compiled.capped && rows.length > compiled.limit }, source: 'warehouse' };
   });
   return { columns: compiled.columns, rows: value.rows, truncated: value.truncated, source };
 }
 
+/** The answer of the first built rollup of the query's view that matches it; undefined when none does. */
+async function answerFromRollup(dc: DataContext, scope: DataScope, query: SemanticQuery): Promise<{ value: CachedRows; source: AnswerSource } | undefined> {
+  const store = dc.rollups;
+  const first = query.measures?.[0] ?? query.dimensions?.[0] ?? query.timeDimensions?.[0]?.dimension;
+  if (store === undefined || first === undefined) return undefined;
+  const view = scope.model.member(first, 'query').view;
+  for (const rollup of view.preAggregations ?? []) {
+    const target = { accountId: scope.accountId, deploymentId: scope.deploymentId, source: scope.source, model: scope.model, view, rollup, timezone: scope.timezone };
+    const manifest = store.currentBuild(target);
+    if (manifest === undefined) continue;
+    const match = matchRollup(scope.model, view, rollup, query, { timezone: scope.timezone, now: dc.now(), access: scope.access });
+    if (!('query' in match)) continue;
+    const table = await store.table(target, manifest);
+    const rows = match.access.rows;
+    let compiled: CompiledSemanticQuery;
+    try {
+      compiled = compileSemanticQuery(new SemanticModel([rollupModel(rollupColumns(view, rollup), table, scope.model, rollup.additive !== false)]), match.query, {
+        dialect: 'duckdb', timezone: 'UTC', now: dc.now(), rowCap: dc.rowCap,
+        access: { view: () => ({ members: 'all', rows }), requireVisible: () => undefined },
+      });
+    } catch {
+      // A query the rollup's columns cannot express (a value its column type refuses): the data source answers.
+      continue;
+    }
+    dc.cache.counters.rollupQueries++;
+    const answer = await store.run(compiled.sql, compiled.parameters, compiled.limit);
+    return { value: { rows: answer.slice(0, compiled.limit), truncated: compiled.capped && answer.length > compiled.limit }, source: `rollup:${view.name}.${rollup.name}` };
+  }
+  return undefined;
+}
+
 /** Runs a semantic query against a deployment's warehouse under the viewer's access (the AI and apps use this too). */
 export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery): Promise<SourcedResult> {
-  return execute(dc, scope, compileSemanticQuery(scope.model, query, compileOptions(dc, scope)));
+  return execute(dc, scope, query, compileSemanticQuery(scope.model, query, compileOptions(dc, scope)));
 }
 
 const SOURCE_RANK = (source: AnswerSource) => (source === 'warehouse' ? 2 : source === 'cache' ? 0 : 1);
@@ -254,7 +296,8 @@ const leastCached = (sources: readonly AnswerSource[]): AnswerSource => sources.
 
 const compileOptions = (dc: DataContext, scope: DataScope): CompileOptions => ({ dialect: dialectOf(scope.source), timezone: scope.timezone, now: dc.now(), rowCap: dc.rowCap, access: scope.access });
 
-const dialectOf = (source: DataSourceConfig): WarehouseDialect => (source.type === 'postgres' ? 'postgres' : 'sqlite');
+/** The SQL dialect of a data source. */
+export const dialectOf = (source: DataSourceConfig): WarehouseDialect => (source.type === 'postgres' ? 'postgres' : 'sqlite');
 
 /**
  * A snapshot's raw SQL with its references bound. SQL cannot be filtered by svc, so a viewer whom any view's
@@ -301,7 +344,7 @@ async function runSqlSnapshot(dc: DataContext, scope: DataScope, snapshot: Repor
   const { value, source } = await cachedRows(dc, scope, wrapped, async () => {
     dc.cache.counters.warehouseQueries++;
     const answer = await dc.warehouses.get(scope.source).run(wrapped.sql, wrapped.parameters, { maxRows: dc.rowCap, timeoutMs: dc.timeoutMs });
-    return { rows: [answer.fields, ...answer.rows.slice(0, dc.rowCap)], truncated: answer.rows.length > dc.rowCap };
+    return { value: { rows: [answer.fields, ...answer.rows.slice(0, dc.rowCap)], truncated: answer.rows.length > dc.rowCap }, source: 'warehouse' };
   });
   fields = value.rows[0] as string[];
   const rows = value.rows.slice(1);

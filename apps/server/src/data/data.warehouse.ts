@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { AppError } from '../core/core.errors.js';
 import type { DataSourceConfig } from './data.model.js';
@@ -25,16 +26,19 @@ export interface Warehouse {
 }
 
 /**
- * The SQLite worker: one read-only connection per worker thread. A query runs off the event loop, and a query
- * past its time is stopped by terminating its worker (better-sqlite3 cannot interrupt a statement).
+ * The SQLite worker: one read-only connection per child process. A query runs off the event loop, and a query
+ * past its time is stopped by killing its process: better-sqlite3 cannot interrupt a statement, and a worker
+ * thread that is terminated goes on running the statement in native code (a runaway query would keep a core busy
+ * until the server stops). Rows cross with Node's structured clone ('advanced' serialization).
  */
 const SQLITE_WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
+const [driver, path] = process.argv.slice(-2);
+const Database = require(driver);
+const db = new Database(path, { readonly: true, fileMustExist: true });
 db.pragma('query_only = ON');
 const statements = new Map();
-parentPort.on('message', ({ id, sql, parameters, maxRows }) => {
+process.on('disconnect', () => process.exit(0));
+process.on('message', ({ id, sql, parameters, maxRows }) => {
   try {
     let statement = statements.get(sql);
     if (statement === undefined) {
@@ -50,11 +54,12 @@ parentPort.on('message', ({ id, sql, parameters, maxRows }) => {
       rows.push(row);
       if (rows.length > maxRows) break;
     }
-    parentPort.postMessage({ id, fields: statement.columns().map((c) => c.name), rows });
+    process.send({ id, fields: statement.columns().map((c) => c.name), rows });
   } catch (error) {
-    parentPort.postMessage({ id, error: String(error && error.message || error), code: error && error.code });
+    process.send({ id, error: String(error && error.message || error), code: error && error.code });
   }
 });
+process.send({ ready: true });
 `;
 
 interface Job {
@@ -69,37 +74,51 @@ interface Job {
 
 const driverPath = createRequire(import.meta.url).resolve('better-sqlite3');
 
+type SqliteProcess = ChildProcess;
+
 class SqliteWarehouse implements Warehouse {
   readonly dialect = 'sqlite' as const;
-  private readonly idle: Worker[] = [];
-  private readonly busy = new Map<Worker, { job: Job; timer: ReturnType<typeof setTimeout> }>();
+  private readonly idle: SqliteProcess[] = [];
+  private readonly busy = new Map<SqliteProcess, { job: Job; timer: ReturnType<typeof setTimeout> }>();
   private readonly queue: Job[] = [];
   private nextId = 1;
   private closed = false;
 
   constructor(private readonly path: string, private readonly size: number) {}
 
-  private spawn(): Worker {
-    const worker = new Worker(SQLITE_WORKER, { eval: true, workerData: { path: this.path, driver: driverPath } });
-    worker.on('message', (message: { id: number; fields?: string[]; rows?: unknown[][]; error?: string; code?: string }) => {
-      const running = this.busy.get(worker);
+  private spawn(): SqliteProcess {
+    const child = spawn(process.execPath, ['-e', SQLITE_WORKER, driverPath, this.path], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-2000);
+    });
+    child.on('message', (message: { id?: number; ready?: boolean; fields?: string[]; rows?: unknown[][]; error?: string }) => {
+      if (message.ready === true) return;
+      const running = this.busy.get(child);
       if (running === undefined || running.job.id !== message.id) return;
       clearTimeout(running.timer);
-      this.busy.delete(worker);
-      this.idle.push(worker);
+      this.busy.delete(child);
+      this.idle.push(child);
       if (message.error !== undefined) running.job.reject(new AppError('invalid_query', `the data source refused the query: ${message.error}`));
       else running.job.resolve({ fields: message.fields!, rows: message.rows! });
       this.pump();
     });
-    worker.on('error', (error) => {
-      const running = this.busy.get(worker);
-      this.busy.delete(worker);
-      running?.job.reject(new AppError('service_unavailable', `the data source could not be opened: ${error.message}`));
-      if (running !== undefined) clearTimeout(running.timer);
+    child.on('exit', () => {
+      // Gone (killed past its time, or failed to open the file): whatever it ran fails, and a fresh one takes the next job.
+      const index = this.idle.indexOf(child);
+      if (index >= 0) this.idle.splice(index, 1);
+      const running = this.busy.get(child);
+      this.busy.delete(child);
+      if (running !== undefined) {
+        clearTimeout(running.timer);
+        const reason = /SqliteError: (.*)/.exec(stderr)?.[1] ?? (/Error: (.*)/.exec(stderr)?.[1] ?? 'the worker stopped');
+        running.job.reject(new AppError('service_unavailable', `the data source could not be opened: ${reason}`));
+      }
       this.pump();
     });
-    worker.unref();
-    return worker;
+    child.channel?.unref();
+    child.unref();
+    return child;
   }
 
   private workers(): number {
@@ -108,18 +127,18 @@ class SqliteWarehouse implements Warehouse {
 
   private pump(): void {
     while (this.queue.length > 0 && !this.closed) {
-      const worker = this.idle.pop() ?? (this.workers() < this.size ? this.spawn() : undefined);
-      if (worker === undefined) return;
+      const child = this.idle.pop() ?? (this.workers() < this.size ? this.spawn() : undefined);
+      if (child === undefined) return;
       const job = this.queue.shift()!;
       const timer = setTimeout(() => {
-        // Past its time: the worker is stopped with its statement, and a fresh one takes its place when needed.
-        this.busy.delete(worker);
-        void worker.terminate();
+        // Past its time: the process is killed with its statement, and a fresh one takes its place when needed.
+        this.busy.delete(child);
+        child.kill('SIGKILL');
         job.reject(new AppError('query_timeout', `the query ran longer than ${job.timeoutMs} ms and was stopped`));
         this.pump();
       }, job.timeoutMs);
-      this.busy.set(worker, { job, timer });
-      worker.postMessage({ id: job.id, sql: job.sql, parameters: job.parameters, maxRows: job.maxRows });
+      this.busy.set(child, { job, timer });
+      child.send({ id: job.id, sql: job.sql, parameters: job.parameters, maxRows: job.maxRows });
     }
   }
 
@@ -135,7 +154,7 @@ class SqliteWarehouse implements Warehouse {
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new AppError('service_unavailable', 'the data source is closed'));
-    await Promise.all([...this.idle.splice(0), ...this.busy.keys()].map((worker) => worker.terminate()));
+    for (const child of [...this.idle.splice(0), ...this.busy.keys()]) child.kill('SIGKILL');
   }
 }
 

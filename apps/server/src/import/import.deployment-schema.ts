@@ -1,5 +1,6 @@
 import type { DataSourceConfig, SemanticView } from '../data/data.model.js';
 import { FILTER_OPERATORS } from '../data/data.query.js';
+import { GRANULARITIES } from '../data/data.model.js';
 
 // JSON Schema of what one deployment of the import file holds (DESIGN.md "The import file"): its data source,
 // semantic views, item tree with grants and dashboards, views and favourites. `import.schema.ts` puts it into the
@@ -89,6 +90,26 @@ const accessPolicy = {
   },
 } as const;
 
+/** Issue 21: a pre-aggregation of a view (data.preagg.ts): its members, time bucket, partitions and refresh. */
+const interval = { type: 'string', pattern: '^[1-9][0-9]{0,5} (second|minute|hour|day|week)s?$' } as const;
+const preAggregation = {
+  type: 'object', additionalProperties: false, required: ['name', 'measures'],
+  properties: {
+    name: identifier,
+    measures: { type: 'array', maxItems: 100, items: memberName },
+    dimensions: { type: 'array', maxItems: 50, items: memberName },
+    timeDimension: memberName,
+    granularity: { enum: [...GRANULARITIES] },
+    partitionGranularity: { enum: ['month', 'quarter', 'year'] },
+    refresh: {
+      type: 'object', additionalProperties: false,
+      properties: { ...refreshKey.properties, incremental: { type: 'boolean' }, updateWindow: interval },
+    },
+    timezones: { type: 'array', minItems: 1, maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 64 } },
+    additive: { type: 'boolean' },
+  },
+} as const;
+
 /** Semantic views: the dimensions and measures a deployment's queries may use. */
 const semanticView = {
   type: 'object',
@@ -125,6 +146,7 @@ const semanticView = {
     },
     drillMembers: { type: 'array', items: memberName },
     accessPolicy: { type: 'array', maxItems: 100, items: accessPolicy },
+    preAggregations: { type: 'array', maxItems: 50, items: preAggregation },
   },
 } as const;
 
