@@ -30,7 +30,7 @@ export const SETTINGS = Type.Object({
   SVC_EMBED_TOKEN_TTL_MS: whole(1000, 86_400_000, 'nominal embed token lifetime (ms; 24 h); the effective end is 1/24 earlier, the expiring warning 1/48 before that'),
   SVC_EMBED_SOURCE_MAPS: Type.Boolean({ default: false, description: "serve the embed runtime's source maps (`.js.map`, the full source) under `/embed/assets/`; off: they answer 404" }),
   SVC_DATA_ROW_CAP: whole(1, 10_000, "most rows a widget's result carries; `truncated` says when more matched"),
-  SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite worker is terminated, PostgreSQL's `statement_timeout` stops it; 504 `query_timeout`"),
+  SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite worker is terminated, PostgreSQL's `statement_timeout` stops it, a DuckDB statement is interrupted; 504 `query_timeout`"),
   SVC_DEMO_WAREHOUSE: Type.String({ minLength: 1, default: 'data/demo-warehouse.db', description: 'the bundled demo warehouse (SQLite), written once (`serve --demo` writes it at start), for deployments without a `dataSource`' }),
   SVC_REQUEST_TIMEOUT_MS: whole(1, 30_000, "a request's headers and body must arrive within this (ms), else 408 and the connection is closed"),
   SVC_IDLE_TIMEOUT_MS: whole(1, 120_000, 'a connection silent both ways for this long (ms) is closed'),

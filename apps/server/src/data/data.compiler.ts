@@ -12,7 +12,7 @@ import type { BoundFilter, ModelAccess } from './data.policy.js';
 import { offsetSpans } from './data.timezone.js';
 import type { OffsetSpan } from './data.timezone.js';
 
-export type WarehouseDialect = 'sqlite' | 'postgres';
+export type WarehouseDialect = 'sqlite' | 'postgres' | 'duckdb';
 
 /** A column of a result: a member (a time dimension with its granularity: `orders.created_at.month`). */
 export interface ResultColumn {
@@ -61,6 +61,13 @@ const compilers: Record<WarehouseDialect, AnyKysely> = {
     },
   }),
   postgres: new Kysely({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  }),
+  // DuckDB speaks PostgreSQL's syntax where the compiler needs it: "quoted" identifiers and $1 placeholders.
+  duckdb: new Kysely({
     dialect: {
       createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(),
       createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler(),
@@ -115,11 +122,16 @@ const LOCAL_FORMAT: Record<Exclude<Granularity, 'week' | 'quarter'>, string> = {
   day: '%Y-%m-%dT00:00:00.000', month: '%Y-%m-01T00:00:00.000', year: '%Y-01-01T00:00:00.000',
 };
 
-/** A time bucket as local wall-clock text `YYYY-MM-DDTHH:MM:SS.000` (Cube's form), the same on both dialects. */
+/** A time bucket as local wall-clock text `YYYY-MM-DDTHH:MM:SS.000` (Cube's form), the same on every dialect. */
 function timeBucket(expression: RawBuilder<unknown>, granularity: Granularity, options: CompileOptions): RawBuilder<unknown> {
   if (options.dialect === 'postgres') {
     const local = sql`(${expression})::timestamptz AT TIME ZONE ${options.timezone}`;
     return sql`to_char(date_trunc(${sql.lit(granularity)}, ${local}), 'YYYY-MM-DD"T"HH24:MI:SS.MS')`;
+  }
+  if (options.dialect === 'duckdb') {
+    // ICU's timezone() gives the wall clock of the instant in the zone; date_trunc's weeks start on Monday.
+    const local = sql`timezone(${options.timezone}, ${instantExpression(expression, 'duckdb')})`;
+    return sql`strftime(date_trunc(${sql.lit(granularity)}, ${local}), '%Y-%m-%dT%H:%M:%S.000')`;
   }
   const local = sqliteLocalEpoch(expression, options.timezone);
   if (granularity === 'week') return sql`strftime('%Y-%m-%dT00:00:00.000', ${local}, 'unixepoch', '-6 days', 'weekday 1')`;
@@ -129,12 +141,30 @@ function timeBucket(expression: RawBuilder<unknown>, granularity: Granularity, o
   return sql`strftime(${sql.lit(LOCAL_FORMAT[granularity])}, ${local}, 'unixepoch')`;
 }
 
+/**
+ * A time expression as an instant. DuckDB: TIMESTAMPTZ as is; TIMESTAMP and ISO 8601 text without an offset are
+ * read as UTC (the warehouse's session time zone).
+ */
 function instantExpression(expression: RawBuilder<unknown>, dialect: WarehouseDialect): RawBuilder<unknown> {
-  return dialect === 'postgres' ? sql`(${expression})::timestamptz` : sqliteEpoch(expression);
+  switch (dialect) {
+    case 'postgres':
+      return sql`(${expression})::timestamptz`;
+    case 'duckdb':
+      return sql`CAST(${expression} AS TIMESTAMPTZ)`;
+    case 'sqlite':
+      return sqliteEpoch(expression);
+  }
 }
 
 function instantValue(epochSeconds: number, dialect: WarehouseDialect): RawBuilder<unknown> {
-  return dialect === 'postgres' ? sql`${new Date(epochSeconds * 1000).toISOString()}::timestamptz` : sql`${epochSeconds}`;
+  switch (dialect) {
+    case 'postgres':
+      return sql`${new Date(epochSeconds * 1000).toISOString()}::timestamptz`;
+    case 'duckdb':
+      return sql`CAST(${new Date(epochSeconds * 1000).toISOString()} AS TIMESTAMPTZ)`;
+    case 'sqlite':
+      return sql`${epochSeconds}`;
+  }
 }
 
 function aggregate(measure: SemanticMeasure, expression: RawBuilder<unknown> | undefined): RawBuilder<unknown> {
@@ -374,7 +404,8 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
     if (seen.has(column.name)) throw new AppError('invalid_parameter', `${field}: ${column.name} is asked for twice`, field);
     seen.add(column.name);
     columns.push(column);
-    // PostgreSQL sorts text by the database's locale; the "C" collation sorts byte-wise, as SQLite does.
+    // PostgreSQL sorts text by the database's locale; the "C" collation sorts byte-wise, as SQLite does (and DuckDB,
+    // whose default collation is binary).
     const collated = options.dialect === 'postgres' && column.type === 'string' ? sql`(${expression}) COLLATE "C"` : expression;
     selects.push(sql`${collated} AS ${sql.id(column.name)}`);
   };

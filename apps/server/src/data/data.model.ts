@@ -64,7 +64,12 @@ export interface SemanticView {
   accessPolicy?: AccessPolicy[];
 }
 
-export type DataSourceConfig = { type: 'demo' } | { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; schema?: string };
+export type DataSourceConfig =
+  | { type: 'demo' }
+  | { type: 'sqlite'; path: string }
+  | { type: 'postgres'; url: string; schema?: string }
+  /** Issue 21: a DuckDB database file (read-only), and/or tables read from Parquet or CSV files (`{ table: path or glob }`). */
+  | { type: 'duckdb'; path?: string; files?: Record<string, string> };
 
 export type ResolvedMember =
   | { kind: 'dimension'; name: string; view: SemanticView; dimension: SemanticDimension }

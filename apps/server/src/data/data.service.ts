@@ -212,7 +212,7 @@ export async function runSemanticQuery(dc: DataContext, scope: DataScope, query:
 
 const compileOptions = (dc: DataContext, scope: DataScope): CompileOptions => ({ dialect: dialectOf(scope.source), timezone: scope.timezone, now: dc.now(), rowCap: dc.rowCap, access: scope.access });
 
-const dialectOf = (source: DataSourceConfig): WarehouseDialect => (source.type === 'postgres' ? 'postgres' : 'sqlite');
+const dialectOf = (source: DataSourceConfig): WarehouseDialect => (source.type === 'postgres' || source.type === 'duckdb' ? source.type : 'sqlite');
 
 /**
  * A snapshot's raw SQL with its references bound. SQL cannot be filtered by svc, so a viewer whom any view's

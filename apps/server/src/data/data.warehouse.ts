@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { AppError } from '../core/core.errors.js';
+import { DuckDbWarehouse } from './data.duckdb.js';
 import type { DataSourceConfig } from './data.model.js';
 import type { WarehouseDialect } from './data.compiler.js';
 
@@ -195,8 +196,16 @@ export interface WarehouseSettings {
 
 /** Opens the warehouse of a data source. */
 export function openWarehouse(source: DataSourceConfig, settings: WarehouseSettings): Warehouse {
-  if (source.type === 'postgres') return new PostgresWarehouse(source.url, source.schema, settings.timeoutMs, 4);
-  return new SqliteWarehouse(source.type === 'demo' ? settings.demoPath() : source.path, 2);
+  switch (source.type) {
+    case 'postgres':
+      return new PostgresWarehouse(source.url, source.schema, settings.timeoutMs, 4);
+    case 'duckdb':
+      return new DuckDbWarehouse(source, 2);
+    case 'sqlite':
+      return new SqliteWarehouse(source.path, 2);
+    case 'demo':
+      return new SqliteWarehouse(settings.demoPath(), 2);
+  }
 }
 
 /** Open warehouses, one per distinct data source, shared by every request; closed with the app. */
