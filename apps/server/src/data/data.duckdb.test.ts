@@ -2,17 +2,23 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describeEachDialect } from '../../test/dialects.js';
+import { mintViewer } from '../../test/embed.js';
+import { seedAccount, uniqueSuffix } from '../../test/factory.js';
+import { buildApp } from '../app.js';
 import { AppError } from '../core/core.errors.js';
 import { DuckDbWarehouse, duckDbReaderOf, duckDbSourceProblem } from './data.duckdb.js';
 import type { DuckDbSource } from './data.duckdb.js';
+import type { DataSourceConfig } from './data.model.js';
 import type { QueryRows } from './data.warehouse.js';
 
 /**
  * Issue 21: the DuckDB warehouse on its own, over small files written here by a writable DuckDB: what its rows look
  * like, what it reads (the database file, the named Parquet and CSV files, nothing else), that only a SELECT runs,
- * that a statement past its time is interrupted, and how it opens and closes. The semantic queries' answers are
- * compared with the other dialects' in data.dialects.test.ts and data.compiler.test.ts.
+ * that a statement past its time is interrupted, and how it opens and closes; then a deployment with a DuckDB data
+ * source over HTTP. The semantic queries' answers are compared with the other dialects' in data.dialects.test.ts
+ * and data.compiler.test.ts.
  */
 
 let dir: string;
@@ -258,5 +264,141 @@ describe('DuckDB data source configuration', () => {
     expect(duckDbSourceProblem({ type: 'duckdb', files: { everything: '/**/*.csv' } })).toEqual({ path: '.files.everything', message: expect.stringMatching(/every file of the server/) });
     expect(duckDbSourceProblem({ type: 'duckdb', files: { data: '/data*/x.parquet' } })?.path).toBe('.files.data');
     expect(duckDbSourceProblem({ type: 'duckdb', files: { data: '/data/*/x.parquet' } })).toBeUndefined();
+  });
+});
+
+const REPORTS = ['monthly', 'raw', 'passwd', 'create', 'setting', 'copy'];
+
+/**
+ * A dashboard of a semantic CHART, a FILTER, and raw SQL snapshots (one that reads, and ones that must be refused),
+ * whose snapshots name the reports `r-<chart>-<deployment>`.
+ */
+function dashboard(publicId: string, deployment: string) {
+  const charts = REPORTS;
+  const report = (chart: string) => `r-${chart}-${deployment}`;
+  return {
+    publicId, status: 'published' as const, allowEmbed: true, title: 'DuckDB',
+    config: {
+      widgets: [
+        ...charts.map((id, i) => ({ id, type: 'CHART' as const, position: { x: 0, y: i, w: 6, h: 1 } })),
+        { id: 'category', type: 'FILTER' as const, position: { x: 6, y: 0, w: 3, h: 1 }, config: { member: 'products.category' } },
+      ],
+    },
+    // Snapshots in the order of the CHART widgets (a CHART without reportId shows the snapshot of its place).
+    reportSnapshots: [
+      { report: report('monthly'), kind: 'table', meta: { query: { measures: ['orders.revenue', 'orders.count', 'orders.customers'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2025-01-01', '2025-12-31'] }] } } },
+      { report: report('raw'), kind: 'table', sqlQuery: 'SELECT status, count(*) AS n, min(created_at) AS first FROM orders GROUP BY status ORDER BY status' },
+      { report: report('passwd'), kind: 'table', sqlQuery: "SELECT * FROM read_csv('/etc/passwd')" },
+      { report: report('create'), kind: 'table', sqlQuery: 'CREATE TABLE written AS SELECT 1 AS n' },
+      { report: report('setting'), kind: 'table', sqlQuery: 'SET enable_external_access = true' },
+      { report: report('copy'), kind: 'table', sqlQuery: "WITH x AS (SELECT 1) COPY (SELECT 1) TO '/tmp/svc-written.csv'" },
+    ],
+  };
+}
+
+describeEachDialect('widget data on a DuckDB data source', (t) => {
+  const duckdb = inject('duckdbWarehouse');
+  const sources: Record<'file' | 'files' | 'demo', DataSourceConfig | undefined> = {
+    file: { type: 'duckdb', path: duckdb.path },
+    files: { type: 'duckdb', files: duckdb.files },
+    demo: undefined,
+  };
+  const publicIds: Record<string, string> = {};
+  let viewers: Record<string, { authorization: string }> = {};
+
+  beforeAll(async () => {
+    const suffix = uniqueSuffix();
+    const deployments = Object.entries(sources).map(([ref, dataSource]) => {
+      publicIds[ref] = `duck-${ref}-${suffix}`;
+      return {
+        ref, name: ref, ...(dataSource !== undefined ? { dataSource } : {}),
+        items: [
+          { ref: `wb-${ref}`, type: 'WORKBOOK' as const, name: 'DuckDB', dashboard: dashboard(publicIds[ref]!, ref) },
+          ...REPORTS.map((chart) => ({ ref: `r-${chart}-${ref}`, type: 'REPORT' as const, name: chart })),
+        ],
+      };
+    });
+    const s = await seedAccount(t().db.kysely, { users: [{ ref: 'admin', role: 'admin' }], deployments });
+    viewers = {};
+    for (const ref of Object.keys(sources)) viewers[ref] = (await mintViewer(t().app, s.keys.admin!, { deploymentId: s.refs[ref]! })).headers;
+  });
+
+  const post = (ref: string, widget: string, payload: object = {}) =>
+    t().app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicIds[ref]}/widgets/${widget}/data`, headers: viewers[ref]!, payload });
+
+  it('answers a semantic widget from the DuckDB file and from its Parquet and CSV files as from the SQLite demo warehouse', async () => {
+    const demo = await post('demo', 'monthly', { timezone: 'Europe/Berlin', filters: { 'products.category': ['Books', 'Toys'] } });
+    expect(demo.statusCode).toBe(200);
+    expect(demo.json().rows).toHaveLength(12);
+    for (const ref of ['file', 'files']) {
+      const res = await post(ref, 'monthly', { timezone: 'Europe/Berlin', filters: { 'products.category': ['Books', 'Toys'] } });
+      expect(res.statusCode, ref).toBe(200);
+      const body = res.json();
+      expect(body.columns, ref).toEqual(demo.json().columns);
+      expect(body.timezone).toBe('Europe/Berlin');
+      const expected = demo.json().rows as Array<[string, number, number, number]>;
+      (body.rows as Array<[string, number, number, number]>).forEach(([bucket, revenue, count, customers], i) => {
+        expect(bucket, ref).toBe(expected[i]![0]);
+        expect(revenue, ref).toBeCloseTo(expected[i]![1], 6);
+        expect([count, customers], ref).toEqual([expected[i]![2], expected[i]![3]]);
+      });
+    }
+  });
+
+  it("lists a FILTER widget's values and runs a snapshot's raw SQL, with times as ISO instants", async () => {
+    const demoRaw = (await post('demo', 'raw')).json();
+    for (const ref of ['file', 'files']) {
+      expect((await post(ref, 'category')).json().rows, ref).toEqual((await post('demo', 'category')).json().rows);
+      const raw = await post(ref, 'raw');
+      expect(raw.statusCode, ref).toBe(200);
+      expect(raw.json().columns.map((c: { name: string }) => c.name)).toEqual(['status', 'n', 'first']);
+      expect(raw.json().rows.map((r: unknown[]) => r.slice(0, 2)), ref).toEqual(demoRaw.rows.map((r: unknown[]) => r.slice(0, 2)));
+      // SQLite keeps the text as written ("...Z"); DuckDB's TIMESTAMP (the file) and text (Parquet) both read as that instant.
+      expect(raw.json().rows.map((r: unknown[]) => new Date(String(r[2])).toISOString()), ref).toEqual(demoRaw.rows.map((r: unknown[]) => new Date(String(r[2])).toISOString()));
+    }
+    expect(String((await post('file', 'raw')).json().rows[0][2])).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z$/);
+  });
+
+  it('refuses raw SQL that reads a file of the server, writes, or changes a setting: 422, never a 500', async () => {
+    for (const ref of ['file', 'files']) {
+      for (const widget of ['passwd', 'create', 'setting', 'copy']) {
+        const res = await post(ref, widget);
+        expect(res.statusCode, `${ref} ${widget}`).toBe(422);
+        expect(res.json().error.code, `${ref} ${widget}`).toBe('invalid_query');
+      }
+      expect((await post(ref, 'passwd')).json().error.message).toMatch(/Permission Error/);
+      expect(existsSync('/tmp/svc-written.csv')).toBe(false);
+      expect((await post(ref, 'raw')).statusCode).toBe(200);
+    }
+  });
+
+  it('stops a statement past its time (504), and keeps serving', async () => {
+    const app = await buildApp({ db: t().db, data: { timeoutMs: 300 } });
+    try {
+      const id = `duck-slow-${uniqueSuffix()}`;
+      const s = await seedAccount(t().db.kysely, {
+        users: [{ ref: 'admin', role: 'admin' }],
+        deployments: [{
+          ref: 'prod', name: 'P', dataSource: { type: 'duckdb', path: duckdb.path },
+          items: [{ ref: 'wb', type: 'WORKBOOK', name: 'Slow', dashboard: {
+            publicId: id, status: 'published', allowEmbed: true,
+            config: { widgets: [{ id: 'forever', type: 'CHART', position: { x: 0, y: 0, w: 1, h: 1 } }, { id: 'quick', type: 'CHART', position: { x: 1, y: 0, w: 1, h: 1 } }] },
+            reportSnapshots: [
+              { report: 'r1', sqlQuery: 'SELECT count(*) AS n FROM range(1000000000) AS a, range(1000000) AS b WHERE a.range + b.range < 0' },
+              { report: 'r2', sqlQuery: 'SELECT count(*) AS n FROM orders' },
+            ],
+          } }, { ref: 'r1', type: 'REPORT', name: 'r1' }, { ref: 'r2', type: 'REPORT', name: 'r2' }],
+        }],
+      });
+      const session = await mintViewer(app, s.keys.admin!, { deploymentId: s.refs.prod! });
+      const slow = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${id}/widgets/forever/data`, headers: session.headers, payload: {} });
+      expect(slow.statusCode).toBe(504);
+      expect(slow.json().error.code).toBe('query_timeout');
+      const quick = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${id}/widgets/quick/data`, headers: session.headers, payload: {} });
+      expect(quick.statusCode).toBe(200);
+      expect(quick.json().rows[0][0]).toBeGreaterThan(0);
+    } finally {
+      await app.close();
+    }
   });
 });
