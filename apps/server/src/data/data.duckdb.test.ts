@@ -373,7 +373,7 @@ describeEachDialect('widget data on a DuckDB data source', (t) => {
   });
 
   it('stops a statement past its time (504), and keeps serving', async () => {
-    const app = await buildApp({ db: t().db, data: { timeoutMs: 300 } });
+    const app = await buildApp({ db: t().db, data: { timeoutMs: 1_000 } });
     try {
       const id = `duck-slow-${uniqueSuffix()}`;
       const s = await seedAccount(t().db.kysely, {
