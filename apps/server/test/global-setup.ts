@@ -8,6 +8,8 @@ import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/db.database.js';
 import { migrateToLatest } from '../src/db/db.migrations.js';
 import { loadDemoWarehousePostgres, writeDemoWarehouseSqlite } from '../src/data/data.demo-warehouse.js';
+import { writeDemoWarehouseDuckDb } from './duckdb-warehouse.js';
+import type { DuckDbDemoWarehouse } from './duckdb-warehouse.js';
 import { loadPolicyWarehousePostgres, writePolicyWarehouseSqlite } from './policy-warehouse.js';
 
 declare module 'vitest' {
@@ -19,6 +21,8 @@ declare module 'vitest' {
     demoWarehousePath: string;
     /** Issue 20's multi-tenant warehouse (test/policy-warehouse.ts) as a SQLite file, written once per run. */
     policyWarehousePath: string;
+    /** The demo warehouse as a DuckDB file and as Parquet and CSV files (test/duckdb-warehouse.ts), written once per run. */
+    duckdbWarehouse: DuckDbDemoWarehouse;
   }
 }
 
@@ -62,6 +66,7 @@ export async function setup(project: TestProject): Promise<void> {
   const policyWarehousePath = join(warehouseDir, 'policy-warehouse.db');
   writePolicyWarehouseSqlite(policyWarehousePath);
   project.provide('policyWarehousePath', policyWarehousePath);
+  project.provide('duckdbWarehouse', await writeDemoWarehouseDuckDb(warehouseDir));
   project.provide('redisUrl', await answeringRedis(process.env.SVC_TEST_REDIS_URL));
   const adminUrl = process.env.SVC_TEST_POSTGRES_URL;
   if (!adminUrl) {

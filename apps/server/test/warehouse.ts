@@ -9,27 +9,35 @@ import { WAREHOUSE_SCHEMA } from './global-setup.js';
 
 export interface WarehouseContext {
   dialect: WarehouseDialect;
+  /** What the suite's title calls this source: its dialect, or for DuckDB which copy it reads. */
+  label: string;
   source: DataSourceConfig;
   warehouse: Warehouse;
 }
 
-/** The demo warehouse's data source on each dialect: the run's SQLite file, and the test database's `demo_wh` schema. */
-export function warehouseSources(): Array<{ dialect: WarehouseDialect; source: DataSourceConfig | null }> {
+/**
+ * The demo warehouse's data source on each dialect: the run's SQLite file, the test database's `demo_wh` schema, and
+ * on DuckDB both its database file and its Parquet and CSV copies (test/duckdb-warehouse.ts).
+ */
+export function warehouseSources(): Array<{ dialect: WarehouseDialect; label: string; source: DataSourceConfig | null }> {
   const postgresUrl = inject('postgresUrl');
+  const duckdb = inject('duckdbWarehouse');
   return [
-    { dialect: 'sqlite', source: { type: 'sqlite', path: inject('demoWarehousePath') } },
-    { dialect: 'postgres', source: postgresUrl === null ? null : ({ type: 'postgres', url: postgresUrl, schema: WAREHOUSE_SCHEMA } as DataSourceConfig) },
+    { dialect: 'sqlite', label: 'sqlite', source: { type: 'sqlite', path: inject('demoWarehousePath') } },
+    { dialect: 'postgres', label: 'postgres', source: postgresUrl === null ? null : ({ type: 'postgres', url: postgresUrl, schema: WAREHOUSE_SCHEMA } as DataSourceConfig) },
+    { dialect: 'duckdb', label: 'duckdb file', source: { type: 'duckdb', path: duckdb.path } },
+    { dialect: 'duckdb', label: 'duckdb parquet and csv', source: { type: 'duckdb', files: duckdb.files } },
   ];
 }
 
-/** Runs a suite against the demo warehouse on SQLite and on PostgreSQL (visibly skipped without one). */
+/** Runs a suite against the demo warehouse on SQLite, on PostgreSQL (visibly skipped without one) and on DuckDB. */
 export function describeEachWarehouse(name: string, suite: (context: () => WarehouseContext) => void): void {
-  for (const { dialect, source } of warehouseSources()) {
+  for (const { dialect, label, source } of warehouseSources()) {
     const skip = source === null;
-    (skip ? describe.skip : describe)(skip ? `${name} [postgres: SKIPPED, no SVC_TEST_POSTGRES_URL]` : `${name} [${dialect}]`, () => {
+    (skip ? describe.skip : describe)(skip ? `${name} [${label}: SKIPPED, no SVC_TEST_POSTGRES_URL]` : `${name} [${label}]`, () => {
       let context: WarehouseContext | undefined;
       beforeAll(() => {
-        context = { dialect, source: source!, warehouse: openWarehouse(source!, { timeoutMs: 30_000, demoPath: () => inject('demoWarehousePath') }) };
+        context = { dialect, label, source: source!, warehouse: openWarehouse(source!, { timeoutMs: 30_000, demoPath: () => inject('demoWarehousePath') }) };
       });
       afterAll(async () => context?.warehouse.close());
       suite(() => context!);

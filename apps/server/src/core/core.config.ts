@@ -30,7 +30,7 @@ export const SETTINGS = Type.Object({
   SVC_EMBED_TOKEN_TTL_MS: whole(1000, 86_400_000, 'nominal embed token lifetime (ms; 24 h); the effective end is 1/24 earlier, the expiring warning 1/48 before that'),
   SVC_EMBED_SOURCE_MAPS: Type.Boolean({ default: false, description: "serve the embed runtime's source maps (`.js.map`, the full source) under `/embed/assets/`; off: they answer 404" }),
   SVC_DATA_ROW_CAP: whole(1, 10_000, "most rows a widget's result carries; `truncated` says when more matched"),
-  SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite worker is terminated, PostgreSQL's `statement_timeout` stops it; 504 `query_timeout`"),
+  SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite statement's process is killed, PostgreSQL's `statement_timeout` stops it, a DuckDB statement is interrupted; 504 `query_timeout`"),
   SVC_RESULT_CACHE_MB: Type.Number({ minimum: 0, default: 64, description: "memory for data answers shared by every viewer of a process (the result cache), in MiB; an entry lasts until its data source's `refreshKey` changes; `0` turns the cache off" }),
   SVC_PREAGG_DIR: Type.String({ minLength: 1, default: 'data/preaggregations', description: 'where built pre-aggregations are kept (Parquet files): a directory every svc process can read' }),
   SVC_PREAGG_REFRESH: Type.Boolean({ default: true, description: '`svc serve` builds due pre-aggregations in the background; `false` leaves building to `svc preagg build` (or another process)' }),

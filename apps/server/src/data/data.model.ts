@@ -79,7 +79,13 @@ export interface SourceRefreshKey {
   sql?: string;
 }
 
-export type DataSourceConfig = ({ type: 'demo' } | { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; schema?: string }) & { refreshKey?: SourceRefreshKey };
+export type DataSourceConfig = (
+  | { type: 'demo' }
+  | { type: 'sqlite'; path: string }
+  | { type: 'postgres'; url: string; schema?: string }
+  /** Issue 21: a DuckDB database file (read-only), and/or tables read from Parquet or CSV files (`{ table: path or glob }`). */
+  | { type: 'duckdb'; path?: string; files?: Record<string, string> }
+) & { refreshKey?: SourceRefreshKey };
 
 export type ResolvedMember =
   | { kind: 'dimension'; name: string; view: SemanticView; dimension: SemanticDimension }

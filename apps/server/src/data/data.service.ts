@@ -297,7 +297,7 @@ const leastCached = (sources: readonly AnswerSource[]): AnswerSource => sources.
 const compileOptions = (dc: DataContext, scope: DataScope): CompileOptions => ({ dialect: dialectOf(scope.source), timezone: scope.timezone, now: dc.now(), rowCap: dc.rowCap, access: scope.access });
 
 /** The SQL dialect of a data source. */
-export const dialectOf = (source: DataSourceConfig): WarehouseDialect => (source.type === 'postgres' ? 'postgres' : 'sqlite');
+export const dialectOf = (source: DataSourceConfig): WarehouseDialect => (source.type === 'postgres' || source.type === 'duckdb' ? source.type : 'sqlite');
 
 /**
  * A snapshot's raw SQL with its references bound. SQL cannot be filtered by svc, so a viewer whom any view's

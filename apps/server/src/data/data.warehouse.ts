@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { AppError } from '../core/core.errors.js';
+import { DuckDbWarehouse } from './data.duckdb.js';
 import type { DataSourceConfig } from './data.model.js';
 import type { WarehouseDialect } from './data.compiler.js';
 
@@ -214,8 +215,16 @@ export interface WarehouseSettings {
 
 /** Opens the warehouse of a data source. */
 export function openWarehouse(source: DataSourceConfig, settings: WarehouseSettings): Warehouse {
-  if (source.type === 'postgres') return new PostgresWarehouse(source.url, source.schema, settings.timeoutMs, 4);
-  return new SqliteWarehouse(source.type === 'demo' ? settings.demoPath() : source.path, 2);
+  switch (source.type) {
+    case 'postgres':
+      return new PostgresWarehouse(source.url, source.schema, settings.timeoutMs, 4);
+    case 'duckdb':
+      return new DuckDbWarehouse(source, 2);
+    case 'sqlite':
+      return new SqliteWarehouse(source.path, 2);
+    case 'demo':
+      return new SqliteWarehouse(settings.demoPath(), 2);
+  }
 }
 
 /** Open warehouses, one per distinct data source, shared by every request; closed with the app. */

@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import type { ErrorObject } from 'ajv';
 import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identity.js';
+import { duckDbSourceProblem } from '../data/data.duckdb.js';
 import { semanticViewsProblem } from '../data/data.model.js';
 import { policyAwareSqlProblem } from '../data/data.policy.js';
 import type { ImportDashboard, ImportDeployment, ImportGrant, ImportItem } from './import.deployment-schema.js';
@@ -179,6 +180,10 @@ function checkGroups(claims: FileClaims, users: ReadonlySet<string>, groups: Imp
 
 function checkDeployment(account: AccountRefs, deployment: ImportDeployment, dp: string): void {
   claimRef(account.file, deployment.ref, dp);
+  if (deployment.dataSource?.type === 'duckdb') {
+    const problem = duckDbSourceProblem(deployment.dataSource);
+    if (problem !== undefined) throw new ImportError(`${dp}.dataSource${problem.path}`, problem.message);
+  }
   if (deployment.semanticViews !== undefined) {
     const problem = semanticViewsProblem(deployment.semanticViews);
     if (problem !== undefined) throw new ImportError(`${dp}.semanticViews${problem.path}`, problem.message);

@@ -32,16 +32,30 @@ const refreshKey = {
   },
 } as const;
 
-/** A deployment's data source (issue 7): the bundled demo warehouse, a SQLite file, or a PostgreSQL URL. */
+const filePath = { type: 'string', minLength: 1, maxLength: 4096 } as const;
+
+/** The forms of a deployment's data source, by `type`: the fields each takes besides it. */
+const dataSourceForms = {
+  demo: { properties: {} },
+  sqlite: { required: ['path'], properties: { path: filePath } },
+  postgres: { required: ['url'], properties: { url: { type: 'string', pattern: '^postgres(ql)?://', maxLength: 4096 }, schema: identifier } },
+  // Issue 21. At least one of path and files, and the files' table names and extensions: data.duckdb.ts
+  // `duckDbSourceProblem`, so that the import can say which.
+  duckdb: { properties: { path: filePath, files: { type: 'object', maxProperties: 500, additionalProperties: filePath } } },
+} as const;
+
+/**
+ * A deployment's data source (issue 7): the bundled demo warehouse, a SQLite file, a PostgreSQL URL or DuckDB
+ * (issue 21). `type` picks the form (`if`/`then`, not `oneOf`), so an error names the field of that form.
+ */
 const dataSource = {
-  oneOf: [
-    { type: 'object', additionalProperties: false, required: ['type'], properties: { type: { const: 'demo' }, refreshKey } },
-    { type: 'object', additionalProperties: false, required: ['type', 'path'], properties: { type: { const: 'sqlite' }, path: { type: 'string', minLength: 1, maxLength: 4096 }, refreshKey } },
-    {
-      type: 'object', additionalProperties: false, required: ['type', 'url'],
-      properties: { type: { const: 'postgres' }, url: { type: 'string', pattern: '^postgres(ql)?://', maxLength: 4096 }, schema: identifier, refreshKey },
-    },
-  ],
+  type: 'object',
+  required: ['type'],
+  properties: { type: { enum: Object.keys(dataSourceForms) } },
+  allOf: Object.entries(dataSourceForms).map(([type, form]) => ({
+    if: { required: ['type'], properties: { type: { const: type } } },
+    then: { ...form, additionalProperties: false, properties: { type: { const: type }, ...form.properties, refreshKey } },
+  })),
 } as const;
 
 /** A member of a view's access policy: `view.member`, or a bare member name of the policy's own view. */

@@ -391,6 +391,16 @@ describeEachDialect('import file', (t) => {
       });
     });
 
+    it('stores a DuckDB data source as given: a database file, Parquet and CSV files, globs, relative paths', async () => {
+      const s = uniqueSuffix();
+      const file = designExample(s);
+      const dataSource = { type: 'duckdb' as const, path: 'warehouse/shop.duckdb', files: { events: '/srv/events/*.parquet', Targets: 'targets.CSV' } };
+      file.accounts[0]!.deployments![0]!.dataSource = dataSource;
+      const { refs } = await importFile(db(), file, NOW);
+      const row = await db().selectFrom('deployments').select('data_source').where('id', '=', refOf(refs, 'prod')).executeTakeFirstOrThrow();
+      expect(JSON.parse(row.data_source!)).toEqual(dataSource);
+    });
+
     it('imports a dashboard without status or allowEmbed as a draft not allowed in embeds', async () => {
       const s = uniqueSuffix();
       const file = designExample(s);
@@ -403,6 +413,7 @@ describeEachDialect('import file', (t) => {
 
   describe('a bad file names the JSON path of its first bad entry and writes nothing', () => {
     const items = '$.accounts[0].deployments[0].items';
+    const dataSource = '$.accounts[0].deployments[0].dataSource';
     const cases: Array<{ rule: string; edit: (file: ImportFile, s: string) => void; path: string }> = [
       { rule: 'a missing required field', edit: (f) => put(f, '$.accounts[0].users[1].role', undefined), path: '$.accounts[0].users[1].role' },
       { rule: 'a missing account name', edit: (f) => put(f, '$.accounts[0].name', undefined), path: '$.accounts[0].name' },
@@ -524,6 +535,17 @@ describeEachDialect('import file', (t) => {
         edit: (f) => put(f, '$.accounts[0].embedTenants[1]', { name: 'customer-a' }),
         path: '$.accounts[0].embedTenants[1].name',
       },
+      // The data source: its type picks the form whose fields are checked (issue 21: DuckDB).
+      { rule: 'an unknown data source type', edit: (f) => put(f, dataSource, { type: 'mysql', url: 'mysql://x' }), path: `${dataSource}.type` },
+      { rule: 'a sqlite data source without path', edit: (f) => put(f, dataSource, { type: 'sqlite' }), path: `${dataSource}.path` },
+      { rule: 'a field of another data source type', edit: (f) => put(f, dataSource, { type: 'sqlite', path: 'w.db', files: {} }), path: `${dataSource}.files` },
+      { rule: 'a duckdb data source with neither path nor files', edit: (f) => put(f, dataSource, { type: 'duckdb' }), path: dataSource },
+      { rule: 'a duckdb data source with no file', edit: (f) => put(f, dataSource, { type: 'duckdb', files: {} }), path: dataSource },
+      { rule: 'an unknown field of a duckdb data source', edit: (f) => put(f, dataSource, { type: 'duckdb', path: 'w.duckdb', readOnly: false }), path: `${dataSource}.readOnly` },
+      { rule: 'a duckdb file that is not a path', edit: (f) => put(f, dataSource, { type: 'duckdb', files: { orders: 3 } }), path: `${dataSource}.files.orders` },
+      { rule: 'a duckdb table name that is not an identifier', edit: (f) => put(f, dataSource, { type: 'duckdb', files: { 'order-lines': 'lines.parquet' } }), path: `${dataSource}.files.order-lines` },
+      { rule: 'a duckdb table named twice, in two cases', edit: (f) => put(f, dataSource, { type: 'duckdb', files: { Orders: 'a.csv', orders: 'b.csv' } }), path: `${dataSource}.files.orders` },
+      { rule: 'a duckdb file neither .parquet nor .csv', edit: (f) => put(f, dataSource, { type: 'duckdb', path: 'w.duckdb', files: { events: 'events/*.json' } }), path: `${dataSource}.files.events` },
       {
         rule: 'a tenantName used twice in the file',
         edit: (f, s) => put(f, '$.accounts[1]', { ...secondAccount(s), tenantName: tenant(s) }),
