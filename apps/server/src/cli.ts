@@ -62,7 +62,7 @@ const PREAGG_BUILD: CommandSpec = {
   positionals: [],
   options: {
     deployment: { type: 'string', value: 'ID', description: 'only this deployment\'s' },
-    force: { type: 'boolean', description: 'build even those whose current build stands' },
+    force: { type: 'boolean', description: 'build even those whose current build stands, every partition of an incremental one too' },
     db: DB_OPTION,
   },
 };

@@ -62,7 +62,7 @@ export async function buildDue(ctx: BuilderContext, options: { force?: boolean; 
         report.reason = reason;
         const built = await withBuildLock(ctx, target, () => buildRollup(ctx.store, target, {
           warehouse: ctx.warehouses.get(target.source), dialect: dialectOf(target.source), timeoutMs: ctx.timeoutMs, now: ctx.now,
-        }, refreshValue));
+        }, refreshValue, { full: options.force === true }));
         if (built === undefined) report.status = 'locked';
         else Object.assign(report, { status: 'built', manifest: built });
       } catch (error) {

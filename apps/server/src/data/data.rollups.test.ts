@@ -19,7 +19,8 @@ import type { PreAggregation } from './data.preagg.js';
 import type { SemanticQuery } from './data.query.js';
 import { buildDue } from './data.rollup-builder.js';
 import type { BuilderContext } from './data.rollup-builder.js';
-import { RollupStore } from './data.rollups.js';
+import { RollupStore, buildRollup, rollupTargets } from './data.rollups.js';
+import { SemanticModel } from './data.model.js';
 import { WarehouseRegistry } from './data.warehouse.js';
 
 /**
@@ -33,7 +34,7 @@ const TIMEZONES = ['UTC', 'America/New_York', 'Asia/Kolkata'];
 const DAILY: PreAggregation = {
   name: 'daily', measures: ['orders.count', 'orders.revenue', 'orders.average', 'orders.largest', 'orders.smallest'],
   dimensions: ['orders.tenant', 'orders.region', 'customers.tier'], timeDimension: 'orders.created_at', granularity: 'day',
-  partitionGranularity: 'month', timezones: TIMEZONES, refresh: { every: '1 hour' },
+  partitionGranularity: 'month', timezones: TIMEZONES, refresh: { every: '1 hour', incremental: true, updateWindow: '1 day' },
 };
 const BUYERS: PreAggregation = { name: 'buyers', measures: ['orders.customers'], dimensions: ['orders.tenant'], timeDimension: 'orders.created_at', granularity: 'month', additive: false };
 const TENANT_POLICY: AccessPolicy[] = [
@@ -255,5 +256,38 @@ describeEachDialect('pre-aggregations', (t) => {
     const manifest = JSON.parse(readFileSync(join(utc, 'current.json'), 'utf8')) as { files: Array<{ partition: string }> };
     expect(manifest.files.length).toBeGreaterThan(12);
     expect(manifest.files.every((f) => /^\d{4}-\d{2}$|^none$/.test(f.partition))).toBe(true);
+  });
+
+  it('an incremental build reads only its update window\'s partitions and keeps the older ones as built', async () => {
+    const accountId = (await t().db.kysely.selectFrom('deployments').select('account_id').where('id', '=', s.refs.prod!).executeTakeFirstOrThrow()).account_id;
+    const source = (await t().db.kysely.selectFrom('deployments').select('data_source').where('id', '=', s.refs.prod!).executeTakeFirstOrThrow()).data_source;
+    const target = rollupTargets(accountId, s.refs.prod!, JSON.parse(source!) as DataSourceConfig, new SemanticModel(views())).find((x) => x.rollup.name === 'daily' && x.timezone === 'UTC')!;
+    const query: SemanticQuery = { measures: ['orders.revenue'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }] };
+    const revenueOf = (rows: unknown[][], month: string) => rows.find((r) => String(r[0]).startsWith(month))?.[1];
+    // The warehouse's answer before the change (the rollup equals it, once the last test's rebuild is read).
+    const before = await ask(without, viewers.admin!, query);
+    const old = POLICY_ROWS.orders.find((o) => o.created_at < '2025-05')!;
+    const recent = POLICY_ROWS.orders.find((o) => o.created_at >= '2025-07')!;
+    const oldMonth = old.created_at.slice(0, 7);
+    const recentMonth = recent.created_at.slice(0, 7);
+    await warehouseSql(`UPDATE orders SET amount = amount + 1000 WHERE id IN (${old.id}, ${recent.id})`);
+    try {
+      // As of mid-June 2025, a window of one day: June 2025 onwards is read again, earlier months are kept.
+      const manifest = await buildRollup(store, target, { warehouse: warehouses.get(target.source), dialect: t().dialect, timeoutMs: 60_000, now: () => new Date('2025-06-15T12:00:00Z') }, null);
+      expect(manifest.files.some((f) => f.partition === oldMonth)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const after = await ask(withRollups, viewers.admin!, query);
+      expect(after.source).toBe('rollup:orders.daily');
+      expect(revenueOf(after.rows, oldMonth)).toBe(revenueOf(before.rows, oldMonth));
+      expect(revenueOf(after.rows, recentMonth)).toBe((revenueOf(before.rows, recentMonth) as number) + 1000);
+      // A full build (--force) reads every partition again.
+      await buildDue(builder, { deploymentId: s.refs.prod!, force: true });
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const full = await ask(withRollups, viewers.admin!, query);
+      expect(revenueOf(full.rows, oldMonth)).toBe((revenueOf(before.rows, oldMonth) as number) + 1000);
+    } finally {
+      await warehouseSql(`UPDATE orders SET amount = amount - 1000 WHERE id IN (${old.id}, ${recent.id})`);
+      await buildDue(builder, { deploymentId: s.refs.prod!, force: true });
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Kysely } from 'kysely';
@@ -169,7 +169,11 @@ export class RollupStore {
    * directory, then makes it current by renaming a new `current.json` over the old one. Builds older than the
    * previous one are removed (a reader of another process may still hold the previous one).
    */
-  async write(target: RollupTarget, build: { rows: unknown[][]; columns: string[]; types: string[]; builtAt: Date; refreshValue: string | null; buildMs: number }): Promise<Manifest> {
+  async write(target: RollupTarget, build: {
+    rows: unknown[][]; columns: string[]; types: string[]; builtAt: Date; refreshValue: string | null; buildMs: number;
+    /** An incremental build: the previous build's partitions it keeps as they are (copied into the new build). */
+    carried?: { from: Manifest; partitions: readonly string[] };
+  }): Promise<Manifest> {
     const directory = this.directoryOf(target);
     const buildId = `${build.builtAt.getTime().toString(36)}${randomBytes(5).toString('hex')}`;
     const buildDir = join(directory, buildId);
@@ -194,6 +198,11 @@ export class RollupStore {
       const keyOf = partitionKey(target.rollup.partitionGranularity);
       const partitions = partitioned ? [...new Set(build.rows.map((row) => keyOf(row[build.columns.indexOf('t')])))].sort() : ['all'];
       const files: Manifest['files'] = [];
+      for (const kept of build.carried?.from.files.filter((f) => build.carried!.partitions.includes(f.partition)) ?? []) {
+        const file = `${buildId}/${slug(kept.partition)}.parquet`;
+        copyFileSync(join(directory, kept.file), join(directory, file));
+        files.push({ ...kept, file });
+      }
       const select = build.columns.map((c) => (c === 't' ? `CAST("t" AS TIMESTAMP) AS "t"` : `"${c}"`)).join(', ');
       for (const partition of partitions) {
         const file = `${buildId}/${slug(partition)}.parquet`;
@@ -204,7 +213,7 @@ export class RollupStore {
       }
       const manifest: Manifest = {
         definition: definitionHash(target.source, target.model, target.view, target.rollup, target.timezone),
-        buildId, builtAt: build.builtAt.toISOString(), refreshValue: build.refreshValue, rows: build.rows.length, files, buildMs: build.buildMs,
+        buildId, builtAt: build.builtAt.toISOString(), refreshValue: build.refreshValue, rows: files.reduce((sum, f) => sum + f.rows, 0), files, buildMs: build.buildMs,
       };
       const temporary = join(directory, `current.json.${process.pid}.${buildId}`);
       writeFileSync(temporary, JSON.stringify(manifest));
@@ -228,7 +237,7 @@ export class RollupStore {
 }
 
 /** A time bucket's partition: `2024-03` (month), `2024-Q1`-like prefixes as text, `2024` (year); `none` for NULL. */
-function partitionKey(granularity: PreAggregation['partitionGranularity']): (bucket: unknown) => string {
+export function partitionKey(granularity: PreAggregation['partitionGranularity']): (bucket: unknown) => string {
   return (bucket) => {
     if (typeof bucket !== 'string') return 'none';
     if (granularity === 'year') return bucket.slice(0, 4);
@@ -291,11 +300,25 @@ export interface BuildSettings {
   now(): Date;
 }
 
-/** Runs a rollup's build query on its data source and writes the build. */
-export async function buildRollup(store: RollupStore, target: RollupTarget, settings: BuildSettings, refreshValue: string | null): Promise<Manifest> {
+/**
+ * Runs a rollup's build query on its data source and writes the build. An incremental rollup with a current build
+ * reads only the partitions of its update window (from the start of the partition holding `now - updateWindow`,
+ * and the rows without a time) and keeps the older partitions of the current build as they are, as Cube does.
+ * `full` rebuilds every partition (`svc preagg build --force`).
+ */
+export async function buildRollup(store: RollupStore, target: RollupTarget, settings: BuildSettings, refreshValue: string | null, options: { full?: boolean } = {}): Promise<Manifest> {
   const started = Date.now();
   const builtAt = settings.now();
   const plan = buildQuery(target);
+  const { rollup } = target;
+  const previous = rollup.refresh?.incremental === true && options.full !== true ? store.currentBuild(target, Number.POSITIVE_INFINITY) : undefined;
+  let carried: { from: Manifest; partitions: string[] } | undefined;
+  if (previous !== undefined && rollup.partitionGranularity !== undefined && rollup.timeDimension !== undefined) {
+    const window = parseInterval(rollup.refresh?.updateWindow ?? '1 second') ?? 1000;
+    const from = windowStart(builtAt.getTime() - window, rollup.partitionGranularity, target.timezone);
+    plan.query.filters = [{ or: [{ member: rollup.timeDimension, operator: 'afterOrOnDate', values: [from] }, { member: rollup.timeDimension, operator: 'notSet' }] }];
+    carried = { from: previous, partitions: previous.files.map((f) => f.partition).filter((p) => p !== 'none' && p < from.slice(0, p.length)) };
+  }
   const compiled = compileSemanticQuery(plan.model, plan.query, { dialect: settings.dialect, timezone: target.timezone, now: builtAt, rowCap: BUILD_ROW_CAP });
   const { rows } = await settings.warehouse.run(compiled.sql, compiled.parameters, { maxRows: BUILD_ROW_CAP, timeoutMs: settings.timeoutMs });
   if (rows.length > BUILD_ROW_CAP) throw new AppError('invalid_query', `pre-aggregation ${rollupName(target)} would hold more than ${BUILD_ROW_CAP} rows: give it fewer dimensions or a coarser granularity`);
@@ -307,7 +330,14 @@ export async function buildRollup(store: RollupStore, target: RollupTarget, sett
     if (values.length > 0 && values.every((v) => typeof v === 'boolean')) return 'BOOLEAN';
     return 'VARCHAR';
   });
-  return store.write(target, { rows, columns: plan.names, types, builtAt, refreshValue, buildMs: Date.now() - started });
+  return store.write(target, { rows, columns: plan.names, types, builtAt, refreshValue, buildMs: Date.now() - started, ...(carried !== undefined ? { carried } : {}) });
+}
+
+/** The first day (`YYYY-MM-DD`, wall-clock in the zone) of the partition holding an instant. */
+function windowStart(epochMs: number, granularity: NonNullable<PreAggregation['partitionGranularity']>, timezone: string): string {
+  const wall = new Date(epochMs).toLocaleString('sv-SE', { timeZone: timezone }).slice(0, 10);
+  const key = partitionKey(granularity)(`${wall}T00:00:00.000`);
+  return granularity === 'year' ? `${key}-01-01` : `${key}-01`;
 }
 
 /** Why a build is due, or undefined when the current one stands. */
