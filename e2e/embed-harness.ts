@@ -8,6 +8,7 @@ import { build } from 'esbuild';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { buildApp } from '../apps/server/src/app.js';
+import type { DataSettings } from '../apps/server/src/app.js';
 import { importFile } from '../apps/server/src/import/import.js';
 import type { AiSettings } from '../apps/server/src/data/data.ai.js';
 import type { ImportAccount } from '../apps/server/src/import/import.js';
@@ -44,16 +45,20 @@ export interface E2eAccountExtras {
   viewers?: Array<{ ref: string; externalId: string; username: string; email?: string; firstName?: string }>;
   /** More items of the deployment (workspace items of the import format, with their dashboards). */
   items?: readonly unknown[];
+  /** The deployment's data source and semantic views (default: the demo warehouse and its views). */
+  dataSource?: unknown;
+  semanticViews?: unknown;
 }
 
 export function e2eAccount(allowedOrigins: string[], extras: E2eAccountExtras = {}): ImportAccount {
-  const { settings = {}, dashboards = [], viewers = [], items = [] } = extras;
+  const { settings = {}, dashboards = [], viewers = [], items = [], dataSource, semanticViews } = extras;
   return {
     ref: 'acme', name: 'Acme', tenantName: 'acme',
     settings: { allowEmbedComments: true, allowedEmbedOrigins: allowedOrigins, ...settings },
     users: [{ ref: 'alice', email: 'alice@acme.test', firstName: 'Alice', role: 'admin', password: 'alice-password', apiKeys: [ADMIN_KEY] }],
     deployments: [{
       ref: 'prod', name: 'Production',
+      ...(dataSource !== undefined ? { dataSource } : {}), ...(semanticViews !== undefined ? { semanticViews } : {}),
       items: [
         { ref: 'wb-sales', type: 'WORKBOOK', name: 'Sales', createdBy: 'alice',
           dashboard: { publicId: 'sales-e2e', status: 'published', allowEmbed: true, title: 'Sales overview',
@@ -97,12 +102,14 @@ export async function openHostPage(context: BrowserContext, url: string): Promis
   return page;
 }
 
-export async function startSvc(options: { account: ImportAccount; lifetimes?: EmbedLifetimes; ai?: Partial<AiSettings> }): Promise<RunningSvc> {
+export async function startSvc(options: { account: ImportAccount; lifetimes?: EmbedLifetimes; ai?: Partial<AiSettings>; data?: Partial<DataSettings> }): Promise<RunningSvc> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const db = openDatabase(`sqlite:${join(dir, 'svc.db')}`);
   await migrateToLatest(db);
   const { refs } = await importFile(db.kysely, { accounts: [options.account] });
-  const app = await buildApp({ db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), rateLimits: RAISED_RATE_LIMITS });
+  const app = await buildApp({
+    db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), ...(options.data ? { data: options.data } : {}), rateLimits: RAISED_RATE_LIMITS,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {

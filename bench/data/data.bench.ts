@@ -1,4 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -16,6 +18,10 @@ import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { hasChromium, launchChromium } from '../../e2e/browser.js';
 import { bundle, demoDashboardItems, e2eAccount, openHostPage, serve, startSvc } from '../../e2e/embed-harness.js';
 import { freshDatabase, machine, postgresAnswers, summarize, writeResults } from '../harness.js';
+import { buildDue } from '../../apps/server/src/data/data.rollup-builder.js';
+import { RollupStore } from '../../apps/server/src/data/data.rollups.js';
+import { WarehouseRegistry } from '../../apps/server/src/data/data.warehouse.js';
+import type { Db } from '../../apps/server/src/db/db.database.js';
 import type { LatencySummary } from '../harness.js';
 
 /**
@@ -108,10 +114,8 @@ interface DialectResult {
   policyOverByHandP50Max: number;
 }
 
-async function measureDialect(dialect: WarehouseDialect, source: DataSourceConfig, iterations: number): Promise<DialectResult> {
-  const svcDb = await freshDatabase('sqlite', '');
-  const db = openDatabase(svcDb.url);
-  await migrateToLatest(db);
+/** The bench account: one dashboard of every widget of QUERIES and its by-hand twin, over the warehouse. */
+async function importBench(db: Db, dialect: WarehouseDialect, source: DataSourceConfig): Promise<{ refs: Record<string, number>; publicId: string }> {
   const publicId = `bench-${dialect}`;
   const account = {
     ref: 'bench', name: 'Bench', tenantName: `bench-${dialect}`,
@@ -134,17 +138,18 @@ async function measureDialect(dialect: WarehouseDialect, source: DataSourceConfi
   const config = JSON.parse(row.config) as { widgets: Array<{ id: string; config: { reportId: number } }> };
   for (const widget of config.widgets) widget.config.reportId = refs[`r-${widget.id}`]!;
   await db.kysely.updateTable('dashboards').set({ config: JSON.stringify(config) }).where('id', '=', row.id).execute();
+  return { refs, publicId };
+}
+
+async function measureDialect(dialect: WarehouseDialect, source: DataSourceConfig, iterations: number): Promise<DialectResult> {
+  const svcDb = await freshDatabase('sqlite', '');
+  const db = openDatabase(svcDb.url);
+  await migrateToLatest(db);
+  const { refs, publicId } = await importBench(db, dialect, source);
   const app = await buildApp({ db, now: () => NOW, data: { timeoutMs: 600_000, rowCap: 10_000 }, rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000 } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const tokenFor = async (body: Record<string, unknown>): Promise<string> => {
-    const minted = await (await fetch(`${base}/api/v1/embed/generate-session`, {
-      method: 'POST', headers: { authorization: 'Bearer svc_bench_data_admin_0001', 'content-type': 'application/json' },
-      body: JSON.stringify({ deploymentId: refs.prod, ...body }),
-    })).json() as { sessionId: string };
-    const exchanged = await (await fetch(`${base}/api/v1/embed/session/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: minted.sessionId }) })).json() as { token: string };
-    return exchanged.token;
-  };
+  const tokenFor = (body: Record<string, unknown>) => mintToken(base, refs.prod!, body);
   const token = await tokenFor({ externalId: 'bench', groups: ['all-rows'] });
   const tenantToken = await tokenFor({ externalId: 'bench-tenant', groups: [], securityContext: { tenant: POLICY_TENANT } });
 
@@ -235,34 +240,163 @@ const HOST_PAGE = `<!doctype html><html><body style="margin:0"><div id="c" style
   window.ready = true;
 </script></body></html>`;
 
-/** iframe creation to dashboard-loaded of the demo dashboard (every widget type, 100,000 orders), warm. */
-async function measureBrowser(loads: number): Promise<LatencySummary & { widgetCount: number }> {
+/**
+ * iframe creation to dashboard-loaded of the demo dashboard (every widget type) over the warehouse of `path` with
+ * the demo's pre-aggregations built: the first load (result cache cold) and the warm ones.
+ */
+async function measureBrowser(loads: number, path: string): Promise<LatencySummary & { widgetCount: number; firstLoadMs: number; sources: Record<string, number> }> {
   const items = demoDashboardItems();
   const host = await serve({
     '/': { type: 'text/html', body: HOST_PAGE },
     '/sdk.js': { type: 'text/javascript', body: await bundle('packages/embed-sdk/src/index.ts') },
   });
   const hostOrigin = `http://localhost:${host.port}`;
-  const svc = await startSvc({ account: e2eAccount([hostOrigin], { items }) });
+  const rollupDir = mkdtempSync(join(tmpdir(), 'svc-bench-rollups-'));
+  const source: DataSourceConfig = { type: 'sqlite', path };
+  const svc = await startSvc({ account: e2eAccount([hostOrigin], { items, dataSource: source, semanticViews: DEMO_SEMANTIC_VIEWS }), data: { preAggregationDir: rollupDir, timeoutMs: 600_000 } });
+  const built = await buildRollups(svc.db, rollupDir);
+  process.stderr.write(`browser: rollups built in ${built.ms} ms\n`);
+  const sources: Record<string, number> = {};
   const browser = await launchChromium();
   try {
     const page = await openHostPage(browser.context, `${hostOrigin}/`);
+    // Where each widget's answer came from (the first load: rollups; later loads: the cache).
+    page.on('response', (response) => {
+      if (!response.url().endsWith('/data')) return;
+      void response.text().then((text) => {
+        const source = /"source":"([^"]+)"/.exec(text)?.[1] ?? `status ${response.status()}`;
+        sources[source] = (sources[source] ?? 0) + 1;
+      }, () => undefined);
+    });
     const samples: number[] = [];
     let widgetCount = 0;
+    let firstLoadMs = 0;
     for (let i = -2; i < loads; i++) {
       const sessionId = await svc.mint();
       const result = await page.evaluate(({ baseUrl, sessionId }) => (window as unknown as { runEmbed(b: string, p: string, s: string): Promise<{ ms: number; widgetCount: number }> }).runEmbed(baseUrl, 'sales-performance', sessionId), { baseUrl: svc.origin, sessionId });
       widgetCount = result.widgetCount;
+      if (i === -2) firstLoadMs = Math.round(result.ms);
       if (i >= 0) samples.push(result.ms);
       process.stderr.write(`\rbrowser: ${i + 3}/${loads + 2}   `);
     }
     process.stderr.write('\n');
-    return { ...summarize(samples), widgetCount };
+    return { ...summarize(samples), widgetCount, firstLoadMs, sources };
   } finally {
     await browser.close();
     await svc.close();
     host.server.close();
+    rmSync(rollupDir, { recursive: true, force: true });
   }
+}
+
+/** Builds every pre-aggregation of the database's deployments (`svc preagg build`, in process). */
+async function buildRollups(db: Db, dir: string): Promise<{ ms: number; builds: Array<{ rollup: string; timezone: string; rows: number; ms: number }> }> {
+  const started = performance.now();
+  const warehouses = new WarehouseRegistry({ timeoutMs: 600_000, demoPath: () => '' });
+  const store = new RollupStore(dir);
+  try {
+    const reports = await buildDue({ db, warehouses, store, timeoutMs: 600_000, now: () => NOW });
+    const failed = reports.find((r) => r.status !== 'built');
+    if (failed !== undefined) throw new Error(`pre-aggregation ${failed.rollup} (${failed.timezone}): ${failed.status} ${failed.error ?? ''}`);
+    return { ms: Math.round(performance.now() - started), builds: reports.map((r) => ({ rollup: r.rollup, timezone: r.timezone, rows: r.manifest!.rows, ms: r.manifest!.buildMs })) };
+  } finally {
+    store.close();
+    await warehouses.close();
+  }
+}
+
+interface RollupResult {
+  dialect: WarehouseDialect;
+  /** svc's own database: the same dialect as the warehouse's. */
+  metadata: 'sqlite' | 'postgres';
+  build: Awaited<ReturnType<typeof buildRollups>>;
+  widgets: Record<string, { source: string; cold: LatencySummary; cached: LatencySummary }>;
+  coldP50Max: number;
+  cachedP50Max: number;
+  /** 100 viewers opening the dashboard at once on a fresh process: statements run (warehouse and rollup) per widget. */
+  concurrent: { viewers: number; widgets: number; statements: number; statementsPerWidget: number };
+}
+
+/**
+ * Issue 21: each widget answered from the pre-aggregations, result cache cold (`force`, so every request reads the
+ * rollup) and warm; then 100 viewers (each its own session) opening every widget at once against a fresh process.
+ */
+async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfig, iterations: number, postgresUrl: string): Promise<RollupResult> {
+  const metadata = dialect === 'postgres' ? 'postgres' : 'sqlite';
+  const svcDb = await freshDatabase(metadata, postgresUrl);
+  const db = openDatabase(svcDb.url);
+  await migrateToLatest(db);
+  const { refs, publicId } = await importBench(db, dialect, source);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-rollups-'));
+  const settings = { db, now: () => NOW, data: { timeoutMs: 600_000, rowCap: 10_000, preAggregationDir: dir }, metricsToken: 'bench-metrics', rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000, generateSession: 100_000 } };
+  const build = await buildRollups(db, dir);
+  process.stderr.write(`${dialect} rollups built in ${build.ms} ms: ${build.builds.map((b) => `${b.rollup} ${b.timezone} ${b.rows} rows`).join(', ')}\n`);
+  const start = async () => {
+    const app = await buildApp(settings);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+  };
+  const first = await start();
+  const tokenFor = (base: string, body: Record<string, unknown>) => mintToken(base, refs.prod!, body);
+  const admin = await tokenFor(first.base, { externalId: 'bench', groups: ['all-rows'] });
+  const tenant = await tokenFor(first.base, { externalId: 'bench-tenant', groups: [], securityContext: { tenant: POLICY_TENANT } });
+  const ask = async (base: string, widget: string, token: string, force: boolean) => {
+    const started = performance.now();
+    const res = await fetch(`${base}/api/v1/embed/dashboard/${publicId}/widgets/${widget}/data`, {
+      method: 'POST', headers: { authorization: `Embed-Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ timezone: TIMEZONE, ...(force ? { force: true } : {}) }),
+    });
+    const text = await res.text();
+    const ms = performance.now() - started;
+    if (res.status !== 200) throw new Error(`${widget}: ${res.status} ${text}`);
+    return { ms, source: (JSON.parse(text) as { source: string }).source };
+  };
+  const widgets: RollupResult['widgets'] = {};
+  const cases: Array<[string, string, string]> = Object.keys(QUERIES).flatMap((id) => [[id, id, admin], [`${id} (policy)`, id, tenant]] as Array<[string, string, string]>);
+  for (const [name, widget, token] of cases) {
+    const { source: answered } = await ask(first.base, widget, token, true);
+    const cold: number[] = [];
+    const cached: number[] = [];
+    for (let i = 0; i < iterations; i++) {
+      cold.push((await ask(first.base, widget, token, true)).ms);
+      const hit = await ask(first.base, widget, token, false);
+      if (hit.source !== 'cache') throw new Error(`${name}: a repeated ask came from ${hit.source}, not the cache`);
+      cached.push(hit.ms);
+      process.stderr.write(`\r${dialect} rollups ${name}: ${i + 1}/${iterations}   `);
+    }
+    widgets[name] = { source: answered, cold: summarize(cold), cached: summarize(cached) };
+  }
+  process.stderr.write('\n');
+  await first.app.close();
+
+  // 100 viewers, each its own session, open every widget at once on a fresh process (cold cache).
+  const second = await start();
+  const viewers = await Promise.all(Array.from({ length: 100 }, (_, i) => tokenFor(second.base, { externalId: `viewer-${i}`, groups: ['all-rows'] })));
+  const statements = async () => {
+    const text = await (await fetch(`${second.base}/metrics`, { headers: { authorization: 'Bearer bench-metrics' } })).text();
+    return text.split('\n').filter((l) => l.startsWith('svc_data_queries_total{')).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+  };
+  const before = await statements();
+  await Promise.all(viewers.flatMap((token) => Object.keys(QUERIES).map((widget) => ask(second.base, widget, token, false))));
+  const ran = (await statements()) - before;
+  await second.app.close();
+  await db.close();
+  await svcDb.drop();
+  rmSync(dir, { recursive: true, force: true });
+  return {
+    dialect, metadata, build, widgets,
+    coldP50Max: Math.max(...Object.values(widgets).map((w) => w.cold.p50)),
+    cachedP50Max: Math.max(...Object.values(widgets).map((w) => w.cached.p50)),
+    concurrent: { viewers: 100, widgets: Object.keys(QUERIES).length, statements: ran, statementsPerWidget: ran / Object.keys(QUERIES).length },
+  };
+}
+
+async function mintToken(base: string, deploymentId: number, body: Record<string, unknown>): Promise<string> {
+  const minted = await (await fetch(`${base}/api/v1/embed/generate-session`, {
+    method: 'POST', headers: { authorization: 'Bearer svc_bench_data_admin_0001', 'content-type': 'application/json' },
+    body: JSON.stringify({ deploymentId, ...body }),
+  })).json() as { sessionId: string };
+  const exchanged = await (await fetch(`${base}/api/v1/embed/session/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: minted.sessionId }) })).json() as { token: string };
+  return exchanged.token;
 }
 
 export async function main(args: string[]): Promise<void> {
@@ -274,16 +408,27 @@ export async function main(args: string[]): Promise<void> {
   const path = `bench/tmp/warehouse-${orders}.db`;
   process.stderr.write(`SQLite warehouse at ${path} (${orders.toLocaleString('en-US')} orders; written once)\n`);
   ensureDemoWarehouseSqlite(path, orders);
-  const results: DialectResult[] = [await measureDialect('sqlite', { type: 'sqlite', path: new URL(`../../${path}`, import.meta.url).pathname }, iterations)];
+  const absolute = new URL(`../../${path}`, import.meta.url).pathname;
+  const sqliteSource: DataSourceConfig = { type: 'sqlite', path: absolute };
   const postgresUrl = process.env.SVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const results: DialectResult[] = [];
+  const rollups: RollupResult[] = [];
+  const only = args.includes('--rollups-only');
+  if (!only) results.push(await measureDialect('sqlite', sqliteSource, iterations));
+  rollups.push(await measureRollups('sqlite', sqliteSource, iterations, postgresUrl));
   if (await postgresAnswers(postgresUrl)) {
     const schema = await postgresWarehouse(postgresUrl, orders);
-    results.push(await measureDialect('postgres', { type: 'postgres', url: postgresUrl, schema }, iterations));
+    const source: DataSourceConfig = { type: 'postgres', url: postgresUrl, schema };
+    if (!only) results.push(await measureDialect('postgres', source, iterations));
+    rollups.push(await measureRollups('postgres', source, iterations, postgresUrl));
   } else {
     process.stderr.write(`PostgreSQL at ${postgresUrl} is not reachable: SKIPPED\n`);
   }
-  const browser = hasChromium ? await measureBrowser(loads) : undefined;
-  const report = { benchmark: 'data', startedAt: started.toISOString(), machine: machine(), orders, iterations, timezone: TIMEZONE, results, browser, goals: { endpointOverheadRatio: 1.2, dashboardLoadedMs: 1500, policyOverByHandRatio: 1.1 } };
+  const browser = hasChromium ? await measureBrowser(loads, absolute) : undefined;
+  const report = {
+    benchmark: 'data', startedAt: started.toISOString(), machine: machine(), orders, iterations, timezone: TIMEZONE, results, rollups, browser,
+    goals: { endpointOverheadRatio: 1.2, dashboardLoadedMs: 1500, policyOverByHandRatio: 1.1, rollupColdP50Ms: 50, cachedP50Ms: 5, statementsPerWidgetFor100Viewers: 1 },
+  };
   console.log(JSON.stringify(report, null, 2));
   console.log(`results: ${writeResults('data', report)}`);
 }

@@ -50,6 +50,11 @@ export interface CompileOptions {
    * model's own queries, tests).
    */
   access?: QueryAccess;
+  /**
+   * DuckDB only: time columns hold wall-clock TIMESTAMPs already in the query's zone (a pre-aggregation's buckets,
+   * data.preagg.ts), read with `timezone: 'UTC'` and no zone arithmetic.
+   */
+  wallClock?: boolean;
 }
 
 /** What the compiler asks of a viewer's access: ModelAccess, or a rollup's translation of it (data.preagg.ts). */
@@ -131,6 +136,7 @@ function timeBucket(expression: RawBuilder<unknown>, granularity: Granularity, o
     const local = sql`(${expression})::timestamptz AT TIME ZONE ${options.timezone}`;
     return sql`to_char(date_trunc(${sql.lit(granularity)}, ${local}), 'YYYY-MM-DD"T"HH24:MI:SS.MS')`;
   }
+  if (options.dialect === 'duckdb' && options.wallClock === true) return sql`strftime(date_trunc(${sql.lit(granularity)}, ${expression}), '%Y-%m-%dT%H:%M:%S.000')`;
   if (options.dialect === 'duckdb') {
     // ICU's timezone() gives the wall clock of the instant in the zone; date_trunc's weeks start on Monday.
     const local = sql`timezone(${options.timezone}, ${instantExpression(expression, 'duckdb')})`;
@@ -270,11 +276,15 @@ function timeInterval(scope: Scope, values: MemberFilter['values'], operator: st
   return { from: date.at, to: Infinity };
 }
 
-function intervalCondition(expression: RawBuilder<unknown>, interval: Interval, dialect: WarehouseDialect): RawBuilder<unknown> {
-  const instant = instantExpression(expression, dialect);
+function intervalCondition(expression: RawBuilder<unknown>, interval: Interval, options: CompileOptions): RawBuilder<unknown> {
+  const { dialect } = options;
+  // Wall-clock timestamps (a pre-aggregation's buckets) compare with wall-clock values: no time zone arithmetic.
+  const wall = (epoch: number) => sql`CAST(${new Date(epoch * 1000).toISOString().slice(0, 19)} AS TIMESTAMP)`;
+  const instant = options.wallClock === true ? expression : instantExpression(expression, dialect);
+  const value = (epoch: number) => (options.wallClock === true ? wall(epoch) : instantValue(epoch, dialect));
   const parts: RawBuilder<unknown>[] = [];
-  if (Number.isFinite(interval.from)) parts.push(sql`${instant} >= ${instantValue(interval.from, dialect)}`);
-  if (Number.isFinite(interval.to)) parts.push(sql`${instant} < ${instantValue(interval.to, dialect)}`);
+  if (Number.isFinite(interval.from)) parts.push(sql`${instant} >= ${value(interval.from)}`);
+  if (Number.isFinite(interval.to)) parts.push(sql`${instant} < ${value(interval.to)}`);
   return parts.length === 0 ? sql`1 = 1` : sql`(${sql.join(parts, sql` AND `)})`;
 }
 
@@ -298,7 +308,7 @@ function memberCondition(scope: Scope, filter: MemberFilter, field: string): { c
   if (TIME_OPERATORS.has(operator)) {
     if (type !== 'time') throw new AppError('invalid_parameter', `${field}.operator: ${operator} applies to time dimensions, and ${member.name} is ${type}`, `${field}.operator`);
     const interval = timeInterval(scope, filter.values, operator, field);
-    const inside = intervalCondition(expression, interval, scope.options.dialect);
+    const inside = intervalCondition(expression, interval, scope.options);
     return done(operator === 'notInDateRange' ? sql`(${expression} IS NULL OR NOT ${inside})` : inside);
   }
   if (operator === 'set') return done(sql`${expression} IS NOT NULL`);
@@ -443,7 +453,7 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
     const expression = dimensionExpression(scope, member);
     if (timeDimension.dateRange !== undefined) {
       const range = typeof timeDimension.dateRange === 'string' ? timeDimension.dateRange : timeDimension.dateRange;
-      where.push(intervalCondition(expression, parseDateRange(range, options.timezone, options.now, `${field}.dateRange`), options.dialect));
+      where.push(intervalCondition(expression, parseDateRange(range, options.timezone, options.now, `${field}.dateRange`), options));
     }
     if (timeDimension.granularity !== undefined) {
       addColumn({

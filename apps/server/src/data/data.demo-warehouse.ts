@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import type { SemanticView } from './data.model.js';
+import type { PreAggregation } from './data.preagg.js';
 
 /**
  * The bundled demo warehouse: customers, products and orders of a made-up shop over 2024 and 2025, generated
@@ -222,6 +223,33 @@ export async function loadDemoWarehousePostgres(client: pg.Pool | pg.Client, sch
 }
 
 /** The demo warehouse's semantic views: what its dashboards, the AI and apps may ask for. */
+/**
+ * The rollups the demo's dashboards need (issue 21): a monthly one for the KPIs, trends and breakdowns of whole
+ * months, a daily one by the same dimensions for weeks and days, one by status for the order-status widgets, and
+ * one per customer for the top customers and the map. A query reads the smallest that answers it. Each holds the
+ * tenant, so that a customer's policy filters it. Built for UTC, Berlin and New York.
+ */
+export const DEMO_PRE_AGGREGATIONS: PreAggregation[] = [
+  {
+    name: 'monthly', measures: ['orders.count', 'orders.revenue', 'orders.units', 'orders.average_order_value', 'orders.largest_order', 'orders.smallest_order'],
+    dimensions: ['products.category', 'customers.region', 'orders.tenant'], timeDimension: 'orders.created_at', granularity: 'month',
+    refresh: { every: '1 hour' }, timezones: ['UTC', 'Europe/Berlin', 'America/New_York'],
+  },
+  {
+    name: 'daily', measures: ['orders.count', 'orders.revenue', 'orders.units', 'orders.average_order_value', 'orders.largest_order', 'orders.smallest_order'],
+    dimensions: ['products.category', 'customers.region', 'orders.tenant'], timeDimension: 'orders.created_at', granularity: 'day',
+    partitionGranularity: 'month', refresh: { every: '1 hour', incremental: true, updateWindow: '7 days' }, timezones: ['UTC', 'Europe/Berlin', 'America/New_York'],
+  },
+  {
+    name: 'by_status', measures: ['orders.count', 'orders.revenue'], dimensions: ['orders.status', 'orders.tenant'],
+    timeDimension: 'orders.created_at', granularity: 'day', refresh: { every: '1 hour' }, timezones: ['UTC', 'Europe/Berlin', 'America/New_York'],
+  },
+  {
+    name: 'by_customer', measures: ['orders.count', 'orders.revenue'],
+    dimensions: ['customers.name', 'customers.city', 'customers.region', 'customers.latitude', 'customers.longitude', 'orders.tenant'], refresh: { every: '1 hour' },
+  },
+];
+
 export const DEMO_SEMANTIC_VIEWS: SemanticView[] = [
   {
     name: 'orders', title: 'Orders', table: 'orders',
@@ -244,6 +272,7 @@ export const DEMO_SEMANTIC_VIEWS: SemanticView[] = [
       { name: 'units', type: 'sum', column: 'quantity', title: 'Units' },
     ],
     drillMembers: ['orders.id', 'orders.created_at', 'orders.status', 'customers.name', 'customers.city', 'products.name', 'orders.quantity', 'orders.amount'],
+    preAggregations: DEMO_PRE_AGGREGATIONS,
   },
   {
     name: 'customers', title: 'Customers', table: 'customers',

@@ -91,6 +91,14 @@ describe('pre-aggregation matching', () => {
     expect(answer({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2024-01-01', '2024-01-31'] }] }, 'America/New_York')).toBe('daily');
   });
 
+  it('answers from a rollup without a time dimension in any zone (it is the same in every one)', () => {
+    const { model: m, orders } = model();
+    const byTenant: PreAggregation = { name: 'by_tenant', measures: ['orders.count'], dimensions: ['orders.tenant'] };
+    expect('query' in matchRollup(m, orders, byTenant, { measures: ['orders.count'], dimensions: ['orders.tenant'] }, { timezone: 'Europe/Berlin', now: NOW })).toBe(true);
+    const dated = matchRollup(m, orders, byTenant, { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last 7 days' }] }, { timezone: 'Europe/Berlin', now: NOW });
+    expect('reason' in dated && dated.reason).toBe('the time dimension orders.created_at is not its time dimension');
+  });
+
   it('applies a viewer\'s policy when its members are in the rollup, and refuses it otherwise', () => {
     expect(answer({ measures: ['orders.count'] }, 'UTC', viewer(['customer']))).toBe('daily');
     expect(answer({ measures: ['orders.count'] }, 'UTC', viewer(['status-bound']))).toBe(

@@ -52,6 +52,9 @@ export function nests(fine: Granularity, coarse: Granularity): boolean {
 
 export const timezonesOf = (rollup: PreAggregation): string[] => rollup.timezones ?? ['UTC'];
 
+/** The zone of the build that answers a query in `timezone`: its own, or for a rollup without time, its one build. */
+export const builtZone = (rollup: PreAggregation, timezone: string): string => (rollup.timeDimension === undefined ? timezonesOf(rollup)[0]! : timezone);
+
 /** The problems of one view's pre-aggregations: the path below the view and what is wrong, or undefined. */
 export function preAggregationProblem(view: SemanticView, model: SemanticModel): { path: string; message: string } | undefined {
   const names = new Set<string>();
@@ -245,7 +248,7 @@ export function matchRollup(model: SemanticModel, view: SemanticView, rollup: Pr
 
 function translate(model: SemanticModel, view: SemanticView, rollup: PreAggregation, query: SemanticQuery, options: { timezone: string; now: Date; access?: ModelAccess }): { query: SemanticQuery; access: RollupAccess } {
   const { timezone, now } = options;
-  if (!timezonesOf(rollup).includes(timezone)) refuse(`it is not built for the time zone ${timezone} (${timezonesOf(rollup).join(', ')})`);
+  if (rollup.timeDimension !== undefined && !timezonesOf(rollup).includes(timezone)) refuse(`it is not built for the time zone ${timezone} (${timezonesOf(rollup).join(', ')})`);
   const columns = rollupColumns(view, rollup);
   const additive = rollup.additive !== false;
   const granularity = rollup.granularity;

@@ -57,7 +57,8 @@ const rollupName = (target: Pick<RollupTarget, 'view' | 'rollup'>) => `${target.
 
 /** Every rollup × time zone of a deployment's views. */
 export function rollupTargets(accountId: number, deploymentId: number, source: DataSourceConfig, model: SemanticModel): RollupTarget[] {
-  return [...model.views.values()].flatMap((view) => (view.preAggregations ?? []).flatMap((rollup) => timezonesOf(rollup).map((timezone) => ({
+  // A rollup without a time dimension is the same in every zone: built once, in its first.
+  return [...model.views.values()].flatMap((view) => (view.preAggregations ?? []).flatMap((rollup) => (rollup.timeDimension === undefined ? timezonesOf(rollup).slice(0, 1) : timezonesOf(rollup)).map((timezone) => ({
     accountId, deploymentId, source, model, view, rollup, timezone,
   }))));
 }

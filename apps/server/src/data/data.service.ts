@@ -16,8 +16,9 @@ import type { DataSourceConfig, Granularity, SemanticView } from './data.model.j
 import { parseSemanticQuery } from './data.query.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
 import { ResultCache } from './data.cache.js';
-import { matchRollup, rollupColumns, rollupModel } from './data.preagg.js';
-import type { RollupStore } from './data.rollups.js';
+import { builtZone, matchRollup, rollupColumns, rollupModel } from './data.preagg.js';
+import type { Manifest, RollupStore, RollupTarget } from './data.rollups.js';
+import type { PreAggregation } from './data.preagg.js';
 import type { AnswerSource, CachedRows } from './data.cache.js';
 import { applyColumnFormats, applyComparison, checkComparison, fillMissingRows } from './data.results.js';
 import type { PeriodComparison, QueryResult } from './data.results.js';
@@ -254,35 +255,39 @@ async function execute(dc: DataContext, scope: DataScope, query: SemanticQuery, 
   return { columns: compiled.columns, rows: value.rows, truncated: value.truncated, source };
 }
 
-/** The answer of the first built rollup of the query's view that matches it; undefined when none does. */
+/**
+ * The answer of the built rollup of the query's view that matches it with the fewest rows (Cube prefers the
+ * smallest too); undefined when none matches.
+ */
 async function answerFromRollup(dc: DataContext, scope: DataScope, query: SemanticQuery): Promise<{ value: CachedRows; source: AnswerSource } | undefined> {
   const store = dc.rollups;
   const first = query.measures?.[0] ?? query.dimensions?.[0] ?? query.timeDimensions?.[0]?.dimension;
   if (store === undefined || first === undefined) return undefined;
   const view = scope.model.member(first, 'query').view;
+  let best: { rollup: PreAggregation; manifest: Manifest; target: RollupTarget; compiled: CompiledSemanticQuery } | undefined;
   for (const rollup of view.preAggregations ?? []) {
-    const target = { accountId: scope.accountId, deploymentId: scope.deploymentId, source: scope.source, model: scope.model, view, rollup, timezone: scope.timezone };
+    const target = { accountId: scope.accountId, deploymentId: scope.deploymentId, source: scope.source, model: scope.model, view, rollup, timezone: builtZone(rollup, scope.timezone) };
     const manifest = store.currentBuild(target);
-    if (manifest === undefined) continue;
+    if (manifest === undefined || (best !== undefined && manifest.rows >= best.manifest.rows)) continue;
     const match = matchRollup(scope.model, view, rollup, query, { timezone: scope.timezone, now: dc.now(), access: scope.access });
     if (!('query' in match)) continue;
-    const table = await store.table(target, manifest);
     const rows = match.access.rows;
-    let compiled: CompiledSemanticQuery;
     try {
-      compiled = compileSemanticQuery(new SemanticModel([rollupModel(rollupColumns(view, rollup), table, scope.model, rollup.additive !== false)]), match.query, {
-        dialect: 'duckdb', timezone: 'UTC', now: dc.now(), rowCap: dc.rowCap,
+      const compiled = compileSemanticQuery(new SemanticModel([rollupModel(rollupColumns(view, rollup), `b_${manifest.buildId}`, scope.model, rollup.additive !== false)]), match.query, {
+        dialect: 'duckdb', timezone: 'UTC', wallClock: true, now: dc.now(), rowCap: dc.rowCap,
         access: { view: () => ({ members: 'all', rows }), requireVisible: () => undefined },
       });
+      best = { rollup, manifest, target, compiled };
     } catch {
-      // A query the rollup's columns cannot express (a value its column type refuses): the data source answers.
-      continue;
+      // A query the rollup's columns cannot express (a value its column type refuses): another rollup, or the data source.
     }
-    dc.cache.counters.rollupQueries++;
-    const answer = await store.run(compiled.sql, compiled.parameters, compiled.limit);
-    return { value: { rows: answer.slice(0, compiled.limit), truncated: compiled.capped && answer.length > compiled.limit }, source: `rollup:${view.name}.${rollup.name}` };
   }
-  return undefined;
+  if (best === undefined) return undefined;
+  await store.table(best.target, best.manifest);
+  dc.cache.counters.rollupQueries++;
+  const { compiled } = best;
+  const answer = await store.run(compiled.sql, compiled.parameters, compiled.limit);
+  return { value: { rows: answer.slice(0, compiled.limit), truncated: compiled.capped && answer.length > compiled.limit }, source: `rollup:${view.name}.${best.rollup.name}` };
 }
 
 /** Runs a semantic query against a deployment's warehouse under the viewer's access (the AI and apps use this too). */
