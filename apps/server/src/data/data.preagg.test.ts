@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { policyViews } from '../../test/policy-warehouse.js';
-import { SemanticModel } from './data.model.js';
+import { readFileSync } from 'node:fs';
+import { SemanticModel, semanticViewsProblem } from './data.model.js';
 import type { SemanticView } from './data.model.js';
 import { ModelAccess } from './data.policy.js';
 import type { AccessPolicy } from './data.policy.js';
@@ -145,6 +146,15 @@ describe('pre-aggregation declarations', () => {
     const found = problem(rollup);
     expect(found?.path).toBe(path);
     expect(found?.message).toMatch(message);
+  });
+
+  it('accepts the example of docs/data.md "Pre-aggregations"', () => {
+    const doc = readFileSync(new URL('../../../../docs/data.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Pre-aggregations'));
+    const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!) as SemanticView;
+    const products: SemanticView = { name: 'products', table: 'products', dimensions: [{ name: 'id', type: 'number', primaryKey: true }, { name: 'category', type: 'string' }], measures: [] };
+    expect(semanticViewsProblem([example, products])).toBeUndefined();
+    expect(example.preAggregations).toHaveLength(2);
   });
 
   it('accepts a count_distinct in a rollup that is not additive, and a full declaration', () => {
