@@ -116,13 +116,28 @@ function offsetTree(spans: readonly OffsetSpan[]): string {
   return build(0, spans.length - 1);
 }
 
+/** Local-epoch SQL text by zone and time expression: the offset tree of a zone with daylight saving runs to tens of KB. */
+const localEpochTexts = new Map<string, string>();
+
 function sqliteLocalEpoch(expression: RawBuilder<unknown>, timezone: string): RawBuilder<unknown> {
   const epoch = sqliteEpoch(expression);
   const spans = offsetSpans(timezone);
   if (spans.length === 1) return sql`(${epoch} + ${sql.lit(spans[0]!.offset)})`;
   // The tree compares the epoch many times: each comparison repeats the expression (SQLite has no let-binding).
-  const tree = offsetTree(spans).split('__t');
-  return sql`(${epoch} + ${sql.join(tree.map((part) => sql.raw(part)), epoch)})`;
+  const compiled = epoch.compile(compilers.sqlite);
+  if (compiled.parameters.length > 0) {
+    const tree = offsetTree(spans).split('__t');
+    return sql`(${epoch} + ${sql.join(tree.map((part) => sql.raw(part)), epoch)})`;
+  }
+  // A member's expression has no bound value: its text is built once per zone, not node by node per query.
+  const key = `${timezone}\u0000${compiled.sql}`;
+  let text = localEpochTexts.get(key);
+  if (text === undefined) {
+    text = `(${compiled.sql} + ${offsetTree(spans).split('__t').join(compiled.sql)})`;
+    if (localEpochTexts.size > 1000) localEpochTexts.clear();
+    localEpochTexts.set(key, text);
+  }
+  return sql.raw(text);
 }
 
 const LOCAL_FORMAT: Record<Exclude<Granularity, 'week' | 'quarter'>, string> = {
