@@ -1,15 +1,13 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { describe, inject, it } from 'vitest';
 import type { TestContext } from 'vitest';
 import { uniqueSuffix } from '../test/factory.js';
+import { runSvc, spawnSvc as startSvc } from '../test/svc-process.js';
 import { importFile } from './import/import.js';
 import type { ImportFile } from './import/import.js';
 import { digestSecret } from './accounts/accounts.keys.js';
@@ -19,9 +17,6 @@ import type { Db } from './db/db.database.js';
 import { migrateToLatest } from './db/db.migrations.js';
 import { NAME_SEARCH_TABLES } from './db/db.schema.js';
 
-/** The repository root: the runner is started from there, as a user would start `svc`. */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const RUNNER = 'apps/server/test/cli-runner.ts';
 const DEMO_KEY = 'svc_demo_admin_key_0001';
 const postgresUrl = inject('postgresUrl');
 
@@ -58,11 +53,6 @@ async function ftsSegments(db: Db, table: string): Promise<number> {
   return varint();
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** The DESIGN.md import file example, with the names that must be unique in a database suffixed. */
 function exampleFile(s: string): ImportFile {
@@ -96,27 +86,6 @@ function exampleFile(s: string): ImportFile {
       embedTenants: [{ name: 'customer-a', users: [{ ref: 'ann', externalId: 'ann-1', username: 'ann', email: 'ann@a.test', firstName: 'Ann' }] }],
     }],
   };
-}
-
-/** Starts `svc ARGS` from the TypeScript source, as a child process of its own. */
-function startSvc(args: string[]): ChildProcess {
-  const env = { ...process.env };
-  delete env.SVC_DATABASE_URL;
-  delete env.SVC_PORT;
-  return spawn(process.execPath, ['--import', 'tsx', RUNNER, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-/** Runs `svc ARGS` to its end. */
-function runSvc(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = startSvc(args);
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 /** A fresh directory with an SQLite URL in it, removed when the test ends. */

@@ -19,7 +19,9 @@ export interface SvcProcess {
  * operator runs them) and resolves once it prints where it listens.
  */
 export function startSvcServe(dbUrl: string, env: NodeJS.ProcessEnv = {}): Promise<SvcProcess> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, SVC_LOG_LEVEL: 'warn', ...env };
+  // No background rollup builds unless a test asks: on the shared test database they would build (and lock) the
+  // pre-aggregations of every other suite's deployments.
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_PREAGG_REFRESH: 'false', ...env };
   delete childEnv.SVC_DATABASE_URL;
   delete childEnv.SVC_PORT;
   const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, 'serve', '--db', dbUrl, '--port', '0'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -50,4 +52,37 @@ export function startSvcServe(dbUrl: string, env: NodeJS.ProcessEnv = {}): Promi
       reject(new Error(`svc serve exited with ${code}: ${output}`));
     });
   });
+}
+
+/** What a `svc` command printed, and how it exited. */
+export interface SvcRun {
+  code: number | null;
+  signal?: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts `svc ARGS` from the TypeScript source, as a child process of its own (no SVC_DATABASE_URL or SVC_PORT inherited). */
+export function spawnSvc(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  if (env.SVC_DATABASE_URL === undefined) delete childEnv.SVC_DATABASE_URL;
+  if (env.SVC_PORT === undefined) delete childEnv.SVC_PORT;
+  return spawn(process.execPath, ['--import', 'tsx', RUNNER, ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Waits for a started `svc` command's end. */
+export function finished(child: ChildProcess): Promise<SvcRun> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Runs `svc ARGS` to its end. */
+export function runSvc(args: string[], env: NodeJS.ProcessEnv = {}): Promise<SvcRun> {
+  return finished(spawnSvc(args, env));
 }

@@ -101,6 +101,15 @@ describeEachWarehouse('semantic query compiler', (t) => {
     });
   });
 
+  it('orders by a time dimension named without its granularity, as Cube does, when the query buckets it once', async () => {
+    const byName = await run(t(), { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }], order: [['orders.created_at', 'desc']] });
+    const byColumn = await run(t(), { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }], order: [['orders.created_at.month', 'desc']] });
+    expect(byName.rows).toEqual(byColumn.rows);
+    const months = byName.rows.map((r) => String(r[0]));
+    expect(months.length).toBeGreaterThan(12);
+    expect(months).toEqual([...months].sort().reverse());
+  });
+
   it('reads dimensions of joined views (many to one) without multiplying measures', async () => {
     const { rows } = await run(t(), { measures: ['orders.count'], dimensions: ['products.category', 'customers.region'], order: { 'products.category': 'asc', 'customers.region': 'asc' } });
     const productById = new Map(products.map((p) => [p.id, p]));

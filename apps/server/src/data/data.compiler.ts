@@ -498,7 +498,9 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
   const asked: Array<[string, 'asc' | 'desc']> = query.order === undefined ? [] : Array.isArray(query.order) ? query.order : Object.entries(query.order);
   const order: Array<[ResultColumn, 'asc' | 'desc']> = [];
   asked.forEach(([name, direction], i) => {
-    const column = columns.find((c) => c.name === name);
+    // A time dimension may be named without its granularity, as in Cube, when the query buckets it once.
+    const bucketed = columns.filter((c) => c.granularity !== undefined && c.member === name);
+    const column = columns.find((c) => c.name === name) ?? (bucketed.length === 1 ? bucketed[0] : undefined);
     if (column === undefined) {
       // A hidden member is refused as such (403 naming it), not as a column the result lacks.
       const member = /^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*/.exec(name)?.[0];

@@ -71,6 +71,7 @@ const TABLE: Array<[string, SemanticQuery, string, ((m: SemanticModel) => ModelA
   ['equals on the time dimension compares instants', { measures: ['orders.count'], filters: [{ member: 'orders.created_at', operator: 'equals', values: ['2024-03-01'] }] },
     'daily: a filter names orders.created_at with equals, which compares instants inside its buckets | buyers: the measure orders.count is not in it'],
   ['order and limit', { measures: ['orders.revenue'], dimensions: ['orders.tenant'], order: [['orders.revenue', 'desc']], limit: 2 }, 'daily'],
+  ['ordered by the time dimension without its granularity', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }], order: [['orders.created_at', 'desc']] }, 'daily'],
   ['distinct buyers at its grain', { measures: ['orders.customers'], dimensions: ['orders.tenant'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }] }, 'buyers'],
   ['distinct buyers by year: not at its grain', { measures: ['orders.customers'], dimensions: ['orders.tenant'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'year' }] },
     'daily: the measure orders.customers is not in it | buyers: it is not additive, and answers only at its own grain (orders.tenant, orders.created_at.month)'],

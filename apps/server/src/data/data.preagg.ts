@@ -319,6 +319,7 @@ function translate(model: SemanticModel, view: SemanticView, rollup: PreAggregat
     if (measureColumn.has(name)) return measureColumn.get(name)!;
     if (dimensionColumn.has(name)) return dimensionColumn.get(name)!;
     if (timeMember !== undefined && name.startsWith(`${timeMember}.`)) return `r.t${name.slice(timeMember.length)}`;
+    if (timeMember !== undefined && name === timeMember) return 'r.t';
     return refuse(`it orders by ${name}, which is not in it`);
   };
   const order = query.order === undefined ? undefined : (Array.isArray(query.order) ? query.order : Object.entries(query.order)).map(([name, direction]) => [orderName(name), direction] as [string, 'asc' | 'desc']);

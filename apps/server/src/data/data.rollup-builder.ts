@@ -60,10 +60,15 @@ export async function buildDue(ctx: BuilderContext, options: { force?: boolean; 
         const reason = options.force === true ? 'asked to' : dueReason(ctx.store, target, ctx.now(), refreshValue);
         if (reason === undefined) continue;
         report.reason = reason;
-        const built = await withBuildLock(ctx, target, () => buildRollup(ctx.store, target, {
-          warehouse: ctx.warehouses.get(target.source), dialect: dialectOf(target.source), timeoutMs: ctx.timeoutMs, now: ctx.now,
-        }, refreshValue, { full: options.force === true }));
+        const built = await withBuildLock(ctx, target, async () => {
+          // Another process may have built it between the check above and the lock: checked again, holding it.
+          if (options.force !== true && dueReason(ctx.store, target, ctx.now(), refreshValue) === undefined) return 'fresh' as const;
+          return buildRollup(ctx.store, target, {
+            warehouse: ctx.warehouses.get(target.source), dialect: dialectOf(target.source), timeoutMs: ctx.timeoutMs, now: ctx.now,
+          }, refreshValue, { full: options.force === true });
+        });
         if (built === undefined) report.status = 'locked';
+        else if (built === 'fresh') delete report.reason;
         else Object.assign(report, { status: 'built', manifest: built });
       } catch (error) {
         Object.assign(report, { status: 'failed', error: error instanceof Error ? error.message : String(error) });

@@ -11,6 +11,7 @@ import { mintViewer } from '../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { RAISED_RATE_LIMITS } from '../../test/limits.js';
+import { expectSameRows } from '../../test/rows.js';
 import { POLICY_ROWS, POLICY_REGIONS, POLICY_TENANTS, POLICY_TIERS, loadPolicyWarehousePostgres, policyViews, writePolicyWarehouseSqlite } from '../../test/policy-warehouse.js';
 import { buildApp } from '../app.js';
 import type { DataSourceConfig, SemanticView } from './data.model.js';
@@ -127,16 +128,6 @@ describeEachDialect('pre-aggregations', (t) => {
     const response = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${appId}/query`, headers: who, payload: { query, timezone } });
     expect(response.statusCode, response.body).toBe(200);
     return response.json() as { rows: unknown[][]; source: string; truncated: boolean };
-  };
-
-  /** Equal rows; numbers equal to 1e-9 relative (sums of doubles added in another order). */
-  const expectSameRows = (actual: unknown[][], expected: unknown[][], context: string) => {
-    const same = (x: unknown, y: unknown): boolean => {
-      if (typeof x === 'number' && typeof y === 'number') return Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x), Math.abs(y));
-      if (Array.isArray(x) && Array.isArray(y)) return x.length === y.length && x.every((v, i) => same(v, y[i]));
-      return x === y;
-    };
-    expect(same(actual, expected), `${context}\nrollup:    ${JSON.stringify(actual)}\nwarehouse: ${JSON.stringify(expected)}`).toBe(true);
   };
 
   it('answers a dashboard\'s queries from the rollup, equal to the warehouse\'s answers', async () => {

@@ -118,7 +118,8 @@ export class RollupStore {
         manifest = undefined;
       }
     }
-    this.#manifests.set(directory, { checkedAt: now, mtimeMs, manifest });
+    // A forced read (now = Infinity) leaves the next ordinary read its usual once-a-second check.
+    this.#manifests.set(directory, { checkedAt: Number.isFinite(now) ? now : Date.now(), mtimeMs, manifest });
     return manifest;
   }
 
@@ -216,11 +217,12 @@ export class RollupStore {
         definition: definitionHash(target.source, target.model, target.view, target.rollup, target.timezone),
         buildId, builtAt: build.builtAt.toISOString(), refreshValue: build.refreshValue, rows: files.reduce((sum, f) => sum + f.rows, 0), files, buildMs: build.buildMs,
       };
+      const previous = readBuildId(join(directory, 'current.json'));
       const temporary = join(directory, `current.json.${process.pid}.${buildId}`);
       writeFileSync(temporary, JSON.stringify(manifest));
       renameSync(temporary, join(directory, 'current.json'));
       this.#manifests.delete(directory);
-      removeOldBuilds(directory, buildId, this.#current.get(directory));
+      removeOldBuilds(directory, [buildId, previous, this.#current.get(directory)]);
       return manifest;
     } finally {
       await db.run(`DROP TABLE IF EXISTS "${staging}"`).catch(() => undefined);
@@ -247,11 +249,24 @@ export function partitionKey(granularity: PreAggregation['partitionGranularity']
   };
 }
 
-/** Removes build directories other than the new one and the one before it. */
-function removeOldBuilds(directory: string, current: string, loaded: string | undefined): void {
-  const builds = readdirSync(directory, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
-  const keep = new Set([current, loaded, builds.filter((b) => b !== current).at(-1)]);
-  for (const build of builds) if (!keep.has(build)) rmSync(join(directory, build), { recursive: true, force: true });
+/** The build id a manifest file names, if it is there and readable. */
+function readBuildId(path: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(path, 'utf8')) as Manifest).buildId;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes every build directory but the ones kept: the new build, the one it replaced (a reader of another process
+ * may still be loading it) and the one this process has loaded. A killed build's directory, never made current, is
+ * removed by the next build, as is any older one.
+ */
+function removeOldBuilds(directory: string, keep: ReadonlyArray<string | undefined>): void {
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    if (entry.isDirectory() && !keep.includes(entry.name)) rmSync(join(directory, entry.name), { recursive: true, force: true });
+  }
 }
 
 /**
