@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { buildApp } from '../../apps/server/src/app.js';
@@ -19,7 +20,7 @@ import { hasChromium, launchChromium } from '../../e2e/browser.js';
 import { bundle, demoDashboardItems, e2eAccount, openHostPage, serve, startSvc } from '../../e2e/embed-harness.js';
 import { freshDatabase, machine, postgresAnswers, summarize, writeResults } from '../harness.js';
 import { buildDue } from '../../apps/server/src/data/data.rollup-builder.js';
-import { RollupStore } from '../../apps/server/src/data/data.rollups.js';
+import { RollupStore, deploymentsWithRollups } from '../../apps/server/src/data/data.rollups.js';
 import { WarehouseRegistry } from '../../apps/server/src/data/data.warehouse.js';
 import type { Db } from '../../apps/server/src/db/db.database.js';
 import type { LatencySummary } from '../harness.js';
@@ -244,7 +245,7 @@ const HOST_PAGE = `<!doctype html><html><body style="margin:0"><div id="c" style
  * iframe creation to dashboard-loaded of the demo dashboard (every widget type) over the warehouse of `path` with
  * the demo's pre-aggregations built: the first load (result cache cold) and the warm ones.
  */
-async function measureBrowser(loads: number, path: string): Promise<LatencySummary & { widgetCount: number; firstLoadMs: number; sources: Record<string, number> }> {
+async function measureBrowser(loads: number, path: string, prebuilt: string): Promise<LatencySummary & { widgetCount: number; firstLoadMs: number; sources: Record<string, number> }> {
   const items = demoDashboardItems();
   const host = await serve({
     '/': { type: 'text/html', body: HOST_PAGE },
@@ -254,8 +255,13 @@ async function measureBrowser(loads: number, path: string): Promise<LatencySumma
   const rollupDir = mkdtempSync(join(tmpdir(), 'svc-bench-rollups-'));
   const source: DataSourceConfig = { type: 'sqlite', path };
   const svc = await startSvc({ account: e2eAccount([hostOrigin], { items, dataSource: source, semanticViews: DEMO_SEMANTIC_VIEWS }), data: { preAggregationDir: rollupDir, timeoutMs: 600_000 } });
+  // The SQLite run's builds, where present (the same warehouse and views); whatever is missing is built here.
+  const [deployment] = await deploymentsWithRollups(svc.db.kysely);
+  if (existsSync(join(prebuilt, 'builds')) && deployment !== undefined) {
+    cpSync(join(prebuilt, 'builds'), join(rollupDir, String(deployment.accountId), String(deployment.deploymentId)), { recursive: true });
+  }
   const built = await buildRollups(svc.db, rollupDir);
-  process.stderr.write(`browser: rollups built in ${built.ms} ms\n`);
+  process.stderr.write(`browser: ${built.builds.length} rollups built in ${built.ms} ms (the rest copied from the SQLite run)\n`);
   const sources: Record<string, number> = {};
   const browser = await launchChromium();
   try {
@@ -289,6 +295,17 @@ async function measureBrowser(loads: number, path: string): Promise<LatencySumma
   }
 }
 
+/**
+ * Copies the builds of the one deployment under `from` to `to` (`<to>/builds`). A build is read only under the
+ * definition it was made with (source, views, rollup, zone): another deployment over the same warehouse with the same
+ * views reads it as its own.
+ */
+function copyDeploymentBuilds(from: string, to: string): void {
+  const [account] = readdirSync(from);
+  const [deployment] = readdirSync(join(from, account!));
+  cpSync(join(from, account!, deployment!), join(to, 'builds'), { recursive: true });
+}
+
 /** Builds every pre-aggregation of the database's deployments (`svc preagg build`, in process). */
 async function buildRollups(db: Db, dir: string): Promise<{ ms: number; builds: Array<{ rollup: string; timezone: string; rows: number; ms: number }> }> {
   const started = performance.now();
@@ -296,9 +313,9 @@ async function buildRollups(db: Db, dir: string): Promise<{ ms: number; builds: 
   const store = new RollupStore(dir);
   try {
     const reports = await buildDue({ db, warehouses, store, timeoutMs: 600_000, now: () => NOW });
-    const failed = reports.find((r) => r.status !== 'built');
+    const failed = reports.find((r) => r.status === 'failed' || r.status === 'locked');
     if (failed !== undefined) throw new Error(`pre-aggregation ${failed.rollup} (${failed.timezone}): ${failed.status} ${failed.error ?? ''}`);
-    return { ms: Math.round(performance.now() - started), builds: reports.map((r) => ({ rollup: r.rollup, timezone: r.timezone, rows: r.manifest!.rows, ms: r.manifest!.buildMs })) };
+    return { ms: Math.round(performance.now() - started), builds: reports.filter((r) => r.manifest !== undefined).map((r) => ({ rollup: r.rollup, timezone: r.timezone, rows: r.manifest!.rows, ms: r.manifest!.buildMs })) };
   } finally {
     store.close();
     await warehouses.close();
@@ -321,7 +338,7 @@ interface RollupResult {
  * Issue 21: each widget answered from the pre-aggregations, result cache cold (`force`, so every request reads the
  * rollup) and warm; then 100 viewers (each its own session) opening every widget at once against a fresh process.
  */
-async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfig, iterations: number, postgresUrl: string): Promise<RollupResult> {
+async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfig, iterations: number, postgresUrl: string, keepBuilds?: string): Promise<RollupResult> {
   const metadata = dialect === 'postgres' ? 'postgres' : 'sqlite';
   const svcDb = await freshDatabase(metadata, postgresUrl);
   const db = openDatabase(svcDb.url);
@@ -340,31 +357,17 @@ async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfi
   const tokenFor = (base: string, body: Record<string, unknown>) => mintToken(base, refs.prod!, body);
   const admin = await tokenFor(first.base, { externalId: 'bench', groups: ['all-rows'] });
   const tenant = await tokenFor(first.base, { externalId: 'bench-tenant', groups: [], securityContext: { tenant: POLICY_TENANT } });
-  const ask = async (base: string, widget: string, token: string, force: boolean) => {
-    const started = performance.now();
+  const ask = async (base: string, widget: string, token: string) => {
     const res = await fetch(`${base}/api/v1/embed/dashboard/${publicId}/widgets/${widget}/data`, {
-      method: 'POST', headers: { authorization: `Embed-Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ timezone: TIMEZONE, ...(force ? { force: true } : {}) }),
+      method: 'POST', headers: { authorization: `Embed-Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ timezone: TIMEZONE }),
     });
-    const text = await res.text();
-    const ms = performance.now() - started;
-    if (res.status !== 200) throw new Error(`${widget}: ${res.status} ${text}`);
-    return { ms, source: (JSON.parse(text) as { source: string }).source };
+    if (res.status !== 200) throw new Error(`${widget}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
   };
+  const cases = Object.keys(QUERIES).flatMap((id) => [{ name: id, widget: id, token: admin }, { name: `${id} (policy)`, widget: id, token: tenant }]);
+  const timed = await timedClient({ base: first.base, publicId, timezone: TIMEZONE, iterations, label: `${dialect} rollups`, cases });
   const widgets: RollupResult['widgets'] = {};
-  const cases: Array<[string, string, string]> = Object.keys(QUERIES).flatMap((id) => [[id, id, admin], [`${id} (policy)`, id, tenant]] as Array<[string, string, string]>);
-  for (const [name, widget, token] of cases) {
-    const { source: answered } = await ask(first.base, widget, token, true);
-    const cold: number[] = [];
-    const cached: number[] = [];
-    for (let i = 0; i < iterations; i++) {
-      cold.push((await ask(first.base, widget, token, true)).ms);
-      const hit = await ask(first.base, widget, token, false);
-      if (hit.source !== 'cache') throw new Error(`${name}: a repeated ask came from ${hit.source}, not the cache`);
-      cached.push(hit.ms);
-      process.stderr.write(`\r${dialect} rollups ${name}: ${i + 1}/${iterations}   `);
-    }
-    widgets[name] = { source: answered, cold: summarize(cold), cached: summarize(cached) };
-  }
+  for (const [name, { source, cold, cached }] of Object.entries(timed)) widgets[name] = { source, cold: summarize(cold), cached: summarize(cached) };
   process.stderr.write('\n');
   await first.app.close();
 
@@ -376,11 +379,13 @@ async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfi
     return text.split('\n').filter((l) => l.startsWith('svc_data_queries_total{')).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
   };
   const before = await statements();
-  await Promise.all(viewers.flatMap((token) => Object.keys(QUERIES).map((widget) => ask(second.base, widget, token, false))));
+  await Promise.all(viewers.flatMap((token) => Object.keys(QUERIES).map((widget) => ask(second.base, widget, token))));
   const ran = (await statements()) - before;
   await second.app.close();
   await db.close();
   await svcDb.drop();
+  // The builds of this deployment, kept for the browser's run over the same warehouse (the same definitions).
+  if (keepBuilds !== undefined) copyDeploymentBuilds(dir, keepBuilds);
   rmSync(dir, { recursive: true, force: true });
   return {
     dialect, metadata, build, widgets,
@@ -388,6 +393,30 @@ async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfi
     cachedP50Max: Math.max(...Object.values(widgets).map((w) => w.cached.p50)),
     concurrent: { viewers: 100, widgets: Object.keys(QUERIES).length, statements: ran, statementsPerWidget: ran / Object.keys(QUERIES).length },
   };
+}
+
+/** What the timed client (bench/data/data.client.mjs) is asked to do, and what it answers. */
+interface ClientJob {
+  base: string;
+  publicId: string;
+  timezone: string;
+  iterations: number;
+  label: string;
+  cases: Array<{ name: string; widget: string; token: string }>;
+}
+type ClientResult = Record<string, { source: string; cold: number[]; cached: number[] }>;
+
+/** Runs the timed asks on a worker thread (bench/data/data.client.mjs), so that the client shares nothing with the server but the machine. */
+function timedClient(job: ClientJob): Promise<ClientResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./data.client.mjs', import.meta.url), { workerData: job });
+    worker.once('message', (message: { result?: ClientResult; error?: string }) => {
+      void worker.terminate();
+      if (message.error !== undefined) reject(new Error(message.error));
+      else resolve(message.result!);
+    });
+    worker.once('error', reject);
+  });
 }
 
 async function mintToken(base: string, deploymentId: number, body: Record<string, unknown>): Promise<string> {
@@ -415,7 +444,8 @@ export async function main(args: string[]): Promise<void> {
   const rollups: RollupResult[] = [];
   const only = args.includes('--rollups-only');
   if (!only) results.push(await measureDialect('sqlite', sqliteSource, iterations));
-  rollups.push(await measureRollups('sqlite', sqliteSource, iterations, postgresUrl));
+  const prebuilt = mkdtempSync(join(tmpdir(), 'svc-bench-prebuilt-'));
+  rollups.push(await measureRollups('sqlite', sqliteSource, iterations, postgresUrl, prebuilt));
   if (await postgresAnswers(postgresUrl)) {
     const schema = await postgresWarehouse(postgresUrl, orders);
     const source: DataSourceConfig = { type: 'postgres', url: postgresUrl, schema };
@@ -424,7 +454,8 @@ export async function main(args: string[]): Promise<void> {
   } else {
     process.stderr.write(`PostgreSQL at ${postgresUrl} is not reachable: SKIPPED\n`);
   }
-  const browser = hasChromium ? await measureBrowser(loads, absolute) : undefined;
+  const browser = hasChromium ? await measureBrowser(loads, absolute, prebuilt) : undefined;
+  rmSync(prebuilt, { recursive: true, force: true });
   const report = {
     benchmark: 'data', startedAt: started.toISOString(), machine: machine(), orders, iterations, timezone: TIMEZONE, results, rollups, browser,
     goals: { endpointOverheadRatio: 1.2, dashboardLoadedMs: 1500, policyOverByHandRatio: 1.1, rollupColdP50Ms: 50, cachedP50Ms: 5, statementsPerWidgetFor100Viewers: 1 },

@@ -16,6 +16,7 @@ import type { DataSourceConfig, Granularity, SemanticView } from './data.model.j
 import { parseSemanticQuery } from './data.query.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
 import { ResultCache } from './data.cache.js';
+import { ByteLru } from '../core/core.byte-lru.js';
 import { builtZone, matchRollup, rollupColumns, rollupModel } from './data.preagg.js';
 import type { Manifest, RollupStore, RollupTarget } from './data.rollups.js';
 import type { PreAggregation } from './data.preagg.js';
@@ -111,8 +112,24 @@ export async function deploymentModel(ctx: ServiceContext, accountId: number, de
   const row = await findDeploymentData(ctx.db, accountId, deploymentId);
   if (row === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
   const source = parseJson<DataSourceConfig>(row.data_source) ?? { type: 'demo' };
-  const views = parseJson<SemanticView[]>(row.semantic_views) ?? DEMO_SEMANTIC_VIEWS;
-  return { source, model: new SemanticModel(views) };
+  return { source, model: modelOf(row.semantic_views) };
+}
+
+/** Parsed semantic models by their stored text: every widget request reads one, and most read the same few. */
+const MODELS = new ByteLru<SemanticModel>(16 * 1024 * 1024);
+const DEMO_MODEL = new SemanticModel(DEMO_SEMANTIC_VIEWS);
+
+/** The model of a deployment's stored views (the demo's when it has none), parsed once per distinct text. */
+function modelOf(text: string | null): SemanticModel {
+  if (text === null) return DEMO_MODEL;
+  let model = MODELS.get(text);
+  if (model === undefined) {
+    const views = parseJson<SemanticView[]>(text);
+    model = views === null ? DEMO_MODEL : new SemanticModel(views);
+    // About four bytes of objects for each byte of JSON, and the key itself.
+    MODELS.set(text, model, text.length * 6);
+  }
+  return model;
 }
 
 /** The time zone queries run in: the viewer's (an IANA name), else the account's default, else UTC. */
@@ -434,7 +451,22 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
     return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: Object.keys(filters) };
   }
 
-  let query = snapshotQuery(dc, scope, rawQuery, snapshot);
+  const base = snapshotQuery(rawQuery, snapshot);
+  try {
+    return await chartData(dc, scope, snapshot, base, request);
+  } catch (error) {
+    // A 400 may be the snapshot's own fault (a member its model lacks), found only when compiled: checked alone
+    // then, so a bad dashboard is a 422 naming its snapshot's member, and a bad ask stays the viewer's 400.
+    if (error instanceof AppError && error.status === 400) checkSnapshotQuery(dc, scope, base, snapshot);
+    throw error;
+  }
+}
+
+/** A CHART widget's answer: its snapshot's query with the viewer's fields, granularity, filters and drill. */
+async function chartData(dc: DataContext, scope: DataScope, snapshot: ReportSnapshot, base: SemanticQuery, request: WidgetDataRequest): Promise<WidgetData> {
+  const { model, timezone } = scope;
+  const filters = request.filters ?? {};
+  let query = base;
   const fields = request.fields ?? {};
   query = withGranularity(swapFields(model, query, fields), request.granularity);
   // A swapped measure is compared in its place.
@@ -461,21 +493,32 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: applied.ignored, source: leastCached(sources) };
 }
 
-/**
- * A snapshot's semantic query, checked by compiling it alone: a query the model cannot run is the dashboard's
- * fault, not the viewer's, so it is a 422 naming the snapshot's member (`meta.query.measures[0]`). A member the
- * viewer's policies hide stays a 403.
- */
-function snapshotQuery(dc: DataContext, scope: DataScope, raw: unknown, snapshot: ReportSnapshot): SemanticQuery {
+/** A snapshot's semantic query, parsed: a malformed one is the dashboard's fault, a 422 naming `meta.query`. */
+function snapshotQuery(raw: unknown, snapshot: ReportSnapshot): SemanticQuery {
   try {
-    const query = parseSemanticQuery(raw, 'query');
-    compileSemanticQuery(scope.model, query, compileOptions(dc, scope));
-    return query;
+    return parseSemanticQuery(raw, 'query');
   } catch (error) {
-    if (!(error instanceof AppError) || error.status !== 400) throw error;
-    const field = error.field?.replace(/^query/, 'meta.query');
-    throw new AppError('invalid_query', `report snapshot ${snapshot.reportId}: ${error.message.replace(/^query/, 'meta.query')}`, field);
+    throw asSnapshotFault(error, snapshot);
   }
+}
+
+/**
+ * Compiles a snapshot's query alone: a query the model cannot run is the dashboard's fault, not the viewer's, so
+ * it is a 422 naming the snapshot's member (`meta.query.measures[0]`). A member the viewer's policies hide stays a
+ * 403. Run only once a widget's answer failed with a 400, to say whose fault it was (the answer compiles it anyway).
+ */
+function checkSnapshotQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, snapshot: ReportSnapshot): void {
+  try {
+    compileSemanticQuery(scope.model, query, compileOptions(dc, scope));
+  } catch (error) {
+    throw asSnapshotFault(error, snapshot);
+  }
+}
+
+function asSnapshotFault(error: unknown, snapshot: ReportSnapshot): unknown {
+  if (!(error instanceof AppError) || error.status !== 400) return error;
+  const field = error.field?.replace(/^query/, 'meta.query');
+  return new AppError('invalid_query', `report snapshot ${snapshot.reportId}: ${error.message.replace(/^query/, 'meta.query')}`, field);
 }
 
 /**
