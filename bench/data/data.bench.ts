@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -245,7 +245,7 @@ const HOST_PAGE = `<!doctype html><html><body style="margin:0"><div id="c" style
  * iframe creation to dashboard-loaded of the demo dashboard (every widget type) over the warehouse of `path` with
  * the demo's pre-aggregations built: the first load (result cache cold) and the warm ones.
  */
-async function measureBrowser(loads: number, path: string, prebuilt: string): Promise<LatencySummary & { widgetCount: number; firstLoadMs: number; sources: Record<string, number> }> {
+async function measureBrowser(loads: number, path: string, kept: string): Promise<LatencySummary & { widgetCount: number; firstLoadMs: number; sources: Record<string, number> }> {
   const items = demoDashboardItems();
   const host = await serve({
     '/': { type: 'text/html', body: HOST_PAGE },
@@ -255,13 +255,10 @@ async function measureBrowser(loads: number, path: string, prebuilt: string): Pr
   const rollupDir = mkdtempSync(join(tmpdir(), 'svc-bench-rollups-'));
   const source: DataSourceConfig = { type: 'sqlite', path };
   const svc = await startSvc({ account: e2eAccount([hostOrigin], { items, dataSource: source, semanticViews: DEMO_SEMANTIC_VIEWS }), data: { preAggregationDir: rollupDir, timeoutMs: 600_000 } });
-  // The SQLite run's builds, where present (the same warehouse and views); whatever is missing is built here.
-  const [deployment] = await deploymentsWithRollups(svc.db.kysely);
-  if (existsSync(join(prebuilt, 'builds')) && deployment !== undefined) {
-    cpSync(join(prebuilt, 'builds'), join(rollupDir, String(deployment.accountId), String(deployment.deploymentId)), { recursive: true });
-  }
+  // The SQLite run's builds (the same warehouse and views); whatever is missing is built here.
+  await reuseBuilds(svc.db, rollupDir, kept);
   const built = await buildRollups(svc.db, rollupDir);
-  process.stderr.write(`browser: ${built.builds.length} rollups built in ${built.ms} ms (the rest copied from the SQLite run)\n`);
+  process.stderr.write(`browser: ${built.builds.length} rollups built in ${built.ms} ms (the others as kept by the SQLite run)\n`);
   const sources: Record<string, number> = {};
   const browser = await launchChromium();
   try {
@@ -296,14 +293,22 @@ async function measureBrowser(loads: number, path: string, prebuilt: string): Pr
 }
 
 /**
- * Copies the builds of the one deployment under `from` to `to` (`<to>/builds`). A build is read only under the
- * definition it was made with (source, views, rollup, zone): another deployment over the same warehouse with the same
- * views reads it as its own.
+ * Rollup builds kept between runs in `bench/tmp/rollups-<orders>-<dialect>/` (like the warehouses): building the
+ * demo's ten rollups from 10M orders takes 12 minutes on SQLite. A build is read only under the definition it was
+ * made with (source, views, rollup, zone), so another deployment over the same warehouse with the same views reads
+ * it as its own: the kept builds are copied under the fresh deployment's directory, and only what is missing or
+ * differently defined is built. `--rebuild` ignores them.
  */
-function copyDeploymentBuilds(from: string, to: string): void {
-  const [account] = readdirSync(from);
-  const [deployment] = readdirSync(join(from, account!));
-  cpSync(join(from, account!, deployment!), join(to, 'builds'), { recursive: true });
+async function reuseBuilds(db: Db, dir: string, kept: string): Promise<void> {
+  const [deployment] = await deploymentsWithRollups(db.kysely);
+  if (deployment !== undefined && existsSync(kept)) cpSync(kept, join(dir, String(deployment.accountId), String(deployment.deploymentId)), { recursive: true });
+}
+
+async function keepBuilds(db: Db, dir: string, kept: string): Promise<void> {
+  const [deployment] = await deploymentsWithRollups(db.kysely);
+  if (deployment === undefined) return;
+  rmSync(kept, { recursive: true, force: true });
+  cpSync(join(dir, String(deployment.accountId), String(deployment.deploymentId)), kept, { recursive: true });
 }
 
 /** Builds every pre-aggregation of the database's deployments (`svc preagg build`, in process). */
@@ -338,7 +343,7 @@ interface RollupResult {
  * Issue 21: each widget answered from the pre-aggregations, result cache cold (`force`, so every request reads the
  * rollup) and warm; then 100 viewers (each its own session) opening every widget at once against a fresh process.
  */
-async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfig, iterations: number, postgresUrl: string, keepBuilds?: string): Promise<RollupResult> {
+async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfig, iterations: number, postgresUrl: string, kept: string): Promise<RollupResult> {
   const metadata = dialect === 'postgres' ? 'postgres' : 'sqlite';
   const svcDb = await freshDatabase(metadata, postgresUrl);
   const db = openDatabase(svcDb.url);
@@ -346,7 +351,9 @@ async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfi
   const { refs, publicId } = await importBench(db, dialect, source);
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-rollups-'));
   const settings = { db, now: () => NOW, data: { timeoutMs: 600_000, rowCap: 10_000, preAggregationDir: dir }, metricsToken: 'bench-metrics', rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000, generateSession: 100_000 } };
+  await reuseBuilds(db, dir, kept);
   const build = await buildRollups(db, dir);
+  if (build.builds.length > 0) await keepBuilds(db, dir, kept);
   process.stderr.write(`${dialect} rollups built in ${build.ms} ms: ${build.builds.map((b) => `${b.rollup} ${b.timezone} ${b.rows} rows`).join(', ')}\n`);
   const start = async () => {
     const app = await buildApp(settings);
@@ -384,8 +391,6 @@ async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfi
   await second.app.close();
   await db.close();
   await svcDb.drop();
-  // The builds of this deployment, kept for the browser's run over the same warehouse (the same definitions).
-  if (keepBuilds !== undefined) copyDeploymentBuilds(dir, keepBuilds);
   rmSync(dir, { recursive: true, force: true });
   return {
     dialect, metadata, build, widgets,
@@ -444,18 +449,18 @@ export async function main(args: string[]): Promise<void> {
   const rollups: RollupResult[] = [];
   const only = args.includes('--rollups-only');
   if (!only) results.push(await measureDialect('sqlite', sqliteSource, iterations));
-  const prebuilt = mkdtempSync(join(tmpdir(), 'svc-bench-prebuilt-'));
-  rollups.push(await measureRollups('sqlite', sqliteSource, iterations, postgresUrl, prebuilt));
+  const kept = (dialect: WarehouseDialect) => `bench/tmp/rollups-${orders}-${dialect}`;
+  if (args.includes('--rebuild')) for (const dialect of ['sqlite', 'postgres'] as const) rmSync(kept(dialect), { recursive: true, force: true });
+  rollups.push(await measureRollups('sqlite', sqliteSource, iterations, postgresUrl, kept('sqlite')));
   if (await postgresAnswers(postgresUrl)) {
     const schema = await postgresWarehouse(postgresUrl, orders);
     const source: DataSourceConfig = { type: 'postgres', url: postgresUrl, schema };
     if (!only) results.push(await measureDialect('postgres', source, iterations));
-    rollups.push(await measureRollups('postgres', source, iterations, postgresUrl));
+    rollups.push(await measureRollups('postgres', source, iterations, postgresUrl, kept('postgres')));
   } else {
     process.stderr.write(`PostgreSQL at ${postgresUrl} is not reachable: SKIPPED\n`);
   }
-  const browser = hasChromium ? await measureBrowser(loads, absolute, prebuilt) : undefined;
-  rmSync(prebuilt, { recursive: true, force: true });
+  const browser = hasChromium ? await measureBrowser(loads, absolute, kept('sqlite')) : undefined;
   const report = {
     benchmark: 'data', startedAt: started.toISOString(), machine: machine(), orders, iterations, timezone: TIMEZONE, results, rollups, browser,
     goals: { endpointOverheadRatio: 1.2, dashboardLoadedMs: 1500, policyOverByHandRatio: 1.1, rollupColdP50Ms: 50, cachedP50Ms: 5, statementsPerWidgetFor100Viewers: 1 },
