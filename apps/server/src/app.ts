@@ -80,7 +80,7 @@ export interface AppConfig {
   trustProxy?: TrustProxy;
   /** Where rate-limit counters live (default SVC_REDIS_URL, SVC_REDIS_PREFIX; unset: in this process). */
   rateLimitStore?: RateLimitStore;
-  /** Limits of the live comment streams (default from SVC_COMMENT_STREAM*, SVC_COMMENT_EVENT_RETENTION_MS). */
+  /** Limits of the live comment streams (default from SVC_COMMENT_STREAMS_PER_SESSION, SVC_COMMENT_STREAM_HEARTBEAT_MS, SVC_COMMENT_STREAM_REPLAY_MAX, SVC_COMMENT_EVENT_RETENTION_MS). */
   commentStreams?: Partial<CommentStreamSettings>;
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -128,7 +129,10 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache, streams: Co
         end: () => {
           // A stream svc ends takes its connection along: the client reconnects anyway, and a drain (whose answers
           // are past `Connection: close`) would otherwise wait for this idle keep-alive connection until it times out.
-          reply.raw.once('finish', () => request.raw.socket?.end());
+          reply.raw.once('finish', () => {
+            const socket = request.raw.socket as Partial<Socket> | undefined;
+            if (typeof socket?.end === 'function') socket.end();
+          });
           out.end();
         },
       };

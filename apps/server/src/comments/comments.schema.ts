@@ -118,7 +118,7 @@ export type StreamResetReason = 'too_many_missed' | 'unknown_position';
 export type StreamEndReason = 'revoked' | 'expired' | 'forbidden' | 'shutdown' | 'too_slow';
 
 export const CommentStreamHeaders = Type.Object({
-  'last-event-id': Type.Optional(Type.String({
+  'Last-Event-ID': Type.Optional(Type.String({
     description: 'The `id` of the last event received on an earlier stream of this dashboard: the stream first sends what came after it '
       + '(or `stream.reset` when that is too much or too old). A whole number; absent or empty: start from now.',
   })),

@@ -13,7 +13,7 @@ import {
 } from './comments.store.js';
 import type { EventRow, EventScope } from './comments.store.js';
 
-/** The limits of comment streams (SVC_COMMENT_STREAM* settings, core.config.ts). */
+/** The limits of comment streams (their SVC_COMMENT_* settings, core.config.ts). */
 export interface CommentStreamSettings {
   /** Streams one embed session may hold open at once in one process; one more is a 429. */
   perSession: number;
