@@ -124,8 +124,8 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache, streams: Co
       const sink: StreamSink = {
         write: (text) => {
           if (!out.destroyed && !out.writableEnded) out.write(text);
-          return out.readableLength + out.writableLength + reply.raw.writableLength;
         },
+        backlog: () => out.readableLength + out.writableLength + reply.raw.writableLength,
         end: () => {
           // A stream svc ends takes its connection along: the client reconnects anyway, and a drain (whose answers
           // are past `Connection: close`) would otherwise wait for this idle keep-alive connection until it times out.

@@ -249,6 +249,18 @@ const eventsAfter = prepare((db, p: EventScope & { afterId: number; limit: numbe
     .orderBy('e.id')
     .limit(p.limit));
 
+/** How many events of the scope follow `afterId`, counted up to `limit` (ids only: the index alone answers). */
+export async function countEventsAfter(db: Kysely<Database>, scope: EventScope, afterId: number, limit: number): Promise<number> {
+  return (await eventIdsAfter.execute(db, { ...scope, afterId, limit })).length;
+}
+
+const eventIdsAfter = prepare((db, p: EventScope & { afterId: number; limit: number }) =>
+  db.selectFrom('comment_events').select('id')
+    .where('dashboard_id', '=', p.dashboardId).where('embed_tenant_id', '=', p.embedTenantId).where('account_id', '=', p.accountId)
+    .where('id', '>', p.afterId)
+    .orderBy('id')
+    .limit(p.limit));
+
 /**
  * Whether a stream of the scope can resume after `lastEventId`: the id of an event of the scope still kept, or the
  * last id retention removed (0 while it removed none), after which nothing was removed. Anything else (an id before

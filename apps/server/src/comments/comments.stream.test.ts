@@ -312,6 +312,29 @@ describeEachDialect('live comment stream', (t) => {
     });
   });
 
+  describe('resuming a long absence', () => {
+    it('replays more than a MiB of missed events, a page at a time as the client takes them', async () => {
+      const roomy = await listeningApp({ commentStreams: { heartbeatMs: HEARTBEAT_MS, replayMax: 500, perSession: PER_SESSION } });
+      try {
+        const publicId = freshDashboard();
+        const { stream, first } = await opened(ann, publicId, undefined, roomy.base);
+        stream.close();
+        const long = 'x'.repeat(9_990);
+        const posts: number[] = [];
+        for (let i = 0; i < 120; i++) posts.push((await posted(ben, publicId, `${i} ${long}`)).id);
+        const { stream: again, first: ready } = await opened(ann, publicId, first.id, roomy.base);
+        expect(dataOf(ready)).toEqual({ resumed: true });
+        const replayed: number[] = [];
+        for (let i = 0; i < posts.length; i++) replayed.push((dataOf(await again.next()).comment as CommentJson).id);
+        expect(replayed).toEqual(posts);
+        expect(again.ended).toBe(false);
+        again.close();
+      } finally {
+        await roomy.app.close();
+      }
+    });
+  });
+
   describe('resets', () => {
     it('sends stream.reset at the head when more than replayMax events were missed, and replays up to replayMax', async () => {
       const small = await listeningApp({ commentStreams: { heartbeatMs: HEARTBEAT_MS, replayMax: 3, perSession: PER_SESSION } });

@@ -9,7 +9,7 @@ import type { Commenter } from './comments.policy.js';
 import type { CommentStreamEventType, StreamEndReason, StreamResetReason } from './comments.schema.js';
 import { openCommentStream, presentEvent } from './comments.service.js';
 import {
-  isResumablePosition, pruneCommentEvents, readEventHead, readLatestEventId, selectEventsAfter, selectScopesWithEventsAfter,
+  countEventsAfter, isResumablePosition, pruneCommentEvents, readEventHead, readLatestEventId, selectEventsAfter, selectScopesWithEventsAfter,
 } from './comments.store.js';
 import type { EventRow, EventScope } from './comments.store.js';
 
@@ -27,8 +27,10 @@ export interface CommentStreamSettings {
 
 /** Where a stream's text goes (the HTTP response, in the route): never a Fastify object here. */
 export interface StreamSink {
-  /** Writes Server-Sent Events text; returns the bytes not yet taken by the client (its backlog). */
-  write(text: string): number;
+  /** Writes Server-Sent Events text (dropped once the client is gone). */
+  write(text: string): void;
+  /** The bytes written but not yet taken by the client. */
+  backlog(): number;
   /** Ends the response. */
   end(): void;
 }
@@ -45,8 +47,12 @@ export interface StreamCaller {
 export const STREAM_RETRY_MS = 3000;
 /** A client that lets this much text pile up is cut off (`too_slow`): it resumes from its last event when it is back. */
 const MAX_BACKLOG_BYTES = 1024 * 1024;
-/** Events one read of a scope takes at most; a burst is read in as many reads as it needs. */
-const READ_BATCH = 500;
+/** A replay writes its next page once the client has taken all but this much of the last. */
+const REPLAY_BACKLOG_BYTES = 256 * 1024;
+/** How long a replay waits for a client that takes nothing before it gives up on it (`too_slow`). */
+const REPLAY_STALL_MS = 30_000;
+/** Events one read of a scope takes at most; a burst, or a replay, is read in as many reads as it needs. */
+const READ_BATCH = 200;
 /** Revocations are looked for this often, at most (and only for accounts whose credentials may have changed). */
 const SESSION_CHECK_MS = 1000;
 /** A failed read of a scope is tried again after this long. */
@@ -156,9 +162,9 @@ export class CommentStreamHub {
 
   /**
    * Opens a stream: counts it against its session's limit (429), checks the dashboard like the thread list
-   * (404, 403), writes `retry`, then `stream.ready` (and the missed events after `lastEventId`) or `stream.reset`,
-   * and from then on every new event of the scope. Resolves once that first part is written to `sink`, to the
-   * function that closes the stream when its client goes away. Rejects with nothing left behind.
+   * (404, 403) and writes `retry`; then, right after, `stream.ready` (and the missed events after `lastEventId`) or
+   * `stream.reset`, and from then on every new event of the scope. Resolves, once the stream is registered, to the
+   * function that closes it when its client goes away; rejects with nothing left behind.
    */
   async open(caller: StreamCaller, publicId: string, lastEventId: number | undefined, sink: StreamSink): Promise<() => void> {
     if (this.#closed) throw new AppError('service_unavailable', 'svc is shutting down; open the stream on another instance');
@@ -182,10 +188,16 @@ export class CommentStreamHub {
       if (ofAccount === undefined) this.#byAccount.set(commenter.accountId, (ofAccount = new Set()));
       ofAccount.add(subscriber);
       this.#armExpiry(subscriber);
-      sink.write(`retry: ${STREAM_RETRY_MS}\n\n`);
       await channel.ready;
-      await this.#catchUp(subscriber, lastEventId);
+      sink.write(`retry: ${STREAM_RETRY_MS}\n\n`);
       const opened = subscriber;
+      // After the answer's headers are out (the route sends them once this resolves): a long replay is paced by
+      // what the client takes, which it can only take once the answer flows.
+      setImmediate(() => void this.#catchUp(opened, lastEventId).catch((error: unknown) => {
+        this.#onError(error, 'comment streams: starting a stream failed');
+        // Without a reason: the client reconnects with its Last-Event-ID.
+        this.#close(opened, undefined);
+      }));
       return () => this.#close(opened, undefined);
     } catch (error) {
       if (subscriber === undefined) this.#release(sessionKey);
@@ -321,13 +333,19 @@ export class CommentStreamHub {
     for (const subscriber of channel.subscribers) this.#deliver(subscriber, rows, texts);
   }
 
-  /** Sends the events after the stream's position that the thread list's rules show, in one write. */
+  /** Hands new events to a stream: kept while it catches up, else sent. */
   #deliver(subscriber: Subscriber, rows: readonly EventRow[], texts: Map<string, string>): void {
     if (subscriber.closed) return;
     if (subscriber.pending !== null) {
       subscriber.pending.push(...rows);
       return;
     }
+    this.#send(subscriber, rows, texts);
+    if (subscriber.sink.backlog() > MAX_BACKLOG_BYTES) this.#close(subscriber, 'too_slow');
+  }
+
+  /** Writes the events after the stream's position that the thread list's rules show, in one write. */
+  #send(subscriber: Subscriber, rows: readonly EventRow[], texts: Map<string, string>): void {
     const { commenter } = subscriber.caller;
     let text = '';
     for (const row of rows) {
@@ -342,45 +360,59 @@ export class CommentStreamHub {
       }
       text += event;
     }
-    if (text !== '') this.#write(subscriber, text);
-  }
-
-  #write(subscriber: Subscriber, text: string): void {
-    if (subscriber.sink.write(text) > MAX_BACKLOG_BYTES) this.#close(subscriber, 'too_slow');
+    if (text !== '') subscriber.sink.write(text);
   }
 
   /**
    * The first events of a stream. Without `lastEventId`: `stream.ready` at the scope's head (the client then loads
    * the thread list). With one the scope still keeps, and at most `replayMax` events after it: `stream.ready`
-   * (resumed) and those events. Otherwise `stream.reset` at the head: the client reloads the thread list. Then
-   * whatever the shared reads delivered meanwhile, past the position reached.
+   * (resumed) and those events, a page at a time as the client takes them. Otherwise `stream.reset` at the head:
+   * the client reloads the thread list. Then whatever the shared reads delivered meanwhile, past the position reached.
    */
   async #catchUp(subscriber: Subscriber, lastEventId: number | undefined): Promise<void> {
     const { scope } = subscriber.channel;
     const db = this.#ctx.db;
-    const replay = lastEventId === undefined || !(await isResumablePosition(db, scope, lastEventId))
-      ? undefined
-      : await selectEventsAfter(db, scope, lastEventId, this.#settings.replayMax + 1);
-    if (lastEventId !== undefined && replay !== undefined && replay.length <= this.#settings.replayMax) {
+    let reset: StreamResetReason | undefined;
+    if (lastEventId !== undefined) {
+      if (!(await isResumablePosition(db, scope, lastEventId))) reset = 'unknown_position';
+      else if ((await countEventsAfter(db, scope, lastEventId, this.#settings.replayMax + 1)) > this.#settings.replayMax) reset = 'too_many_missed';
+    }
+    if (subscriber.closed) return;
+    if (lastEventId !== undefined && reset === undefined) {
       subscriber.position = lastEventId;
       subscriber.sink.write(frame('stream.ready', lastEventId, { resumed: true }));
-      const pending = subscriber.pending!;
-      subscriber.pending = null;
-      this.#deliver(subscriber, replay, new Map());
-      this.#deliver(subscriber, pending, new Map());
-      return;
-    }
-    const head = await readEventHead(db, scope);
-    subscriber.position = head;
-    if (lastEventId === undefined) {
-      subscriber.sink.write(frame('stream.ready', head, { resumed: false }));
+      // Up to what is committed now; what commits meanwhile is also in `pending`, and sent once, by position.
+      for (let page = READ_BATCH; page === READ_BATCH && !subscriber.closed;) {
+        if (!(await this.#paced(subscriber))) return;
+        const rows = await selectEventsAfter(db, scope, subscriber.position, READ_BATCH);
+        if (subscriber.closed) return;
+        this.#send(subscriber, rows, new Map());
+        page = rows.length;
+      }
     } else {
-      const reason: StreamResetReason = replay === undefined ? 'unknown_position' : 'too_many_missed';
-      subscriber.sink.write(frame('stream.reset', head, { reason, replayMax: this.#settings.replayMax }));
+      const head = await readEventHead(db, scope);
+      if (subscriber.closed) return;
+      subscriber.position = head;
+      subscriber.sink.write(lastEventId === undefined
+        ? frame('stream.ready', head, { resumed: false })
+        : frame('stream.reset', head, { reason: reset, replayMax: this.#settings.replayMax }));
     }
     const pending = subscriber.pending!;
     subscriber.pending = null;
     this.#deliver(subscriber, pending, new Map());
+  }
+
+  /** Waits until the client has taken most of what was written; false when it took nothing for too long (closed). */
+  async #paced(subscriber: Subscriber): Promise<boolean> {
+    const since = Date.now();
+    while (!subscriber.closed && subscriber.sink.backlog() > REPLAY_BACKLOG_BYTES) {
+      if (Date.now() - since > REPLAY_STALL_MS) {
+        this.#close(subscriber, 'too_slow');
+        return false;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return !subscriber.closed;
   }
 
   /**
@@ -390,7 +422,11 @@ export class CommentStreamHub {
    */
   #heartbeat(): void {
     for (const channel of this.#channels.values()) {
-      for (const subscriber of channel.subscribers) if (subscriber.pending === null && !subscriber.closed) this.#write(subscriber, ': heartbeat\n\n');
+      for (const subscriber of channel.subscribers) {
+        if (subscriber.pending !== null || subscriber.closed) continue;
+        subscriber.sink.write(': heartbeat\n\n');
+        if (subscriber.sink.backlog() > MAX_BACKLOG_BYTES) this.#close(subscriber, 'too_slow');
+      }
       const [first] = channel.subscribers;
       if (first === undefined) continue;
       openCommentStream(this.#ctx, first.caller.commenter, channel.publicId).catch((error: unknown) => {
