@@ -1,7 +1,9 @@
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
+import { eventually } from '../../test/eventually.js';
 import { mintViewer } from '../../test/embed.js';
 import type { ViewerSession } from '../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
@@ -211,6 +213,22 @@ describeEachDialect('live comment stream', (t) => {
         stream.close();
       }
     });
+  });
+
+  it('misses nothing when the PostgreSQL listening connection is lost: what commits meanwhile arrives once it is back', async () => {
+    if (t().dialect !== 'postgres') return; // SQLite polls its file: there is no connection to lose.
+    const publicId = freshDashboard();
+    const { stream } = await opened(ann, publicId);
+    const db = t().db.kysely;
+    const listeners = sql<{ pid: number }>`select pid from pg_stat_activity where application_name = 'svc-credential-listener'`;
+    const before = (await listeners.execute(db)).rows.map((row) => row.pid);
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'svc-credential-listener'`.execute(db);
+    expect(await eventually(async () => (await listeners.execute(db)).rows.every((row) => !before.includes(row.pid)))).toBe(true);
+    const during = await posted(ben, publicId, 'while the listener was down');
+    expect(dataOf(await stream.next(5000))).toMatchObject({ comment: { id: during.id } });
+    const after = await posted(ben, publicId, 'listening again');
+    expect(dataOf(await stream.next(5000))).toMatchObject({ comment: { id: after.id } });
+    stream.close();
   });
 
   describe('scoped exactly like the thread list', () => {
