@@ -201,19 +201,13 @@ export type EventScope = CommentScope;
  * decides whether a stream shows it (comments.policy.ts `isEventShown`), and a shown comment is presented as it is
  * now. `resolution_at` is the resolution the event made (`resolved` only).
  */
-export interface EventRow {
+export type EventRow = Pick<CommentRow, 'parent_id' | 'embed_user_id' | 'body' | 'created_at' | 'edited_at' | 'removed_at'> & {
   id: number;
   kind: CommentEventKind;
   comment_id: number;
   resolution_at: string | null;
-  parent_id: number | null;
-  embed_user_id: number | null;
-  body: string;
-  created_at: string;
-  edited_at: string | null;
-  removed_at: string | null;
   root_removed_at: string | null;
-}
+};
 
 /**
  * The scope's position now: its newest event id, or (when retention removed every event) the last one removed; 0

@@ -12,6 +12,7 @@ import { SseStream } from '../../test/sse.js';
 import type { SseEvent } from '../../test/sse.js';
 import { buildApp } from '../app.js';
 import type { AppConfig } from '../app.js';
+import type { Comment } from './comments.schema.js';
 import { pruneCommentEvents } from './comments.store.js';
 
 const SPARE_DASHBOARDS = 24;
@@ -19,16 +20,8 @@ const HEARTBEAT_MS = 250;
 const REPLAY_MAX = 50;
 const PER_SESSION = 3;
 
-interface CommentJson {
-  id: number;
-  dashboardId: string;
-  userId: number | null;
-  body: string;
-  editedAt: string | null;
-  removedAt: string | null;
-  createdAt: string;
-  isOwn: boolean;
-}
+/** A comment as the API answers it. */
+type CommentJson = Comment;
 
 /**
  * Issue 23: the live comment stream over real HTTP (the app listening on a port, the stream read with fetch as the

@@ -74,6 +74,8 @@ interface Subscriber {
   pending: EventRow[] | null;
   expiry: NodeJS.Timeout | undefined;
   closed: boolean;
+  /** Taken out of the hub's books (once only: the per-session count must not drop twice). */
+  detached: boolean;
 }
 
 /** The streams of one dashboard in one embed tenant: one read of new events serves all of them. */
@@ -153,13 +155,6 @@ export class CommentStreamHub {
     this.#every(Math.min(deps.settings.retentionMs, PRUNE_EVERY_MS), () => this.#prune());
   }
 
-  /** Streams open in this process. */
-  get size(): number {
-    let size = 0;
-    for (const channel of this.#channels.values()) size += channel.subscribers.size;
-    return size;
-  }
-
   /**
    * Opens a stream: counts it against its session's limit (429), checks the dashboard like the thread list
    * (404, 403) and writes `retry`; then, right after, `stream.ready` (and the missed events after `lastEventId`) or
@@ -167,7 +162,8 @@ export class CommentStreamHub {
    * function that closes it when its client goes away; rejects with nothing left behind.
    */
   async open(caller: StreamCaller, publicId: string, lastEventId: number | undefined, sink: StreamSink): Promise<() => void> {
-    if (this.#closed) throw new AppError('service_unavailable', 'svc is shutting down; open the stream on another instance');
+    const shuttingDown = () => new AppError('service_unavailable', 'svc is shutting down; open the stream on another instance');
+    if (this.#closed) throw shuttingDown();
     const { commenter } = caller;
     const sessionKey = `${commenter.accountId}:${caller.sessionId}`;
     const held = this.#perSession.get(sessionKey) ?? 0;
@@ -180,17 +176,21 @@ export class CommentStreamHub {
     let subscriber: Subscriber | undefined;
     try {
       const scope = await openCommentStream(this.#ctx, commenter, publicId);
+      // A stream that registered after close() would never be ended, and would hold up the drain.
+      if (this.#closed) throw shuttingDown();
       this.#listen();
       const channel = this.#channelOf(scope, publicId);
-      subscriber = { caller, publicId, sessionKey, sink, channel, position: 0, pending: [], expiry: undefined, closed: false };
+      subscriber = { caller, publicId, sessionKey, sink, channel, position: 0, pending: [], expiry: undefined, closed: false, detached: false };
       channel.subscribers.add(subscriber);
       let ofAccount = this.#byAccount.get(commenter.accountId);
       if (ofAccount === undefined) this.#byAccount.set(commenter.accountId, (ofAccount = new Set()));
       ofAccount.add(subscriber);
       this.#armExpiry(subscriber);
       await channel.ready;
-      sink.write(`retry: ${STREAM_RETRY_MS}\n\n`);
       const opened = subscriber;
+      // Ended meanwhile (shutdown, expiry...): its `stream.end` is written, and the answer carries just that.
+      if (opened.closed) return () => undefined;
+      sink.write(`retry: ${STREAM_RETRY_MS}\n\n`);
       // After the answer's headers are out (the route sends them once this resolves): a long replay is paced by
       // what the client takes, which it can only take once the answer flows.
       setImmediate(() => void this.#catchUp(opened, lastEventId).catch((error: unknown) => {
@@ -499,6 +499,8 @@ export class CommentStreamHub {
 
   #detach(subscriber: Subscriber): void {
     subscriber.closed = true;
+    if (subscriber.detached) return;
+    subscriber.detached = true;
     clearTimeout(subscriber.expiry);
     const { channel, caller } = subscriber;
     channel.subscribers.delete(subscriber);
