@@ -22,6 +22,8 @@ import { registerMetrics } from './http/http.metrics.js';
 import { registerRateLimiting } from './http/http.rate-limit.js';
 import type { RateLimits, RateLimitStore } from './http/http.rate-limit.js';
 import { commentRoutes } from './comments/comments.routes.js';
+import { CommentStreamHub } from './comments/comments.stream.js';
+import type { CommentStreamSettings } from './comments/comments.stream.js';
 import { dashboardRoutes } from './dashboards/dashboards.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
 import type { AiSettings } from './data/data.ai.js';
@@ -78,6 +80,8 @@ export interface AppConfig {
   trustProxy?: TrustProxy;
   /** Where rate-limit counters live (default SVC_REDIS_URL, SVC_REDIS_PREFIX; unset: in this process). */
   rateLimitStore?: RateLimitStore;
+  /** Limits of the live comment streams (default from SVC_COMMENT_STREAMS_PER_SESSION, SVC_COMMENT_STREAM_HEARTBEAT_MS, SVC_COMMENT_STREAM_REPLAY_MAX, SVC_COMMENT_EVENT_RETENTION_MS). */
+  commentStreams?: Partial<CommentStreamSettings>;
 }
 
 /** Fastify takes a hop count at run time, but its types do not: the same rule (Fastify's own) as a function. */
@@ -154,7 +158,21 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.register(accountRoutes(ctx, { max: rateLimits.login, windowMs: rateLimits.windowMs }));
   await app.register(sessionRoutes(sessions, rateLimits));
   await app.register(dashboardRoutes(ctx));
-  await app.register(commentRoutes(ctx, pages));
+  const streamSettings: CommentStreamSettings = { ...env.commentStreams, ...config.commentStreams };
+  const streams = new CommentStreamHub({
+    ctx,
+    notifications: config.db.notifications,
+    changes: config.db.changes,
+    // A heartbeat keeps an idle stream's connection from the idle timeout.
+    settings: { ...streamSettings, heartbeatMs: Math.max(1, Math.min(streamSettings.heartbeatMs, Math.floor(timeouts.idleMs / 2))) },
+    onError: (error, what) => (logging.failures ?? app.log).error({ err: error }, what),
+  });
+  // Before the server stops accepting: open streams end now, or the drain would wait for them.
+  app.addHook('preClose', (done) => {
+    streams.close();
+    done();
+  });
+  await app.register(commentRoutes(ctx, pages, streams));
   await app.register(workspaceRoutes(ctx, pages));
   await app.register(embedRoutes(ctx, { distDir: config.embedDistDir, sourceMaps: config.embedSourceMaps ?? env.embedSourceMaps }));
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });

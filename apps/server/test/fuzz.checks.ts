@@ -83,6 +83,7 @@ const SNAPSHOT_SCOPE: Record<keyof Database, 'account_id' | 'id' | 'all'> = {
   console_sessions: 'account_id',
   comments: 'account_id',
   comment_streams: 'account_id',
+  comment_events: 'account_id',
 };
 
 /** Row count, content hash and the rows themselves (canonical JSON) of every table, for the run's accounts. */

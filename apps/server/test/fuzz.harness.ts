@@ -281,10 +281,46 @@ export class FuzzHarness {
     this.#baseline = now;
   }
 
+  /**
+   * A request to an operation that answers with an event stream: such an answer never ends by itself, so its first
+   * chunk (the stream's first events) is its answer, and then the client goes away, as a closed tab does. Any other
+   * answer (an error body) is read whole.
+   */
+  async #sendToStream(request: FuzzRequest, timeoutMs: number): Promise<FuzzAnswer> {
+    const res = await this.app.inject({
+      method: request.method as InjectOptions['method'], url: request.url, headers: request.headers, payload: request.payload, payloadAsStream: true,
+    });
+    const contentType = typeof res.headers['content-type'] === 'string' ? res.headers['content-type'] : undefined;
+    const requestId = typeof res.headers['x-request-id'] === 'string' ? res.headers['x-request-id'] : undefined;
+    const stream = res.stream();
+    const chunks: Buffer[] = [];
+    const isEventStream = res.statusCode === 200 && contentType?.startsWith('text/event-stream') === true;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      stream.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        // `retry` first, then the stream's first event.
+        if (isEventStream && Buffer.concat(chunks).toString().includes('event: ')) done();
+      });
+      stream.on('end', done);
+      stream.on('error', done);
+    });
+    if (isEventStream) {
+      (res.raw.res as { destroy(): void }).destroy();
+      stream.destroy();
+    }
+    return { status: res.statusCode, contentType, body: Buffer.concat(chunks).toString(), requestId };
+  }
+
   async #send(request: FuzzRequest): Promise<FuzzAnswer> {
     const timeoutMs = this.#options.answerTimeoutMs ?? 15_000;
     const attempt = (async (): Promise<FuzzAnswer> => {
       if (request.raw !== undefined) return sendRaw(this.port, request.raw, timeoutMs);
+      if (this.operations.find((o) => o.id === request.operation)?.streams === true) return this.#sendToStream(request, timeoutMs);
       const res = await this.app.inject({ method: request.method as InjectOptions['method'], url: request.url, headers: request.headers, payload: request.payload });
       const contentType = res.headers['content-type'];
       const requestId = res.headers['x-request-id'];

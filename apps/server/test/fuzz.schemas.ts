@@ -32,6 +32,9 @@ export function operationsOf(document: unknown): FuzzOperation[] {
       const content = isRecord(requestBody?.content) ? requestBody.content : {};
       const json = isRecord(content['application/json']) ? content['application/json'] : undefined;
       const security = Array.isArray(raw.security) ? raw.security : Array.isArray(document.security) ? document.security : [];
+      const responses = isRecord(raw.responses) ? raw.responses : {};
+      const streams = Object.entries(responses).some(([status, response]) =>
+        status.startsWith('2') && isRecord(response) && isRecord(response.content) && 'text/event-stream' in response.content);
       operations.push({
         id: typeof raw.operationId === 'string' ? raw.operationId : `${method.toUpperCase()} ${path}`,
         method: method.toUpperCase(),
@@ -40,6 +43,7 @@ export function operationsOf(document: unknown): FuzzOperation[] {
         body: json !== undefined && isRecord(json.schema) ? json.schema : undefined,
         bodyRequired: requestBody?.required === true,
         needsCredential: security.length > 0 && security.every((alternative) => isRecord(alternative) && Object.keys(alternative).length > 0),
+        streams,
       });
     }
   }

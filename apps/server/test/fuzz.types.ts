@@ -24,6 +24,8 @@ export interface FuzzOperation {
   bodyRequired: boolean;
   /** Every security alternative names a scheme: a request without a usable credential must be refused. */
   needsCredential: boolean;
+  /** Its success is a stream of Server-Sent Events (`text/event-stream`), which does not end by itself. */
+  streams: boolean;
 }
 
 /** One request the fuzzer sends, with what it must get back. */

@@ -38,6 +38,11 @@ export interface EmbedPrincipal {
   access: EmbedAccessContext;
   /** The publicIds this session may open (Generate Session's `dashboards`); null: every embeddable dashboard of its deployment. */
   dashboards: readonly string[] | null;
+  /**
+   * When the session's embed token stops being accepted (its `exp`, epoch ms; svc accepts a token until then): what
+   * ends a long-lived request such as a comment stream. Null only for a session never redeemed, which has no token.
+   */
+  tokenExpiresAt: number | null;
 }
 
 /**

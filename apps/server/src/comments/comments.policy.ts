@@ -1,5 +1,6 @@
 import type { Principal } from '../accounts/accounts.principal.js';
 import { AppError } from '../core/core.errors.js';
+import type { CommentEventKind } from '../db/db.schema.js';
 
 /**
  * An embed user of an embed tenant: the only caller the comments API serves (SPEC "Authentication", Comments 1
@@ -57,4 +58,35 @@ export function canResolve(commenter: Commenter, root: CommentFacts): boolean {
 /** SPEC B rule 5: every embed user of the tenant reads every thread of a dashboard they can read. */
 export function isOwnComment(commenter: Commenter, comment: CommentFacts): boolean {
   return canEdit(commenter, comment);
+}
+
+/** What a comment stream needs to know of an event and its comment now to decide whether to show it. */
+export interface EventFacts {
+  kind: CommentEventKind;
+  parent_id: number | null;
+  removed_at: string | null;
+  /** The removal of the comment's thread root (null for a root itself, or while the root lives). */
+  root_removed_at: string | null;
+}
+
+/**
+ * Issue 23: a stream shows what the thread list shows (SPEC B rule 4, and "Comment deletion"). A comment that is
+ * deleted, or sits in a deleted thread (a reply that raced its root's deletion), is never shown: its `created` and
+ * `edited` events are dropped, and so are a dropped thread's resolutions. Deletions are shown, without the text: a
+ * root's (its whole thread goes), and a reply's while its thread lives (once the root is deleted, the root's own
+ * deletion says it all).
+ */
+export function isEventShown(event: EventFacts): boolean {
+  const isRoot = event.parent_id === null;
+  const threadLives = isRoot || event.root_removed_at === null;
+  switch (event.kind) {
+    case 'deleted':
+      return threadLives;
+    case 'created':
+    case 'edited':
+      return event.removed_at === null && threadLives;
+    case 'resolved':
+    case 'reopened':
+      return isRoot && event.removed_at === null;
+  }
 }

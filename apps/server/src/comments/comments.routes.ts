@@ -1,15 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { ServiceContext } from '../core/core.context.js';
+import { exemptFromHandlerTimeout } from '../http/http.in-flight.js';
 import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { requireCommenter } from './comments.policy.js';
 import type { Commenter } from './comments.policy.js';
+import type { EmbedPrincipal } from '../accounts/accounts.principal.js';
 import {
-  Comment, CommentIdParams, CommentParams, EditCommentBody, MentionableUserList, MentionableUsersQuery, PostCommentBody, ResolveBody, Thread, ThreadList,
-  ThreadListQuery, commentErrorResponses,
+  Comment, CommentIdParams, CommentParams, CommentStreamHeaders, EditCommentBody, MentionableUserList, MentionableUsersQuery, PostCommentBody, ResolveBody,
+  Thread, ThreadList, ThreadListQuery, commentErrorResponses,
 } from './comments.schema.js';
-import { deleteComment, editComment, listMentionableUsers, openThreadList, postComment, resolveThread } from './comments.service.js';
+import {
+  deleteComment, editComment, listMentionableUsers, openThreadList, parseLastEventId, postComment, resolveThread,
+} from './comments.service.js';
+import type { CommentStreamHub, StreamSink } from './comments.stream.js';
 import { Described, NoContent } from '../core/core.schema.js';
 
 const security: Record<string, string[]>[] = [{ embedToken: [] }, { bearerAuth: [] }];
@@ -17,8 +25,19 @@ const tags = ['Embed comments'];
 
 const commenterOf = (request: FastifyRequest): Commenter => requireCommenter(request.principal, request.headers.authorization !== undefined);
 
-/** SPEC part B: the six comment endpoints under `/api/v1/embed/dashboard/{publicId}/comments`. */
-export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPluginAsyncTypebox {
+/** The answer of the stream, as the OpenAPI document describes it. */
+const EventStream = {
+  description: 'Server-Sent Events, until svc ends the stream (`stream.end`) or the client leaves: first `stream.ready` (or `stream.reset`), '
+    + 'then `comment.created`, `comment.edited`, `comment.deleted`, `thread.resolved` and `thread.reopened`, each with an `id` to resume from, '
+    + 'and a heartbeat comment line when idle. The events and their JSON are in docs/comments.md, "Live updates".',
+  content: { 'text/event-stream': { schema: Type.String({ description: 'Lines of `id:`, `event:` and `data:` (one line of JSON), each event ended by a blank line' }) } },
+};
+
+/**
+ * SPEC part B: the six comment endpoints under `/api/v1/embed/dashboard/{publicId}/comments`, and issue 23's live
+ * stream of their events (`.../comments/stream`).
+ */
+export function commentRoutes(ctx: ServiceContext, cache: PageCache, streams: CommentStreamHub): FastifyPluginAsyncTypebox {
   return async (app) => {
     const base = '/api/v1/embed/dashboard/:publicId/comments';
 
@@ -86,5 +105,48 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache): FastifyPlu
         response: { 200: Described(Thread, 'The thread with its new state'), ...commentErrorResponses },
       },
     }, async (request) => resolveThread(ctx, commenterOf(request), request.params.publicId, request.params.commentId, request.body.resolved));
+
+    app.get(`${base}/stream`, {
+      schema: {
+        operationId: 'streamDashboardComments', tags, security,
+        summary: "Live events of the caller's embed tenant's threads on a dashboard (Server-Sent Events), resumable with Last-Event-ID",
+        params: CommentParams, headers: CommentStreamHeaders,
+        response: { 200: EventStream, ...commentErrorResponses },
+      },
+    }, async (request, reply) => {
+      const commenter = commenterOf(request);
+      const lastEventId = parseLastEventId(request.headers['last-event-id']);
+      // commenterOf admits embed tokens only.
+      const principal = request.principal as EmbedPrincipal;
+      const out = new PassThrough();
+      // Fastify destroys the stream when the client goes away; a write after that is dropped, not thrown.
+      out.on('error', () => undefined);
+      const sink: StreamSink = {
+        write: (text) => {
+          if (!out.destroyed && !out.writableEnded) out.write(text);
+        },
+        backlog: () => out.readableLength + out.writableLength + reply.raw.writableLength,
+        end: () => {
+          // A stream svc ends takes its connection along: the client reconnects anyway, and a drain (whose answers
+          // are past `Connection: close`) would otherwise wait for this idle keep-alive connection until it times out.
+          reply.raw.once('finish', () => {
+            const socket = request.raw.socket as Partial<Socket> | undefined;
+            if (typeof socket?.end === 'function') socket.end();
+          });
+          out.end();
+        },
+      };
+      const close = await streams.open({ commenter, sessionId: principal.sessionId, tokenExpiresAt: principal.tokenExpiresAt }, request.params.publicId, lastEventId, sink);
+      if (reply.raw.destroyed) close();
+      else reply.raw.once('close', close);
+      exemptFromHandlerTimeout(reply);
+      return reply
+        .header('content-type', 'text/event-stream; charset=utf-8')
+        .header('cache-control', 'no-store')
+        // nginx buffers proxied answers unless told not to.
+        .header('x-accel-buffering', 'no')
+        // The schema types the answer as the text it is; Fastify pipes the stream that carries it.
+        .send(out as never);
+    });
   };
 }

@@ -86,3 +86,40 @@ export const MentionableUserList = Type.Object({ items: Type.Array(MentionableUs
 export type MentionableUserList = Static<typeof MentionableUserList>;
 
 export const commentErrorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse };
+
+/** Issue 23: the event types of a comment stream (`event:` of each Server-Sent Event), docs/comments.md "Live updates". */
+export const COMMENT_STREAM_EVENT_TYPES = [
+  'comment.created', 'comment.edited', 'comment.deleted', 'thread.resolved', 'thread.reopened', 'stream.ready', 'stream.reset', 'stream.end',
+] as const;
+export type CommentStreamEventType = (typeof COMMENT_STREAM_EVENT_TYPES)[number];
+
+/** `comment.created` and `comment.edited`: the comment as it is when the event is sent, and its thread's root id. */
+export const StreamCommentData = Type.Object({
+  threadId: Type.Integer({ description: 'The thread root: the comment itself when it starts a thread' }),
+  comment: Comment,
+}, { title: 'StreamCommentData' });
+export type StreamCommentData = Static<typeof StreamCommentData>;
+
+/** `comment.deleted`: which comment went (a thread root: its whole thread). Never the text. */
+export const StreamDeletionData = Type.Object({ threadId: Type.Integer(), commentId: Type.Integer() }, { title: 'StreamDeletionData' });
+export type StreamDeletionData = Static<typeof StreamDeletionData>;
+
+/** `thread.resolved` (the resolution that event made) and `thread.reopened` (both null). */
+export const StreamResolutionData = Type.Object({
+  threadId: Type.Integer(),
+  resolvedAt: Nullable(Timestamp),
+  resolvedBy: Nullable(Type.Integer({ description: 'The embed user who resolved it (the thread root\'s author); null once deleted' })),
+}, { title: 'StreamResolutionData' });
+export type StreamResolutionData = Static<typeof StreamResolutionData>;
+
+/** Why a stream was told to reload its list (`stream.reset`). */
+export type StreamResetReason = 'too_many_missed' | 'unknown_position';
+/** Why svc ended a stream (`stream.end`, the last event before the response ends). */
+export type StreamEndReason = 'revoked' | 'expired' | 'forbidden' | 'shutdown' | 'too_slow';
+
+export const CommentStreamHeaders = Type.Object({
+  'Last-Event-ID': Type.Optional(Type.String({
+    description: 'The `id` of the last event received on an earlier stream of this dashboard: the stream first sends what came after it '
+      + '(or `stream.reset` when that is too much or too old). A whole number; absent or empty: start from now.',
+  })),
+});

@@ -5,16 +5,20 @@ import { isoTimestamp } from '../core/core.context.js';
 import type { ServiceContext } from '../core/core.context.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
 import { AppError } from '../core/core.errors.js';
+import { MAX_ROW_ID } from '../core/core.schema.js';
 import { selectMentionableUsers } from '../sessions/sessions.store.js';
 import type { UserPosition } from '../sessions/sessions.store.js';
 import { canDelete, canEdit, canResolve, isOwnComment } from './comments.policy.js';
 import type { Commenter } from './comments.policy.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './comments.schema.js';
-import type { Comment, MentionableUserList, MentionableUsersQuery, Thread, ThreadList, ThreadListQuery } from './comments.schema.js';
+import type {
+  Comment, MentionableUserList, MentionableUsersQuery, StreamCommentData, StreamDeletionData, StreamResolutionData, Thread, ThreadList,
+  ThreadListQuery,
+} from './comments.schema.js';
 import {
   findLiveComment, insertComment, readStreamVersion, markCommentRemoved, selectReplies, selectThreadRoots, setThreadResolution, updateCommentBody,
 } from './comments.store.js';
-import type { CommentRow, CommentScope, ListedComment, ThreadFilter, ThreadPosition } from './comments.store.js';
+import type { CommentRow, CommentScope, EventRow, ListedComment, ThreadFilter, ThreadPosition } from './comments.store.js';
 
 /** The dashboard a request names, checked readable (SPEC B rule 10: 404 before 403), and the caller's scope in it. */
 async function openDashboard(ctx: ServiceContext, commenter: Commenter, publicId: string): Promise<{ dashboard: DashboardRow; scope: CommentScope }> {
@@ -222,3 +226,57 @@ export async function listMentionableUsers(ctx: ServiceContext, commenter: Comme
     pageInfo: pageInfoOf(users, rows.length > size, after !== null, (user) => encodeCursor(fingerprint, [user.username_key, user.id])),
   };
 }
+
+/**
+ * Issue 23: the scope of a dashboard's comment stream, opened for the commenter exactly as the thread list is (SPEC B
+ * rule 10: a dashboard not in the account is a 404, one the session may not read a 403; rule 6: the caller's tenant).
+ */
+export async function openCommentStream(ctx: ServiceContext, commenter: Commenter, publicId: string): Promise<CommentScope> {
+  return (await openDashboard(ctx, commenter, publicId)).scope;
+}
+
+const LAST_EVENT_ID = /^(0|[1-9][0-9]{0,9})$/;
+
+/**
+ * The stream position a `Last-Event-ID` header names: undefined when it is absent or empty (an EventSource whose
+ * last event had an empty `id` sends none), else a whole number up to 2^31 - 1 (event ids are 32-bit), or a 400
+ * naming the header.
+ */
+export function parseLastEventId(header: string | string[] | undefined): number | undefined {
+  if (header === undefined || header === '') return undefined;
+  const value = Array.isArray(header) ? header.join(', ') : header;
+  if (!LAST_EVENT_ID.test(value) || Number(value) > MAX_ROW_ID) {
+    throw new AppError('invalid_parameter', `header Last-Event-ID must be the id of an event this stream sent (a whole number from 0 to ${MAX_ROW_ID}), got ${JSON.stringify(value.slice(0, 40))}`, 'Last-Event-ID');
+  }
+  return Number(value);
+}
+
+/** One event of a comment stream as the commenter is shown it: its type and its data. */
+export type PresentedEvent =
+  | { type: 'comment.created' | 'comment.edited'; data: StreamCommentData }
+  | { type: 'comment.deleted'; data: StreamDeletionData }
+  | { type: 'thread.resolved' | 'thread.reopened'; data: StreamResolutionData };
+
+/**
+ * An event of the log as a stream sends it (docs/comments.md "Live updates"); call it only for an event
+ * `isEventShown` lets through. A comment is shown as it is now (its newest text, `userId` null once its author is
+ * deleted), with `isOwn` for this commenter; a resolution as the event made it, by the root's author (only they
+ * resolve: SPEC "Thread").
+ */
+export function presentEvent(row: EventRow, publicId: string, commenter: Commenter): PresentedEvent {
+  const threadId = row.parent_id ?? row.comment_id;
+  switch (row.kind) {
+    case 'created':
+    case 'edited': {
+      const comment = presentComment({ ...row, id: row.comment_id, resolved_at: null, resolved_by: null }, publicId, commenter);
+      return { type: row.kind === 'created' ? 'comment.created' : 'comment.edited', data: { threadId, comment } };
+    }
+    case 'deleted':
+      return { type: 'comment.deleted', data: { threadId, commentId: row.comment_id } };
+    case 'resolved':
+      return { type: 'thread.resolved', data: { threadId, resolvedAt: row.resolution_at, resolvedBy: row.embed_user_id } };
+    case 'reopened':
+      return { type: 'thread.reopened', data: { threadId, resolvedAt: null, resolvedBy: null } };
+  }
+}
+

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import { prepare } from '../db/db.prepared.js';
-import type { Database } from '../db/db.schema.js';
+import type { CommentEventKind, Database } from '../db/db.schema.js';
 
 export type CommentRow = Selectable<Database['comments']>;
 
@@ -191,4 +191,135 @@ export async function selectReplies(db: Kysely<Database>, scope: Omit<CommentSco
     .where('c.removed_at', 'is', null)
     .orderBy('c.parent_id').orderBy('c.created_at').orderBy('c.id')
     .execute();
+}
+
+/** Where the events of one stream come from, with the account that owns them. */
+export type EventScope = CommentScope;
+
+/**
+ * An event of the log with the state of its comment now (issue 23): whether it and its thread's root still live
+ * decides whether a stream shows it (comments.policy.ts `isEventShown`), and a shown comment is presented as it is
+ * now. `resolution_at` is the resolution the event made (`resolved` only).
+ */
+export type EventRow = Pick<CommentRow, 'parent_id' | 'embed_user_id' | 'body' | 'created_at' | 'edited_at' | 'removed_at'> & {
+  id: number;
+  kind: CommentEventKind;
+  comment_id: number;
+  resolution_at: string | null;
+  root_removed_at: string | null;
+};
+
+/**
+ * The scope's position now: its newest event id, or (when retention removed every event) the last one removed; 0
+ * before its first event.
+ */
+export async function readEventHead(db: Kysely<Database>, scope: EventScope): Promise<number> {
+  const [newest, pruned] = await Promise.all([eventHead.first(db, scope), prunedThrough.first(db, scope)]);
+  return Math.max(newest?.id ?? 0, pruned?.events_pruned_through ?? 0);
+}
+
+const eventHead = prepare((db, p: EventScope) =>
+  db.selectFrom('comment_events').select((eb) => eb.fn.max('id').as('id'))
+    .where('dashboard_id', '=', p.dashboardId).where('embed_tenant_id', '=', p.embedTenantId).where('account_id', '=', p.accountId));
+
+/**
+ * The scope's events after `afterId`, oldest first, `limit` at most, each with its comment as it is now. Served by
+ * `comment_events_scope_ix` and the comments' primary key.
+ */
+export async function selectEventsAfter(db: Kysely<Database>, scope: EventScope, afterId: number, limit: number): Promise<EventRow[]> {
+  return eventsAfter.execute(db, { ...scope, afterId, limit });
+}
+
+const eventsAfter = prepare((db, p: EventScope & { afterId: number; limit: number }) =>
+  db.selectFrom('comment_events as e')
+    .innerJoin('comments as c', (j) => j.onRef('c.id', '=', 'e.comment_id').onRef('c.account_id', '=', 'e.account_id'))
+    .leftJoin('comments as r', 'r.id', 'c.parent_id')
+    .select([
+      'e.id', 'e.kind', 'e.comment_id', 'e.resolved_at as resolution_at', 'c.parent_id', 'c.embed_user_id', 'c.body', 'c.created_at',
+      'c.edited_at', 'c.removed_at', 'r.removed_at as root_removed_at',
+    ])
+    .where('e.dashboard_id', '=', p.dashboardId).where('e.embed_tenant_id', '=', p.embedTenantId).where('e.account_id', '=', p.accountId)
+    .where('e.id', '>', p.afterId)
+    .orderBy('e.id')
+    .limit(p.limit));
+
+/** How many events of the scope follow `afterId`, counted up to `limit` (ids only: the index alone answers). */
+export async function countEventsAfter(db: Kysely<Database>, scope: EventScope, afterId: number, limit: number): Promise<number> {
+  return (await eventIdsAfter.execute(db, { ...scope, afterId, limit })).length;
+}
+
+const eventIdsAfter = prepare((db, p: EventScope & { afterId: number; limit: number }) =>
+  db.selectFrom('comment_events').select('id')
+    .where('dashboard_id', '=', p.dashboardId).where('embed_tenant_id', '=', p.embedTenantId).where('account_id', '=', p.accountId)
+    .where('id', '>', p.afterId)
+    .orderBy('id')
+    .limit(p.limit));
+
+/**
+ * Whether a stream of the scope can resume after `lastEventId`: the id of an event of the scope still kept, or the
+ * last id retention removed (0 while it removed none), after which nothing was removed. Anything else (an id before
+ * what retention removed, another scope's id, an id never handed out) cannot say what was missed.
+ */
+export async function isResumablePosition(db: Kysely<Database>, scope: EventScope, lastEventId: number): Promise<boolean> {
+  const pruned = (await prunedThrough.first(db, scope))?.events_pruned_through ?? 0;
+  if (lastEventId <= pruned) return lastEventId === pruned;
+  return (await eventById.first(db, { ...scope, id: lastEventId })) !== undefined;
+}
+
+const prunedThrough = prepare((db, p: EventScope) =>
+  db.selectFrom('comment_streams').select('events_pruned_through')
+    .where('dashboard_id', '=', p.dashboardId).where('embed_tenant_id', '=', p.embedTenantId).where('account_id', '=', p.accountId));
+
+const eventById = prepare((db, p: EventScope & { id: number }) =>
+  db.selectFrom('comment_events').select('id')
+    .where('id', '=', p.id).where('dashboard_id', '=', p.dashboardId).where('embed_tenant_id', '=', p.embedTenantId).where('account_id', '=', p.accountId));
+
+/** The newest event id of every scope, 0 before the first event. */
+export async function readLatestEventId(db: Kysely<Database>): Promise<number> {
+  return (await db.selectFrom('comment_events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst())?.id ?? 0;
+}
+
+/**
+ * The scopes with events after `afterId`, each with its newest event id, in every account: what one process's
+ * streams must read after a commit on SQLite, whose single writer hands out ids in commit order across scopes.
+ * Never on PostgreSQL, where ids of different scopes commit out of order (its notifications name the scope).
+ */
+export async function selectScopesWithEventsAfter(db: Kysely<Database>, afterId: number): Promise<Array<EventScope & { lastId: number }>> {
+  const rows = await scopesAfter.execute(db, { afterId });
+  return rows.map((row) => ({ accountId: row.account_id, embedTenantId: row.embed_tenant_id, dashboardId: row.dashboard_id, lastId: row.last_id }));
+}
+
+const scopesAfter = prepare((db, p: { afterId: number }) =>
+  db.selectFrom('comment_events')
+    .select(['account_id', 'embed_tenant_id', 'dashboard_id', (eb) => eb.fn.max('id').as('last_id')])
+    .where('id', '>', p.afterId)
+    .groupBy(['account_id', 'embed_tenant_id', 'dashboard_id']));
+
+/**
+ * Removes the events the database recorded before `cutoff` (retention), scope by scope, and notes in each scope's
+ * `comment_streams` row the highest id removed, so that a stream never resumes across the gap. One transaction;
+ * the scopes in one order, so two processes pruning at once wait for each other rather than deadlock. The number
+ * of events removed.
+ */
+export async function pruneCommentEvents(db: Kysely<Database>, cutoff: string): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const scopes = await trx.selectFrom('comment_events')
+      .select(['dashboard_id', 'embed_tenant_id', (eb) => eb.fn.max('id').as('through')])
+      .where('recorded_at', '<', cutoff)
+      .groupBy(['dashboard_id', 'embed_tenant_id'])
+      .orderBy('dashboard_id').orderBy('embed_tenant_id')
+      .execute();
+    let removed = 0;
+    for (const scope of scopes) {
+      await trx.updateTable('comment_streams').set({ events_pruned_through: scope.through })
+        .where('dashboard_id', '=', scope.dashboard_id).where('embed_tenant_id', '=', scope.embed_tenant_id)
+        .where('events_pruned_through', '<', scope.through)
+        .execute();
+      const result = await trx.deleteFrom('comment_events')
+        .where('dashboard_id', '=', scope.dashboard_id).where('embed_tenant_id', '=', scope.embed_tenant_id).where('id', '<=', scope.through)
+        .executeTakeFirst();
+      removed += Number(result.numDeletedRows);
+    }
+    return removed;
+  });
 }

@@ -29,6 +29,10 @@ export const SETTINGS = Type.Object({
   SVC_EMBED_SESSION_TTL_MS: whole(1000, 300_000, 'how long a minted session id can be exchanged (ms; 5 min)'),
   SVC_EMBED_TOKEN_TTL_MS: whole(1000, 86_400_000, 'nominal embed token lifetime (ms; 24 h); the effective end is 1/24 earlier, the expiring warning 1/48 before that'),
   SVC_EMBED_SOURCE_MAPS: Type.Boolean({ default: false, description: "serve the embed runtime's source maps (`.js.map`, the full source) under `/embed/assets/`; off: they answer 404" }),
+  SVC_COMMENT_STREAMS_PER_SESSION: whole(1, 5, 'open comment streams (`GET .../comments/stream`) one embed session may hold at once in one process; one more is a 429'),
+  SVC_COMMENT_STREAM_HEARTBEAT_MS: whole(100, 15_000, 'how often an open comment stream sends a heartbeat comment line when idle (ms); kept below half of `SVC_IDLE_TIMEOUT_MS`'),
+  SVC_COMMENT_STREAM_REPLAY_MAX: whole(1, 1000, 'most missed events a reconnecting comment stream replays after its `Last-Event-ID`; more sends `stream.reset` (reload the list)'),
+  SVC_COMMENT_EVENT_RETENTION_MS: whole(1000, 86_400_000, 'how long comment events are kept for streams to resume from (ms; 24 h); a stream that resumes from before gets `stream.reset`'),
   SVC_DATA_ROW_CAP: whole(1, 10_000, "most rows a widget's result carries; `truncated` says when more matched"),
   SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite statement's process is killed, PostgreSQL's `statement_timeout` stops it, a DuckDB statement is interrupted; 504 `query_timeout`"),
   SVC_RESULT_CACHE_MB: Type.Number({ minimum: 0, default: 64, description: "memory for data answers shared by every viewer of a process (the result cache), in MiB; an entry lasts until its data source's `refreshKey` changes; `0` turns the cache off" }),
@@ -62,6 +66,8 @@ export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
   SVC_SHUTDOWN_TIMEOUT_MS: '#shutdown', SVC_RATE_LIMIT_GENERATE_SESSION: '#rate-limits', SVC_RATE_LIMIT_EXCHANGE: '#rate-limits',
   SVC_RATE_LIMIT_LOGIN: '#rate-limits', SVC_RATE_LIMIT_EMBED_SESSION: '#rate-limits', SVC_RATE_LIMIT_EMBED_IP: '#rate-limits',
   SVC_REDIS_URL: '#rate-limits', SVC_TRUST_PROXY: '#rate-limits', SVC_METRICS_TOKEN: '#metrics',
+  SVC_COMMENT_STREAMS_PER_SESSION: 'comments.md#live-updates', SVC_COMMENT_STREAM_HEARTBEAT_MS: 'comments.md#live-updates',
+  SVC_COMMENT_STREAM_REPLAY_MAX: 'comments.md#live-updates', SVC_COMMENT_EVENT_RETENTION_MS: 'comments.md#live-updates',
 };
 
 /** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */
@@ -88,6 +94,7 @@ export interface Config {
   trustProxy: TrustProxy;
   metricsToken: string | undefined;
   ai: { baseUrl: string | undefined; model: string; apiKey: string | undefined; timeoutMs: number };
+  commentStreams: { perSession: number; heartbeatMs: number; replayMax: number; retentionMs: number };
 }
 
 /** What a person reads about the expected form, from the schema (`a whole number >= 1`). */
@@ -195,6 +202,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxyOf(s.SVC_TRUST_PROXY),
     metricsToken: s.SVC_METRICS_TOKEN,
     ai: { baseUrl: s.SVC_AI_BASE_URL, model: s.SVC_AI_MODEL, apiKey: s.SVC_AI_API_KEY, timeoutMs: 60_000 },
+    commentStreams: {
+      perSession: s.SVC_COMMENT_STREAMS_PER_SESSION, heartbeatMs: s.SVC_COMMENT_STREAM_HEARTBEAT_MS,
+      replayMax: s.SVC_COMMENT_STREAM_REPLAY_MAX, retentionMs: s.SVC_COMMENT_EVENT_RETENTION_MS,
+    },
   };
 }
 

@@ -13,6 +13,8 @@ export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
   changes: ChangeFeed;
+  /** Wake-ups when other connections (or processes) commit: see `Notifications`. */
+  notifications: Notifications;
   /** Connections of the pool: open, idle, and requests waiting for one (SQLite: its one connection). */
   poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
@@ -44,6 +46,29 @@ export interface ChangeFeed {
 
 export type ChangeMark = string | { epoch: number; sequence: number };
 
+/** What a listener of a notification channel is told. */
+export interface NotificationHandlers {
+  /** A notification on the channel, committed by some process (PostgreSQL only), with its payload. */
+  notified(payload: string): void;
+  /**
+   * Notifications may have been missed, or the database cannot name what changed: read again whatever the
+   * notifications would have pointed at. PostgreSQL: once the listening connection is (re)established (and so once
+   * soon after `listen`). SQLite, which has no notifications: whenever any connection or process may have committed,
+   * polled every SQLITE_COMMIT_POLL_MS while anyone listens.
+   */
+  resync(): void;
+}
+
+/**
+ * Wake-ups across processes. On PostgreSQL a channel is LISTENed to on the change feed's dedicated connection (a
+ * trigger NOTIFYs at commit, to every listening process); on SQLite commits are noticed by polling the commit
+ * counters of the change feed. Handlers are called synchronously: they should only schedule work.
+ */
+export interface Notifications {
+  /** Listens to `channel` (lowercase letters and `_`); returns what stops listening. */
+  listen(channel: string, handlers: NotificationHandlers): () => void;
+}
+
 /**
  * How stale, at most, an SQLite process's view of other processes' commits may be (see ChangeFeed). A write that
  * must be seen by every process on its next request waits this long (twice, for margin) before it answers:
@@ -53,6 +78,12 @@ export const SQLITE_FOREIGN_COMMITS_MS = 1;
 
 /** The notification channel the PostgreSQL credential triggers send on (migration 0002). */
 export const CREDENTIAL_CHANNEL = 'svc_credentials';
+
+/** The notification channel the PostgreSQL comment triggers send on (migration 0008): `account:tenant:dashboard`. */
+export const COMMENT_EVENT_CHANNEL = 'svc_comment_events';
+
+/** How often SQLite's listeners look for commits (a counter read while nothing changed: about 3 µs). */
+export const SQLITE_COMMIT_POLL_MS = 25;
 
 /** The default database: an embedded SQLite file under ./data. */
 export const DEFAULT_DATABASE_URL = readSetting('SVC_DATABASE_URL', {});
@@ -122,6 +153,7 @@ function openSqlite(path: string): Db {
     }
     return `${ownChanges.get() as number}.${others}`;
   };
+  const notifications = new CommitPoll(mark);
   return {
     kysely,
     dialect: 'sqlite',
@@ -130,9 +162,54 @@ function openSqlite(path: string): Db {
       unchangedSince: (previous) => mark() === previous,
       awaitAccountChange: () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 2 * SQLITE_FOREIGN_COMMITS_MS)),
     },
+    notifications,
     poolStats: () => ({ total: sqlite.open ? 1 : 0, idle: sqlite.open ? 1 : 0, waiting: 0 }),
-    close: () => kysely.destroy(),
+    close: () => {
+      notifications.close();
+      return kysely.destroy();
+    },
   };
+}
+
+/**
+ * SQLite's notifications: it has none, so while anyone listens the change feed's mark (this connection's changes and
+ * every other connection's commits) is read every SQLITE_COMMIT_POLL_MS, and a move resyncs every listener.
+ */
+class CommitPoll implements Notifications {
+  #mark: () => ChangeMark | undefined;
+  #handlers = new Set<NotificationHandlers>();
+  #timer: NodeJS.Timeout | undefined;
+  #last: ChangeMark | undefined;
+
+  constructor(mark: () => ChangeMark | undefined) {
+    this.#mark = mark;
+  }
+
+  listen(_channel: string, handlers: NotificationHandlers): () => void {
+    this.#handlers.add(handlers);
+    if (this.#timer === undefined) {
+      this.#last = this.#mark();
+      this.#timer = setInterval(() => this.#poll(), SQLITE_COMMIT_POLL_MS);
+      this.#timer.unref();
+    }
+    queueMicrotask(() => handlers.resync());
+    return () => {
+      this.#handlers.delete(handlers);
+      if (this.#handlers.size === 0) this.close();
+    };
+  }
+
+  #poll(): void {
+    const mark = this.#mark();
+    if (mark === undefined || mark === this.#last) return;
+    this.#last = mark;
+    for (const handlers of this.#handlers) handlers.resync();
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -179,6 +256,7 @@ function openPostgres(url: string): Db {
     kysely,
     dialect: 'postgres',
     changes: listener,
+    notifications: listener,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await listener.close();
@@ -219,11 +297,12 @@ function withLocalWriteNotes(pool: pg.Pool, listener: CredentialListener): pg.Po
 }
 
 /**
- * A dedicated connection listening on CREDENTIAL_CHANNEL, opened on the first `mark()`. A notification names the
- * account whose credentials changed; the epoch moves for everything else (this process's own writes, whose
- * account is not known here, and every loss or gain of the connection).
+ * A dedicated connection listening on CREDENTIAL_CHANNEL, opened on the first `mark()`, and on the channels of
+ * `listen` (opened by the first `listen`, and re-opened a second after it is lost while anyone listens). A
+ * credential notification names the account whose credentials changed; the epoch moves for everything else (this
+ * process's own writes, whose account is not known here, and every loss or gain of the connection).
  */
-class CredentialListener implements ChangeFeed {
+class CredentialListener implements ChangeFeed, Notifications {
   #url: string;
   #client: pg.Client | undefined;
   #listening = false;
@@ -233,6 +312,10 @@ class CredentialListener implements ChangeFeed {
   #lastChange = new Map<number, number>();
   #lastAttempt = 0;
   #waiters = new Set<{ accountId: number; resolve: (seen: boolean) => void }>();
+  #channels = new Map<string, Set<NotificationHandlers>>();
+  /** The channels LISTENed to on the current connection. */
+  #listened = new Set<string>();
+  #reconnect: NodeJS.Timeout | undefined;
 
   constructor(url: string) {
     this.#url = url;
@@ -263,6 +346,25 @@ class CredentialListener implements ChangeFeed {
     });
   }
 
+  listen(channel: string, handlers: NotificationHandlers): () => void {
+    if (!/^[a-z_]+$/.test(channel) || channel === CREDENTIAL_CHANNEL) throw new Error(`cannot listen to channel ${JSON.stringify(channel)}`);
+    let set = this.#channels.get(channel);
+    if (set === undefined) this.#channels.set(channel, (set = new Set()));
+    set.add(handlers);
+    const client = this.#client;
+    if (this.#listening && client !== undefined) {
+      // Once LISTEN is in effect, nothing committed from then on is missed; what came before is read on resync.
+      const fresh = !this.#listened.has(channel);
+      this.#listened.add(channel);
+      (fresh ? client.query(`LISTEN ${channel}`) : Promise.resolve()).then(() => handlers.resync(), () => undefined);
+    } else if (!this.#closed && client === undefined) {
+      void this.#connect();
+    }
+    return () => {
+      set.delete(handlers);
+    };
+  }
+
   /** A statement of this process's own completed (or failed) that may have written. */
   noteLocalWrite(): void {
     this.#epoch++;
@@ -277,6 +379,15 @@ class CredentialListener implements ChangeFeed {
     for (const waiter of this.#waiters) if (everyAccount || waiter.accountId === accountId) waiter.resolve(true);
   }
 
+  #dispatch(channel: string, payload: string | undefined): void {
+    for (const handlers of this.#channels.get(channel) ?? []) handlers.notified(payload ?? '');
+  }
+
+  #isListenedTo(): boolean {
+    for (const set of this.#channels.values()) if (set.size > 0) return true;
+    return false;
+  }
+
   async #connect(): Promise<void> {
     this.#lastAttempt = Date.now();
     const client = new pg.Client({ connectionString: this.#url, application_name: 'svc-credential-listener' });
@@ -287,18 +398,36 @@ class CredentialListener implements ChangeFeed {
       this.#client = undefined;
       this.#epoch++;
       void client.end().catch(() => undefined);
+      // Listeners wait for their notifications: try again in a second (credentials alone wait for the next mark()).
+      if (!this.#closed && this.#isListenedTo() && this.#reconnect === undefined) {
+        this.#reconnect = setTimeout(() => {
+          this.#reconnect = undefined;
+          if (!this.#closed && this.#client === undefined) void this.#connect();
+        }, 1000);
+        this.#reconnect.unref();
+      }
     };
     client.on('error', lost);
     client.on('end', lost);
-    client.on('notification', (message) => this.#noteNotification(message.payload));
+    client.on('notification', (message) => {
+      if (message.channel === CREDENTIAL_CHANNEL) this.#noteNotification(message.payload);
+      else this.#dispatch(message.channel, message.payload);
+    });
     try {
       await client.connect();
-      await client.query(`LISTEN ${CREDENTIAL_CHANNEL}`);
+      this.#listened = new Set();
+      // Channels first listened to while a LISTEN was under way are listened to in the next round.
+      for (let channels = [CREDENTIAL_CHANNEL, ...this.#channels.keys()]; channels.length > 0;
+        channels = [...this.#channels.keys()].filter((channel) => !this.#listened.has(channel))) {
+        await client.query(channels.map((channel) => `LISTEN ${channel}`).join('; '));
+        for (const channel of channels) this.#listened.add(channel);
+      }
       if (this.#client !== client || this.#closed) return;
       // What changed while nobody listened is unknown: nothing held from before may be trusted.
       this.#epoch++;
       this.#lastChange.clear();
       this.#listening = true;
+      for (const set of this.#channels.values()) for (const handlers of set) handlers.resync();
     } catch {
       lost();
     }
@@ -307,6 +436,7 @@ class CredentialListener implements ChangeFeed {
   async close(): Promise<void> {
     this.#closed = true;
     this.#listening = false;
+    clearTimeout(this.#reconnect);
     for (const waiter of this.#waiters) waiter.resolve(false);
     const client = this.#client;
     this.#client = undefined;

@@ -32,6 +32,7 @@ const OWNERS = {
   server_keys: 'sessions/sessions.store.ts',
   comments: 'comments/comments.store.ts',
   comment_streams: 'comments/comments.store.ts',
+  comment_events: 'comments/comments.store.ts',
 } as const satisfies Record<keyof Database, string>;
 
 /**

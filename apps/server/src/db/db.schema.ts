@@ -262,6 +262,28 @@ export interface CommentStreamsTable {
   embed_tenant_id: number;
   account_id: number;
   version: Generated<number>;
+  /** The highest event id of this scope that retention removed (0: none): resuming from before it is a reset. */
+  events_pruned_through: Generated<number>;
+}
+
+/** What happened to a comment, as its event says (migration 0008). */
+export type CommentEventKind = 'created' | 'edited' | 'deleted' | 'resolved' | 'reopened';
+
+/**
+ * One change of a comment, in the ordered log that live comment streams read and resume from (issue 23). Written by
+ * triggers in the statement that changes the comment; the id is the stream position (`Last-Event-ID`).
+ */
+export interface CommentEventsTable {
+  id: Generated<number>;
+  account_id: number;
+  embed_tenant_id: number;
+  dashboard_id: number;
+  comment_id: number;
+  kind: CommentEventKind;
+  /** The resolution a `resolved` event made; null for the other kinds. */
+  resolved_at: string | null;
+  /** The database's clock when the event was written: retention only. */
+  recorded_at: string;
 }
 
 export interface Database {
@@ -285,6 +307,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   comments: CommentsTable;
   comment_streams: CommentStreamsTable;
+  comment_events: CommentEventsTable;
 }
 
 /** The two kinds of the listing order, each searched through an index of its own names only (migration 0001). */

@@ -4,6 +4,21 @@ import { AppError, errorBody } from '../core/core.errors.js';
 /** In-flight requests tracked before finished ones that were never reported are swept out. */
 const MAX_TRACKED = 10_000;
 
+/** Replies that stream for as long as their client stays (Server-Sent Events): no handler timeout for them. */
+const longLived = new WeakSet<FastifyReply>();
+
+/**
+ * Exempts a reply from the handler timeout: a stream of Server-Sent Events lasts as long as its client wants. It
+ * must end itself when the app closes (a `preClose` hook), or the drain waits for it until SVC_SHUTDOWN_TIMEOUT_MS.
+ *
+ * @example
+ * exemptFromHandlerTimeout(reply);
+ * return reply.header('content-type', 'text/event-stream').send(stream);
+ */
+export function exemptFromHandlerTimeout(reply: FastifyReply): void {
+  longLived.add(reply);
+}
+
 /**
  * The requests in flight, tracked once per request (an entry added in onRequest, removed in onResponse), and the
  * two things that need them: the drain and the handler timeout.
@@ -34,7 +49,7 @@ export function registerInFlight(app: FastifyInstance, handlerMs: number): void 
     for (const [reply, startedAt] of inFlight) {
       if (startedAt > late) continue;
       inFlight.delete(reply);
-      if (reply.sent) continue;
+      if (reply.sent || longLived.has(reply)) continue;
       if (reply.raw.headersSent) reply.raw.destroy();
       else void reply.send(new AppError('service_unavailable', 'the request took too long and was stopped; retry later'));
     }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
 import { startFakeAi, toolCallReply } from '../../test/fake-ai.js';
@@ -105,6 +105,11 @@ const EXPECTED = {
     bProd:                                 [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
   },
   listDashboardComments: {
+    aProd:                                 [401, 403, 403, 403, 403, 200, 200, 404, 403, 403, 403, 401, 401],
+    aStage:                                [401, 403, 403, 403, 403, 403, 403, 404, 200, 403, 403, 401, 401],
+    bProd:                                 [401, 403, 403, 403, 403, 404, 404, 200, 404, 403, 403, 401, 401],
+  },
+  streamDashboardComments: {
     aProd:                                 [401, 403, 403, 403, 403, 200, 200, 404, 403, 403, 403, 401, 401],
     aStage:                                [401, 403, 403, 403, 403, 403, 403, 404, 200, 403, 403, 401, 401],
     bProd:                                 [401, 403, 403, 403, 403, 404, 404, 200, 404, 403, 403, 401, 401],
@@ -247,7 +252,7 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
   let fake: FakeAi;
   let w: IsolationWorld;
   let operations: Operations;
-  let documented: Map<string, { method: string; path: RegExp }>;
+  let documented: Map<string, { method: string; path: RegExp; streams: boolean }>;
   let counter = 0;
   let cellsRun = 0;
   const shown = new Set<MarkerKey>();
@@ -273,11 +278,13 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
         }
       },
     });
-    const document = (await app.inject({ url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, { operationId?: string }>> };
+    type Documented = { operationId?: string; responses?: Record<string, { content?: Record<string, unknown> }> };
+    const document = (await app.inject({ url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, Documented>> };
     documented = new Map();
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
-        documented.set(operation.operationId ?? `${method.toUpperCase()} ${path}`, { method: method.toUpperCase(), path: pathPattern(path) });
+        const streams = operation.responses?.['200']?.content?.['text/event-stream'] !== undefined;
+        documented.set(operation.operationId ?? `${method.toUpperCase()} ${path}`, { method: method.toUpperCase(), path: pathPattern(path), streams });
       }
     }
     operations = describeOperations();
@@ -610,6 +617,23 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
           mustSee: { embedOtherAccount: ['bSharedComment'] },
         },
       },
+      // From the start (Last-Event-ID 0): the stream replays every event of the caller's scope, comments and all.
+      streamDashboardComments: {
+        aProd: {
+          prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.aProd}/comments/stream`, headers: { 'last-event-id': '0' } }),
+          mustSee: { embedOwner: ['aSharedComment'], embedOtherTenant: ['aSecondComment'] },
+          hidden: ['aSharedStageComment'],
+        },
+        aStage: {
+          prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.aStage}/comments/stream`, headers: { 'last-event-id': '0' } }),
+          mustSee: { embedOtherDeployment: ['aSharedStageComment'] },
+          hidden: ['aSharedComment'],
+        },
+        bProd: {
+          prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.bProd}/comments/stream`, headers: { 'last-event-id': '0' } }),
+          mustSee: { embedOtherAccount: ['bSharedComment'] },
+        },
+      },
       postDashboardComment: {
         newThreadOnAProd: commentPost(publicIds.aProd, undefined),
         replyToSharedRoot: commentPost(publicIds.aProd, w.roots.aSharedOnProd),
@@ -684,18 +708,53 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
 
   // ---- the cells ----
 
+  /**
+   * A request to an event stream, which does not end by itself: its answer is what arrived until the stream fell
+   * quiet after its first event (the replay of a resume comes right after it); then the client leaves.
+   */
+  async function injectStream(request: InjectOptions): Promise<LightMyRequestResponse> {
+    const res = await app.inject({ ...request, payloadAsStream: true });
+    const stream = res.stream();
+    let body = '';
+    await new Promise<void>((resolve) => {
+      let quiet: NodeJS.Timeout | undefined;
+      const done = () => {
+        clearTimeout(quiet);
+        resolve();
+      };
+      const limit = setTimeout(done, 5000);
+      stream.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+        if (!body.includes('event: ')) return;
+        clearTimeout(quiet);
+        quiet = setTimeout(() => {
+          clearTimeout(limit);
+          done();
+        }, 200);
+      });
+      stream.on('end', () => {
+        clearTimeout(limit);
+        done();
+      });
+    });
+    (res.raw.res as { destroy(): void }).destroy();
+    stream.destroy();
+    return { statusCode: res.statusCode, headers: res.headers, body, payload: body, json: () => JSON.parse(body) } as unknown as LightMyRequestResponse;
+  }
+
   async function runCell(operationKey: OperationKey, variantName: string, credential: Credential, expected: Status): Promise<void> {
     const operation = documented.get(operationKey);
     if (operation === undefined) throw new Error(`${operationKey} is not in the OpenAPI document: remove it from the matrix`);
     const variant = (operations[operationKey] as Record<string, Variant>)[variantName]!;
     const prepared = await variant.prepare(credential);
     expect(prepared.url.split('?')[0], `the request of ${operationKey} must address its documented path`).toMatch(operation.path);
-    const res = await app.inject({
+    const request = {
       method: operation.method as 'GET',
       url: prepared.url,
       headers: { ...w.headersOf(credential), ...prepared.headers },
       ...(prepared.payload !== undefined && { payload: prepared.payload }),
-    });
+    };
+    const res = operation.streams ? await injectStream(request) : await app.inject(request);
     expect.soft(res.statusCode, `${operation.method} ${prepared.url} as ${credential}: ${res.body.slice(0, 400)}`).toBe(expected);
     if (res.statusCode >= 400) {
       // DESIGN: the error body of every non-2xx answer.

@@ -21,6 +21,7 @@ import {
   findEmbedUserId,
   findLiveSession,
   insertEmbedSession,
+  selectLiveSessionIds,
   redeemEmbedSession,
   revokeSessionByDigest,
   revokeSessionsOfEmbedUser,
@@ -190,7 +191,16 @@ export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: num
     },
     // Anything but a list of names opens nothing: a session is never widened by a bad row.
     dashboards: dashboards === null ? null : Array.isArray(dashboards) ? dashboards.filter((d): d is string => typeof d === 'string') : [],
+    tokenExpiresAt: row.token_expires_at === null ? null : Date.parse(row.token_expires_at),
   };
+}
+
+/**
+ * Which of these embed sessions of the account are still live (redeemed, neither revoked nor gone with their
+ * embed user): what a long-lived request, such as a comment stream, re-checks while it runs.
+ */
+export async function selectLiveSessions(ctx: ServiceContext, accountId: number, sessionIds: readonly number[]): Promise<Set<number>> {
+  return new Set(await selectLiveSessionIds(ctx.db, accountId, sessionIds));
 }
 
 const objectOrEmpty = (value: unknown): Record<string, unknown> =>

@@ -112,6 +112,19 @@ const liveSession = prepare((db, p: { accountId: number; sessionId: number }) =>
     .select('t.name as embed_tenant_name')
     .where('s.account_id', '=', p.accountId).where('s.id', '=', p.sessionId).where('s.revoked_at', 'is', null));
 
+/**
+ * Of these sessions of the account, the ids of those still live: redeemed, not revoked, and not gone with their
+ * embed user. What an open comment stream re-checks when the account's credentials may have changed.
+ */
+export async function selectLiveSessionIds(db: Kysely<Database>, accountId: number, sessionIds: readonly number[]): Promise<number[]> {
+  if (sessionIds.length === 0) return [];
+  const rows = await db.selectFrom('embed_sessions').select('id')
+    .where('account_id', '=', accountId).where('id', 'in', sessionIds)
+    .where('revoked_at', 'is', null).where('redeemed_at', 'is not', null)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 export async function revokeSessionByDigest(db: Kysely<Database>, accountId: number, digest: string, now: string): Promise<number> {
   const result = await db.updateTable('embed_sessions').set({ revoked_at: now })
     .where('account_id', '=', accountId).where('digest', '=', digest).where('revoked_at', 'is', null)
