@@ -87,7 +87,7 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
   }, [locale]);
 
   // SPEC: `ready` first and once, when authenticated and mounted: at the commit (a layout effect), not after the
-  // next paint, which is when React runs plain effects.
+  // next paint, which is when Preact (as React) runs plain effects.
   useLayoutEffect(() => {
     const first = routeRef.current;
     channel.emit('svc:event:ready', {
