@@ -9,7 +9,7 @@ import { translator } from './i18n.js';
 import { parseRoute } from './page.js';
 import type { Route, UrlOptions } from './page.js';
 import { applyThemeVariables, firstOf, parseColorScheme, parseFilter, parseLocale, parseTimezone, themeVariables } from './preferences.js';
-import type { ColorScheme, Filter } from './preferences.js';
+import type { BrowserPreferences, ColorScheme, Filter } from './preferences.js';
 import type { EmbedSession } from './session.js';
 import { ChatPanel, CommentPanel, DashboardView } from './surfaces.js';
 
@@ -19,14 +19,14 @@ export interface AppProps {
   current: CurrentSession;
   initialRoute: Route;
   url: UrlOptions;
+  /** The browser's language and time zone (read by main.tsx while the session was on its way). */
+  browser: BrowserPreferences;
   /** Subscribes to the session's lapse (svc:event:session-expired): the view shows it until set-session. */
   onLapse(listener: () => void): void;
 }
 
 /** Routes that show a dashboard (whose `view` comes once the dashboard is read): an APP one on the app surface too. */
 const showsDashboard = (route: Route) => route.kind === 'dashboard' || route.kind === 'workbook' || (route.kind === 'app' && route.publicId !== undefined);
-
-const browserTimezone = () => new Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 function initialFilters(parameters: string[]): Filter[] {
   const filters: Filter[] = [];
@@ -42,12 +42,12 @@ function initialFilters(parameters: string[]): Filter[] {
  * it, and the host told what happens (SPEC "Event catalog"). Precedence of each preference: the host's action,
  * then the embed URL, then the session's settings (Generate Session), then the account's default, then the browser.
  */
-export function App({ channel, session, current, initialRoute, url, onLapse }: AppProps) {
+export function App({ channel, session, current, initialRoute, url, browser, onLapse }: AppProps) {
   const [route, setRoute] = useState<Route>(initialRoute);
   const [colorScheme, setColorScheme] = useState<ColorScheme>(parseColorScheme(url.colorScheme) ?? 'auto');
   const [theme, setTheme] = useState<EmbedTheme>(current.embedTheme as EmbedTheme);
-  const [locale, setLocale] = useState<string>(() => firstOf(parseLocale(url.locale), parseLocale(current.defaults.locale), parseLocale(navigator.language)) ?? 'en-US');
-  const [timezone, setTimezone] = useState<string>(() => firstOf(parseTimezone(url.timezone), parseTimezone(current.defaults.timezone)) ?? browserTimezone());
+  const [locale, setLocale] = useState<string>(() => firstOf(parseLocale(url.locale), parseLocale(current.defaults.locale), browser.locale) ?? 'en-US');
+  const [timezone, setTimezone] = useState<string>(() => firstOf(parseTimezone(url.timezone), parseTimezone(current.defaults.timezone)) ?? browser.timezone);
   const [filters, setFilters] = useState<Filter[]>(() => initialFilters(url.filters));
   const [refreshKey, setRefreshKey] = useState(0);
   const [isLapsed, setLapsed] = useState(false);

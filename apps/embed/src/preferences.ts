@@ -40,6 +40,24 @@ export function parseTimezone(value: string | undefined | null): string | undefi
   }
 }
 
+/** What the viewer's browser prefers: its language (when Intl can format in it) and its time zone. */
+export interface BrowserPreferences {
+  locale: string | undefined;
+  timezone: string;
+}
+
+/**
+ * The browser's own preferences, the last in each precedence (App.tsx). Called while the first reads are in flight
+ * (main.tsx): a frame's first Intl formatter loads ICU's data, 20-35 ms in a fresh renderer process on the bench
+ * machine (issue 22), which App's first render, and so `ready`, would otherwise wait for.
+ *
+ * @example
+ * browserPreferences(); // { locale: 'de-DE', timezone: 'Europe/Berlin' }
+ */
+export function browserPreferences(): BrowserPreferences {
+  return { locale: parseLocale(navigator.language), timezone: new Intl.DateTimeFormat().resolvedOptions().timeZone };
+}
+
 /** The first usable value, in order of precedence. */
 export function firstOf<T>(...values: Array<T | undefined>): T | undefined {
   return values.find((value) => value !== undefined);

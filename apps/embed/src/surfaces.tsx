@@ -8,7 +8,7 @@ import type { Route } from './page.js';
 /**
  * The parts of the embed that `ready` does not wait for, each its own chunk (issue 22): the dashboard (its grid,
  * widgets and charts), the comment panel and the chat. The entry holds the renderer (Preact), the session and the
- * host channel only; boot() starts the chunk of the first route at once, so that it loads while the session is read.
+ * host channel only; boot() starts the chunks of the first route right after the first render, which sent `ready`.
  */
 const loadDashboard = () => import('./Dashboard.js').then((module) => module.DashboardView);
 const loadCommentPanel = () => import('./comments/CommentPanel.js').then((module) => module.CommentPanel);
