@@ -63,7 +63,8 @@ async function boot(): Promise<void> {
     if (early?.exchange !== undefined) await session.adoptExchange(early.exchange);
     else if (url.sessionId !== undefined) await session.exchange(url.sessionId);
     if (early !== undefined) session.adoptReads(early.reads);
-    // While the reads are on their way: the browser's preferences, whose first Intl formatter loads ICU's data.
+    // While the reads are on their way: the browser's preferences (in a browser without Temporal, the time zone
+    // takes the frame's first Intl formatter, which loads ICU's data).
     const browser = browserPreferences();
     const { session: current } = await fetchCurrentSession(session);
     if (current === null) {
