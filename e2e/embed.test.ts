@@ -147,6 +147,24 @@ suite('the embed runtime in Chromium', () => {
     await page.close();
   });
 
+  it('applies the actions a host sent before ready: the SDK sends them as ready arrives, and the embed is listening by then', async () => {
+    const page = await hostPage();
+    await page.evaluate(async (baseUrl) => {
+      const w = window as unknown as HostWindow;
+      w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-e2e', colorScheme: 'light', getSessionId: w.getSessionId });
+      w.handle.on('error', (payload: unknown) => w.events.push(['error', payload]));
+      // Sent before the frame exists: the SDK holds them until ready, then posts them at once.
+      w.handle.setColorScheme('dark');
+      w.handle.setLocale('de-DE');
+      await w.handle.ready;
+    }, svc.origin);
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
+    await expect.poll(() => frame.evaluate(() => document.documentElement.lang)).toBe('de-DE');
+    expect(await events(page)).toEqual([]);
+    await page.close();
+  });
+
   it("applies the session's embedTheme first, then set-theme over it as CSS variables; unusable values are not applied", async () => {
     const page = await hostPage();
     await page.evaluate(() => { (window as unknown as HostWindow).getSessionId = async () => (await (await fetch('/session?theme=1', { method: 'POST' })).json()).sessionId; });
