@@ -6,7 +6,7 @@ const BASE = '/embed/';
 
 /**
  * The embed renders with Preact through preact/compat (issue 22: React 19 with react-dom/client alone is ~69 KB gzip,
- * Preact with compat under 10 KB). svc's code and its React libraries (react-grid-layout, @tanstack/react-virtual)
+ * Preact with compat about 10 KB). svc's code and its React libraries (react-grid-layout, @tanstack/react-virtual)
  * keep importing `react`: these aliases give them preact/compat. Exact matches only, so `react-grid-layout` and
  * `react-dom/client` are not caught by the `react` and `react-dom` rules.
  */
