@@ -9,7 +9,7 @@ import { translator } from './i18n.js';
 import { parseRoute } from './page.js';
 import type { Route, UrlOptions } from './page.js';
 import { applyThemeVariables, firstOf, parseColorScheme, parseFilter, parseLocale, parseTimezone, themeVariables } from './preferences.js';
-import type { ColorScheme, Filter } from './preferences.js';
+import type { BrowserPreferences, ColorScheme, Filter } from './preferences.js';
 import type { EmbedSession } from './session.js';
 import { ChatPanel, CommentPanel, DashboardView } from './surfaces.js';
 
@@ -19,14 +19,14 @@ export interface AppProps {
   current: CurrentSession;
   initialRoute: Route;
   url: UrlOptions;
+  /** The browser's language and time zone (read by main.tsx while the session was on its way). */
+  browser: BrowserPreferences;
   /** Subscribes to the session's lapse (svc:event:session-expired): the view shows it until set-session. */
   onLapse(listener: () => void): void;
 }
 
 /** Routes that show a dashboard (whose `view` comes once the dashboard is read): an APP one on the app surface too. */
 const showsDashboard = (route: Route) => route.kind === 'dashboard' || route.kind === 'workbook' || (route.kind === 'app' && route.publicId !== undefined);
-
-const browserTimezone = () => new Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 function initialFilters(parameters: string[]): Filter[] {
   const filters: Filter[] = [];
@@ -42,12 +42,12 @@ function initialFilters(parameters: string[]): Filter[] {
  * it, and the host told what happens (SPEC "Event catalog"). Precedence of each preference: the host's action,
  * then the embed URL, then the session's settings (Generate Session), then the account's default, then the browser.
  */
-export function App({ channel, session, current, initialRoute, url, onLapse }: AppProps) {
+export function App({ channel, session, current, initialRoute, url, browser, onLapse }: AppProps) {
   const [route, setRoute] = useState<Route>(initialRoute);
   const [colorScheme, setColorScheme] = useState<ColorScheme>(parseColorScheme(url.colorScheme) ?? 'auto');
   const [theme, setTheme] = useState<EmbedTheme>(current.embedTheme as EmbedTheme);
-  const [locale, setLocale] = useState<string>(() => firstOf(parseLocale(url.locale), parseLocale(current.defaults.locale), parseLocale(navigator.language)) ?? 'en-US');
-  const [timezone, setTimezone] = useState<string>(() => firstOf(parseTimezone(url.timezone), parseTimezone(current.defaults.timezone)) ?? browserTimezone());
+  const [locale, setLocale] = useState<string>(() => firstOf(parseLocale(url.locale), parseLocale(current.defaults.locale), browser.locale) ?? 'en-US');
+  const [timezone, setTimezone] = useState<string>(() => firstOf(parseTimezone(url.timezone), parseTimezone(current.defaults.timezone)) ?? browser.timezone);
   const [filters, setFilters] = useState<Filter[]>(() => initialFilters(url.filters));
   const [refreshKey, setRefreshKey] = useState(0);
   const [isLapsed, setLapsed] = useState(false);
@@ -66,7 +66,10 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     channel.emit('svc:event:error', { message, name, context, fatal });
   }, [channel]);
 
-  useEffect(() => onLapse(() => setLapsed(true)), [onLapse]);
+  // What the host and the session say is listened to from the commit that sends `ready` (layout effects, which run
+  // in it), not from the next paint: the SDK posts the actions it held as soon as `ready` arrives, and Preact runs
+  // plain effects a frame or more later (they were measured 16-22 ms after `ready` in the e2e Chromium).
+  useLayoutEffect(() => onLapse(() => setLapsed(true)), [onLapse]);
 
   // Colour scheme: `auto` follows the viewer's OS preference live.
   const [prefersDark, setPrefersDark] = useState(() => matchMedia('(prefers-color-scheme: dark)').matches);
@@ -77,17 +80,19 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     return () => query.removeEventListener('change', onChange);
   }, []);
   const scheme = colorScheme === 'auto' ? (prefersDark ? 'dark' : 'light') : colorScheme;
-  useEffect(() => {
+  // Before the paint (layout effects): Preact paints the first render before it runs plain effects, which would
+  // show a frame in svc's default colours.
+  useLayoutEffect(() => {
     document.documentElement.dataset.colorScheme = scheme;
     document.documentElement.style.colorScheme = scheme;
   }, [scheme]);
-  useEffect(() => applyThemeVariables(document.documentElement, themeVariables(theme)), [theme]);
-  useEffect(() => {
+  useLayoutEffect(() => applyThemeVariables(document.documentElement, themeVariables(theme)), [theme]);
+  useLayoutEffect(() => {
     document.documentElement.lang = locale;
   }, [locale]);
 
   // SPEC: `ready` first and once, when authenticated and mounted: at the commit (a layout effect), not after the
-  // next paint, which is when React runs plain effects.
+  // next paint, which is when Preact (as React) runs plain effects.
   useLayoutEffect(() => {
     const first = routeRef.current;
     channel.emit('svc:event:ready', {
@@ -163,7 +168,7 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     }
   }, [navigateTo, session, url.filters]);
 
-  useEffect(() => channel.onAction((action) => {
+  useLayoutEffect(() => channel.onAction((action) => {
     applyAction(action).then(() => {
       if (action.requestId !== undefined) channel.emit('svc:event:action-result', { requestId: action.requestId, action: action.type, ok: true });
     }, (error: unknown) => {
@@ -175,7 +180,7 @@ export function App({ channel, session, current, initialRoute, url, onLapse }: A
     });
   }), [applyAction, channel]);
 
-  useEffect(() => channel.onInvalidAction((reason) => {
+  useLayoutEffect(() => channel.onInvalidAction((reason) => {
     channel.emit('svc:event:error', { message: `an action was ignored: ${reason}`, name: 'InvalidActionError', context: 'action', fatal: false });
   }), [channel]);
 

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { ReactNode } from 'react';
 import { fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
 import type { Dashboard, DashboardWidget, ReportSnapshot, WidgetData, WidgetDataRequest } from './api.js';
 import { DashboardDataContext, formatCell, isNotAvailable } from './dashboard/data.js';
@@ -47,7 +48,7 @@ export interface DashboardViewProps {
   /** The drill-down view closed: back at the dashboard's path. */
   onDrillClosed(path: string, from: string): void;
   /** Drawn beside the dashboard (the comment panel), once the dashboard is known. */
-  aside?: (dashboard: Dashboard) => React.ReactNode;
+  aside?: (dashboard: Dashboard) => ReactNode;
 }
 
 type Load = { state: 'loading' } | { state: 'ready'; dashboard: Dashboard; at: number; startedAt: number; seq: number; forced: boolean } | { state: 'failed'; message: string };

@@ -175,12 +175,13 @@ export type Translate = (key: MessageKey, values?: Record<string, string | numbe
 /** A translator for a locale: `t('updated', { time })`. */
 export function translator(locale: string): Translate {
   const catalogue = catalogues[languageOf(locale)]!;
-  const numbers = new Intl.NumberFormat(locale);
+  // Made on first use (see formattersFor): most messages have no number.
+  let numbers: Intl.NumberFormat | undefined;
   return (key, values) => {
     const template = catalogue[key] ?? en[key];
     return values === undefined ? template : template.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = values[name];
-      return typeof value === 'number' ? numbers.format(value) : String(value ?? '');
+      return typeof value === 'number' ? (numbers ??= new Intl.NumberFormat(locale)).format(value) : String(value ?? '');
     });
   };
 }

@@ -4,6 +4,7 @@ import { fetchCurrentSession } from './api.js';
 import { App } from './App.js';
 import { createHostChannel } from './host.js';
 import { normalizePath, parseRoute, readPageConfig, readUrlOptions, stripSessionFromUrl } from './page.js';
+import { browserPreferences } from './preferences.js';
 import { EmbedSession } from './session.js';
 import { preloadSurface } from './surfaces.js';
 import type { BootRequests } from './session.js';
@@ -22,7 +23,10 @@ function takeBootRequests(): BootRequests | undefined {
  * console cookie (private mode), strips the id from the address, then mounts the surface. A boot that cannot
  * authenticate tells the host with a fatal `svc:event:error` (there is no `ready`: nothing was authenticated).
  * The page's boot script (index.html) has usually begun the exchange and the first reads already (issue 22): they
- * are adopted here, and the parts of the embed that the first paint does not show load in parallel.
+ * are adopted here. Until `ready`, the main thread is kept for what `ready` waits for (issue 22, measured on a busy
+ * 2-core machine): the surface's chunks (the dashboard's grid and widgets, the comment panel, the chat) are
+ * fetched and run after the first render, where running the dashboard's chunk as soon as it arrived held back the
+ * boot script's reads and then the first render by 20-40 ms.
  */
 async function boot(): Promise<void> {
   const early = takeBootRequests();
@@ -30,7 +34,6 @@ async function boot(): Promise<void> {
   const url = readUrlOptions(new URL(location.href));
   // The `path` option of the SDK opens an in-embed path first (surfaces app and chat).
   const initialRoute = parseRoute(url.path !== undefined ? normalizePath(url.path) : location.pathname);
-  preloadSurface(initialRoute, false);
   const channel = createHostChannel(window, config.allowedOrigins, initialRoute.surface);
   const lapseListeners = new Set<() => void>();
   const isSigned = early !== undefined ? early.signed : url.sessionId !== undefined;
@@ -60,18 +63,22 @@ async function boot(): Promise<void> {
     if (early?.exchange !== undefined) await session.adoptExchange(early.exchange);
     else if (url.sessionId !== undefined) await session.exchange(url.sessionId);
     if (early !== undefined) session.adoptReads(early.reads);
+    // While the reads are on their way: the browser's preferences (in a browser without Temporal, the time zone
+    // takes the frame's first Intl formatter, which loads ICU's data).
+    const browser = browserPreferences();
     const { session: current } = await fetchCurrentSession(session);
     if (current === null) {
       fail('This embed has no session: open it with a session id (signed embedding) or sign in to svc (private embedding).', 'EmbedAuthenticationError');
       return;
     }
-    // The comment panel is shown only to a signed embed user of an account that allows comments (App.tsx).
-    if (current.allowEmbedComments && current.embedUserId !== null) preloadSurface(initialRoute, true);
+    // Preact renders and commits at once: `ready` has been sent (App's layout effect) when render() returns.
     createRoot(root).render(
       <StrictMode>
-        <App channel={channel} session={session} current={current} initialRoute={initialRoute} url={url} onLapse={(listener) => { lapseListeners.add(listener); }} />
+        <App channel={channel} session={session} current={current} initialRoute={initialRoute} url={url} browser={browser} onLapse={(listener) => { lapseListeners.add(listener); }} />
       </StrictMode>,
     );
+    // The comment panel is shown only to a signed embed user of an account that allows comments (App.tsx).
+    preloadSurface(initialRoute, current.allowEmbedComments && current.embedUserId !== null);
   } catch (error) {
     fail(error instanceof Error ? error.message : String(error), error instanceof Error ? error.name : 'Error');
   }

@@ -11,33 +11,69 @@ export function parseColorScheme(value: string | undefined): ColorScheme | undef
   return value === 'light' || value === 'dark' || value === 'auto' ? value : undefined;
 }
 
-/** The canonical form of a BCP 47 tag (`pt-br` -> `pt-BR`), or undefined when it is not one Intl can format with. */
+/**
+ * The canonical form of a BCP 47 tag (`pt-br` -> `pt-BR`), or undefined when it is not one Intl can format with.
+ * Intl's formatters accept exactly the tags getCanonicalLocales accepts (and fall back silently for languages they
+ * lack; the tag is still honoured as far as they can), so no formatter is made here: the first one loads ICU's data.
+ */
 export function parseLocale(value: string | undefined | null): string | undefined {
   if (value === undefined || value === null || value.trim() === '') return undefined;
   try {
-    const [canonical] = Intl.getCanonicalLocales(value.trim().replace(/_/g, '-'));
-    if (canonical === undefined) return undefined;
-    // Intl falls back silently for languages it lacks; the tag is still honoured as far as Intl can.
-    return new Intl.NumberFormat(canonical).resolvedOptions().locale ? canonical : undefined;
+    return Intl.getCanonicalLocales(value.trim().replace(/_/g, '-'))[0];
   } catch {
     return undefined;
   }
 }
 
+/** The part of Temporal (in Chromium and Firefox, not yet everywhere) that reads and checks time zone names. */
+interface TemporalTimeZones {
+  Now: { timeZoneId(): string; zonedDateTimeISO(timeZone: string): { timeZoneId: string } };
+}
+
+/**
+ * Temporal when the browser has it: it reads and checks a time zone name in well under a millisecond, where the
+ * first Intl.DateTimeFormat of a frame loads ICU's formatting data (20-35 ms, issue 22) before App's first render.
+ */
+const temporal = (globalThis as { Temporal?: TemporalTimeZones }).Temporal;
+
 // SPEC set-timezone: bare UTC offsets are ignored ("+02:00", "-0500", "UTC+2", "GMT-03:30"), even though newer
 // Intl accepts some of them: a time zone is an IANA name, which knows daylight saving.
 const BARE_OFFSET = /^(?:UTC|GMT)?\s*[+-]\s*\d{1,2}(?::?\d{2})?$/i;
 
-/** The IANA name as Intl spells it (`europe/berlin` -> `Europe/Berlin`), or undefined for offsets and unknown names. */
+/**
+ * The IANA name in its own letter case (`europe/berlin` -> `Europe/Berlin`), or undefined for offsets and unknown
+ * names. Intl also resolves some aliases (`Etc/UTC` -> `UTC`), Temporal keeps them: either is an IANA name.
+ */
 export function parseTimezone(value: string | undefined | null): string | undefined {
   if (value === undefined || value === null) return undefined;
   const name = value.trim();
   if (name === '' || BARE_OFFSET.test(name)) return undefined;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    if (temporal === undefined) return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    // Temporal also takes a date-time with a zone in brackets ("2025-01-01T00:00[Europe/Berlin]"): a name only.
+    const id = temporal.Now.zonedDateTimeISO(name).timeZoneId;
+    return id.toLowerCase() === name.toLowerCase() ? id : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** What the viewer's browser prefers: its language (when Intl can format in it) and its time zone. */
+export interface BrowserPreferences {
+  locale: string | undefined;
+  timezone: string;
+}
+
+/**
+ * The browser's own preferences, the last in each precedence (App.tsx). Called while the first reads are in flight
+ * (main.tsx): without Temporal, the time zone takes the frame's first Intl.DateTimeFormat, which loads ICU's data
+ * (20-35 ms in a fresh renderer process on the bench machine, issue 22).
+ *
+ * @example
+ * browserPreferences(); // { locale: 'de-DE', timezone: 'Europe/Berlin' }
+ */
+export function browserPreferences(): BrowserPreferences {
+  return { locale: parseLocale(navigator.language), timezone: temporal !== undefined ? temporal.Now.timeZoneId() : new Intl.DateTimeFormat().resolvedOptions().timeZone };
 }
 
 /** The first usable value, in order of precedence. */

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { ComponentType } from 'react';
+import type { ComponentType, ReactNode } from 'react';
 import type { DashboardViewProps } from './Dashboard.js';
 import type { CommentPanelProps } from './comments/CommentPanel.js';
 import type { ChatPanelProps } from './chat/ChatPanel.js';
@@ -7,19 +7,19 @@ import type { Route } from './page.js';
 
 /**
  * The parts of the embed that `ready` does not wait for, each its own chunk (issue 22): the dashboard (its grid,
- * widgets and charts), the comment panel and the chat. The entry holds React, the session and the host channel
- * only; boot() starts the chunk of the first route at once, so that it loads while the session is read.
+ * widgets and charts), the comment panel and the chat. The entry holds the renderer (Preact), the session and the
+ * host channel only; boot() starts the chunks of the first route right after the first render, which sent `ready`.
  */
 const loadDashboard = () => import('./Dashboard.js').then((module) => module.DashboardView);
 const loadCommentPanel = () => import('./comments/CommentPanel.js').then((module) => module.CommentPanel);
 const loadChatPanel = () => import('./chat/ChatPanel.js').then((module) => module.ChatPanel);
 
 /**
- * A component of a chunk loaded on first use, shown by `fallback` until then. Not React.lazy: a Suspense boundary
- * holds back content that resolves soon after its fallback showed (React's 300 ms fallback throttle), which
- * delayed `dashboard-loaded` by that much; a chunk that arrived is shown at the next render here.
+ * A component of a chunk loaded on first use, shown by `fallback` until then. Not lazy(): under React, a Suspense
+ * boundary held back content that resolved soon after its fallback showed (React's 300 ms fallback throttle), which
+ * delayed `dashboard-loaded` by that much; here a chunk that arrived is shown at the next render, whatever the renderer.
  */
-function deferred<P extends object>(load: () => Promise<ComponentType<P>>, fallback: (props: P) => React.ReactNode): ComponentType<P> & { preload(): void } {
+function deferred<P extends object>(load: () => Promise<ComponentType<P>>, fallback: (props: P) => ReactNode): ComponentType<P> & { preload(): void } {
   let loaded: ComponentType<P> | undefined;
   let pending: Promise<ComponentType<P>> | undefined;
   const preload = () => {

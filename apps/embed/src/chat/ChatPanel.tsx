@@ -74,7 +74,7 @@ export function ChatPanel(props: ChatPanelProps) {
         ask(question);
       }}>
         <label className="visually-hidden" htmlFor={`ask-${chatId}`}>{t('askTitle')}</label>
-        <input id={`ask-${chatId}`} type="text" value={draft} maxLength={2000} placeholder={t('askPlaceholder')} onChange={(event) => setDraft(event.target.value)} />
+        <input id={`ask-${chatId}`} type="text" value={draft} maxLength={2000} placeholder={t('askPlaceholder')} onChange={(event) => setDraft(event.currentTarget.value)} />
         <button type="submit" className="primary">{t('ask')}</button>
       </form>
     </div>

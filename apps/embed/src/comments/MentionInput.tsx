@@ -148,6 +148,8 @@ export function MentionInput(props: MentionInputProps) {
     }
   };
 
+  const onCaret = (event: { currentTarget: HTMLTextAreaElement }) => track(event.currentTarget.value, event.currentTarget.selectionEnd);
+
   const setRefs = (element: HTMLTextAreaElement | null) => {
     ownRef.current = element;
     const { textareaRef } = props;
@@ -170,10 +172,14 @@ export function MentionInput(props: MentionInputProps) {
         aria-controls={isOpen ? listId : undefined}
         aria-activedescendant={active !== undefined ? optionId(active) : undefined}
         onChange={(event) => {
-          onChange(event.target.value);
-          track(event.target.value, event.target.selectionEnd);
+          onChange(event.currentTarget.value);
+          track(event.currentTarget.value, event.currentTarget.selectionEnd);
         }}
-        onSelect={(event) => track(event.currentTarget.value, event.currentTarget.selectionEnd)}
+        // The caret moving (keys, a click) changes the `@` query as typing does. React's onSelect reported every caret
+        // move; the DOM's `select` event (Preact's onSelect) only a selection of text, hence the key and mouse events.
+        onSelect={onCaret}
+        onKeyUp={onCaret}
+        onMouseUp={onCaret}
         onKeyDown={onKeyDown}
         onBlur={() => setQuery(null)}
       />

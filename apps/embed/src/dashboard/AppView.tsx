@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useLayoutEffect, useRef, useState } from 'react';
 import { askQuestion, runAppQuery } from '../api.js';
 import type { Dashboard } from '../api.js';
 import type { AiQueryEvent } from '@svc/protocol';
@@ -71,7 +71,9 @@ export function AppView({ dashboard, session, timezone, onMounted, onAiQuery, on
   const [leftFor, setLeftFor] = useState<string>();
   const source = appDocument(dashboard.config.app ?? {});
 
-  useEffect(() => {
+  // Listening from the commit that creates the frame (a layout effect): Preact runs plain effects after the next
+  // paint, by which time a cached app frame may have sent its `frame-ready` (and a refused navigation its report).
+  useLayoutEffect(() => {
     const chatId = `app-${dashboard.publicId}-${Date.now()}`;
     const reply = (message: Record<string, unknown>) => frame.current?.contentWindow?.postMessage({ svcApp: 'reply', ...message }, '*');
     const stop = (target: string) => {

@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef, useState } from 'react';
+import type { KeyboardEvent, RefObject } from 'react';
 import { createPortal } from 'react-dom';
 import type { WidgetData } from '../api.js';
 import { useDashboardData } from './data.js';
@@ -8,8 +9,8 @@ export interface ExportMenuProps {
   widgetId: string;
   title: string;
   data: WidgetData;
-  frame: React.RefObject<HTMLElement | null>;
-  chart: React.RefObject<RenderedChart | undefined>;
+  frame: RefObject<HTMLElement | null>;
+  chart: RefObject<RenderedChart | undefined>;
 }
 
 const FORMATS = ['csv', 'xlsx', 'png', 'pdf'] as const;
@@ -74,7 +75,7 @@ export function ExportMenu({ widgetId, title, data, frame, chart }: ExportMenuPr
     }).catch((error: unknown) => onError(error, 'download'));
   };
 
-  const onButtonKey = (event: React.KeyboardEvent) => {
+  const onButtonKey = (event: KeyboardEvent<HTMLElement>) => {
     if (event.key === 'ArrowDown' || event.key === 'Enter' || event.key === ' ') {
       event.preventDefault();
       show('first');
@@ -83,7 +84,7 @@ export function ExportMenu({ widgetId, title, data, frame, chart }: ExportMenuPr
       show('last');
     }
   };
-  const onMenuKey = (event: React.KeyboardEvent) => {
+  const onMenuKey = (event: KeyboardEvent<HTMLElement>) => {
     const all = items();
     const at = all.indexOf(document.activeElement as HTMLButtonElement);
     const move = (index: number) => {

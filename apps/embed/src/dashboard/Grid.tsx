@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import { ResponsiveGridLayout, useContainerWidth } from 'react-grid-layout';
 import type { Layout, LayoutItem, ResponsiveLayouts } from 'react-grid-layout';
 import 'react-grid-layout/css/styles.css';
@@ -44,7 +45,7 @@ export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard;
   }
   const margin = (config.margin?.length === 2 ? config.margin : [12, 12]) as [number, number];
   const padding = (config.containerPadding?.length === 2 ? config.containerPadding : [0, 0]) as [number, number];
-  const render = (widget: DashboardWidget): React.ReactNode => {
+  const render = (widget: DashboardWidget): ReactNode => {
     const children = widgets.filter((w) => parentOf(w) === widget.id);
     return (
       <Widget widget={widget} snapshot={snapshotOf(widget)}>
@@ -91,7 +92,7 @@ function smallHeightOf(widget: DashboardWidget, widgets: readonly DashboardWidge
  * The children of a CONTAINER or PARENT on a CSS grid of their own, positions relative to the container; on the
  * full-width breakpoints (`stacked`), one under the other in reading order, without spacers.
  */
-function NestedGrid({ widgets, stacked, rowHeight, margin, render }: { widgets: DashboardWidget[]; stacked: boolean; rowHeight: number; margin: [number, number]; render(widget: DashboardWidget): React.ReactNode }) {
+function NestedGrid({ widgets, stacked, rowHeight, margin, render }: { widgets: DashboardWidget[]; stacked: boolean; rowHeight: number; margin: [number, number]; render(widget: DashboardWidget): ReactNode }) {
   const shown = stacked ? [...widgets].sort((a, b) => byReadingOrder(a.position, b.position)) : widgets;
   const cols = stacked ? 1 : Math.max(1, ...widgets.map((w) => w.position.x + w.position.w));
   return (

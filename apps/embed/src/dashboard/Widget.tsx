@@ -1,6 +1,7 @@
 import { lazy, Suspense, useCallback, useEffect, useRef, useState } from 'react';
+import type { ReactNode } from 'react';
 import type { DashboardWidget, ReportSnapshot, WidgetData } from '../api.js';
-import { ChatPanel } from '../chat/ChatPanel.js';
+import { ChatPanel } from '../surfaces.js';
 import { HtmlChart, KpiChart, TableChart, VegaChart } from './charts.js';
 import type { ChartProps } from './charts.js';
 import { useDashboardData, useWidgetData } from './data.js';
@@ -13,7 +14,7 @@ export interface WidgetProps {
   widget: DashboardWidget;
   snapshot: ReportSnapshot | undefined;
   /** Nested widgets of a CONTAINER or PARENT. */
-  children?: React.ReactNode;
+  children?: ReactNode;
 }
 
 const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
@@ -63,7 +64,7 @@ export function Widget({ widget, snapshot, children }: WidgetProps) {
 }
 
 /** A widget with nothing to load is settled once it is on screen. */
-function Static({ settle, children }: { settle(): void; children: React.ReactNode }) {
+function Static({ settle, children }: { settle(): void; children: ReactNode }) {
   useEffect(() => settle(), [settle]);
   return <>{children}</>;
 }
@@ -118,11 +119,11 @@ function FilterWidget({ widget, title, settle }: { widget: DashboardWidget; titl
         <span className="widget-title">{label}</span>
         {state.state === 'ready' && state.data.columns.length === 0 ? (
           <span className="date-range">
-            <input type="date" aria-label={`${label} ${t('from')}`} onChange={(event) => onFilter(member, event.target.value ? { ...(current as object | undefined), gte: event.target.value } : null)} />
-            <input type="date" aria-label={`${label} ${t('to')}`} onChange={(event) => onFilter(member, event.target.value ? { ...(current as object | undefined), lte: event.target.value } : null)} />
+            <input type="date" aria-label={`${label} ${t('from')}`} onChange={(event) => onFilter(member, event.currentTarget.value ? { ...(current as object | undefined), gte: event.currentTarget.value } : null)} />
+            <input type="date" aria-label={`${label} ${t('to')}`} onChange={(event) => onFilter(member, event.currentTarget.value ? { ...(current as object | undefined), lte: event.currentTarget.value } : null)} />
           </span>
         ) : (
-          <select value={selected} disabled={state.state !== 'ready'} onChange={(event) => onFilter(member, event.target.value === '' ? null : JSON.parse(event.target.value))}>
+          <select value={selected} disabled={state.state !== 'ready'} onChange={(event) => onFilter(member, event.currentTarget.value === '' ? null : JSON.parse(event.currentTarget.value))}>
             <option value="">{t('allValues')}</option>
             {state.state === 'ready' ? state.data.rows.map((row) => <option key={JSON.stringify(row[0])} value={JSON.stringify(row[0])}>{String(row[0])}</option>) : null}
           </select>
@@ -141,7 +142,7 @@ function TimeGrainWidget({ widget, title }: { widget: DashboardWidget; title: st
     <section className="widget widget-time-grain" data-widget-id={widget.id} data-widget-type="TIME_GRAIN">
       <label>
         <span className="widget-title">{label}</span>
-        <select value={request.granularity ?? text(widget.config?.default) ?? ''} onChange={(event) => onGranularity(event.target.value || undefined)}>
+        <select value={request.granularity ?? text(widget.config?.default) ?? ''} onChange={(event) => onGranularity(event.currentTarget.value || undefined)}>
           <option value="">{t('asDesigned')}</option>
           {options.map((option) => <option key={option} value={option}>{option}</option>)}
         </select>
@@ -160,7 +161,7 @@ function FieldWidget({ widget, title }: { widget: DashboardWidget; title: string
     <section className="widget widget-field" data-widget-id={widget.id} data-widget-type="FIELD">
       <label>
         <span className="widget-title">{label}</span>
-        <select value={request.fields?.[member] ?? member} onChange={(event) => onField(member, event.target.value === member ? undefined : event.target.value)}>
+        <select value={request.fields?.[member] ?? member} onChange={(event) => onField(member, event.currentTarget.value === member ? undefined : event.currentTarget.value)}>
           {options.map((option) => {
             const value = typeof option === 'string' ? option : option.member;
             return <option key={value} value={value}>{typeof option === 'string' ? option : option.title ?? option.member}</option>;
@@ -215,7 +216,7 @@ function ChartWidget({ widget, snapshot, title, settle }: { widget: DashboardWid
     onDrilldown({ widgetId: widget.id, title: name, member, value, point });
   }, [onDrilldown, widget.id, name]);
 
-  let body: React.ReactNode;
+  let body: ReactNode;
   if (snapshot === undefined) body = <p className="widget-empty">{t('widgetNoData')}</p>;
   else if (state.state === 'loading') body = <p className="widget-loading" role="status">{t('loading')}</p>;
   else if (state.state === 'forbidden') body = <NotAvailable message={t('widgetForbidden')} />;

@@ -1,4 +1,5 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { MutableRefObject } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { ReportSnapshot, ResultColumn, WidgetData } from '../api.js';
 import { formatCell, formatNumber, rowObjects } from './data.js';
@@ -16,7 +17,7 @@ export interface ChartProps {
   onDrill(member: string, value: unknown, point: Record<string, unknown>): void;
   onFailed(error: unknown): void;
   /** The rendered chart, for image exports. */
-  chartRef?: React.MutableRefObject<RenderedChart | undefined>;
+  chartRef?: MutableRefObject<RenderedChart | undefined>;
 }
 
 export const pointOf = (columns: readonly ResultColumn[], row: Record<string, unknown>) =>
@@ -79,9 +80,12 @@ export function TableChart({ data, locale, onRendered, onDrill }: ChartProps) {
               <div key={item.key} role="row" aria-rowindex={item.index + 2} className="table-row" style={{ gridTemplateColumns: template, transform: `translateY(${item.start}px)`, height: item.size }}>
                 {data.columns.map((column, i) => (
                   column.kind === 'measure' && typeof row[i] === 'number' ? (
-                    <button key={column.name} type="button" role="cell" className="cell numeric drillable" onClick={() => onDrill(column.name, row[i], pointOf(data.columns, objects[item.index]!))}>
-                      {formatCell(column, row[i], locale)}
-                    </button>
+                    // A cell holding a button (a button cannot be a cell: ARIA in HTML allows it no such role).
+                    <span key={column.name} role="cell" className="cell numeric">
+                      <button type="button" className="drillable" onClick={() => onDrill(column.name, row[i], pointOf(data.columns, objects[item.index]!))}>
+                        {formatCell(column, row[i], locale)}
+                      </button>
+                    </span>
                   ) : (
                     <span key={column.name} role="cell" className={column.type === 'number' ? 'cell numeric' : 'cell'}>{formatCell(column, row[i], locale)}</span>
                   )

@@ -26,12 +26,15 @@ function helmetHeaders(options: HelmetOptions): Array<[string, string]> {
  * - X-Frame-Options: the embed exists to be framed by other origins; CSP `frame-ancestors` says by which;
  * - Strict-Transport-Security: svc speaks plain HTTP behind the operator's TLS proxy, which owns that decision.
  * The embed's pages (`/embed/...`) also go without Cross-Origin-Resource-Policy: a host page that isolates itself
- * (COEP) must still be able to frame them.
+ * (COEP) must still be able to frame them. And without Origin-Agent-Cluster (issue 22): Chromium keys agent
+ * clusters by origin without it (document.domain stays off), while `?1` is also a hint to give the origin a process
+ * of its own, which Chromium can only act on once the answer is in: it delayed the start of every embed's document
+ * by 40-100 ms (e2e Chromium 156; bench/README.md, embed). Other browsers ignore the header.
  */
 export function registerSecurityHeaders(app: FastifyInstance): void {
   const base: HelmetOptions = { contentSecurityPolicy: false, xFrameOptions: false, strictTransportSecurity: false };
   const everywhere = helmetHeaders(base);
-  const embedPages = helmetHeaders({ ...base, crossOriginResourcePolicy: false });
+  const embedPages = helmetHeaders({ ...base, crossOriginResourcePolicy: false, originAgentCluster: false });
   app.addHook('onRequest', (request, reply, done) => {
     const headers = request.url.startsWith('/embed/') ? embedPages : everywhere;
     for (const [name, value] of headers) reply.header(name, value);
