@@ -331,7 +331,7 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
       let stderr = '';
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
       const curl = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no curl line within 20 s; stdout: ${stdout}; stderr: ${stderr}`)), 20_000);
+        const timer = setTimeout(() => reject(new Error(`no curl line within 45 s; stdout: ${stdout}; stderr: ${stderr}`)), 45_000);
         child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
           stdout += chunk;
           const line = stdout.split('\n').find((l) => l.includes('curl'));
@@ -355,7 +355,9 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
       expect(body.items.length).toBeGreaterThan(0);
       expect(body.items.map((i) => i.name)).toEqual(expect.arrayContaining(['Sales', 'Finance', 'Company overview']));
       expect((await fetch(url!)).status).toBe(401);
-    });
+    // Startup writes the demo warehouse and loads the demo (about 6 s alone); under a full parallel test run, 30 s
+    // was once not enough.
+    }, 60_000);
   });
 
   describe('svc serve on a port in use', () => {
