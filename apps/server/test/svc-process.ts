@@ -21,10 +21,7 @@ export interface SvcProcess {
 export function startSvcServe(dbUrl: string, env: NodeJS.ProcessEnv = {}): Promise<SvcProcess> {
   // No background rollup builds unless a test asks: on the shared test database they would build (and lock) the
   // pre-aggregations of every other suite's deployments.
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, SVC_LOG_LEVEL: 'warn', SVC_PREAGG_REFRESH: 'false', ...env };
-  delete childEnv.SVC_DATABASE_URL;
-  delete childEnv.SVC_PORT;
-  const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, 'serve', '--db', dbUrl, '--port', '0'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnSvc(['serve', '--db', dbUrl, '--port', '0'], { SVC_LOG_LEVEL: 'warn', SVC_PREAGG_REFRESH: 'false', ...env });
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`svc serve did not start within 30 s: ${output}`)), 30_000);

@@ -5,6 +5,7 @@ import { mintViewer } from '../../test/embed.js';
 import type { ViewerSession } from '../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
+import { expectErrorBody } from '../../test/errors.js';
 import { buildApp } from '../app.js';
 import { openDatabase } from '../db/db.database.js';
 
@@ -131,13 +132,7 @@ describeEachDialect('dashboard comments', (t) => {
   // Scoped to this suite's two accounts: other test files write comments into the same PostgreSQL database at once.
   const commentCount = async () => Number((await t().db.kysely.selectFrom('comments as c').innerJoin('accounts as a', 'a.id', 'c.account_id')
     .where('a.tenant_name', 'in', [s.tenantName, other.tenantName]).select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-  const expectError = (res: LightMyRequestResponse, status: number, field?: string) => {
-    expect(res.statusCode, res.body).toBe(status);
-    const body = res.json();
-    expect(body.error.status).toBe(status);
-    expect(typeof body.error.message).toBe('string');
-    if (field !== undefined) expect(body.error.field).toBe(field);
-  };
+  const expectError = (res: LightMyRequestResponse, status: number, field?: string) => expectErrorBody({ status: res.statusCode, text: res.body }, status, field);
 
   describe('Authentication (SPEC "Authentication", Comments; Errors 401 and 403)', () => {
     it('accepts the embed token as Embed-Token and as Bearer, and resolves the same embed user', async () => {
