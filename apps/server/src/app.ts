@@ -30,6 +30,7 @@ import type { AiSettings } from './data/data.ai.js';
 import { dataRoutes } from './data/data.routes.js';
 import { WarehouseRegistry } from './data/data.warehouse.js';
 import { ResultCache } from './data/data.cache.js';
+import { MetadataReads } from './data/data.metadata.js';
 import { RollupStore } from './data/data.rollups.js';
 import { RollupScheduler, ROLLUP_BUILD_TIMEOUT_MS } from './data/data.rollup-builder.js';
 import { embedRoutes } from './embed/embed.routes.js';
@@ -51,6 +52,8 @@ export interface AppConfig {
   listingCacheBytes?: number;
   /** API keys whose principals are kept in memory, validated by the database's change feed (default 10,000; 0: off). */
   credentialCacheEntries?: number;
+  /** Dashboards, snapshots, models and time zones of widget requests kept in memory, validated the same way (default 10,000; 0: off). */
+  metadataCacheEntries?: number;
   /** Session id and token lifetimes (default from SVC_EMBED_SESSION_TTL_MS / SVC_EMBED_TOKEN_TTL_MS). */
   embedLifetimes?: EmbedLifetimes;
   /** Per-minute limits of generate-session, exchange, login and the embed API (each default from SVC_RATE_LIMIT_*). */
@@ -191,7 +194,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     rollups.close();
     await warehouses.close();
   });
-  await app.register(dataRoutes({ ...ctx, warehouses, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups }, { ...env.ai, ...config.ai }));
+  await app.register(dataRoutes({ ...ctx, warehouses, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(config.db.changes, config.metadataCacheEntries ?? 10_000) }, { ...env.ai, ...config.ai }));
   await app.ready();
   scheduler?.start();
   return app;

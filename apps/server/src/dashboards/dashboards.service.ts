@@ -31,8 +31,13 @@ export interface DashboardReader {
  * widget data, semantic queries and AI questions use the same check.
  */
 export async function requireReadableDashboard(ctx: ServiceContext, reader: DashboardReader, publicId: string): Promise<DashboardRow> {
+  return checkReadableDashboard(ctx, reader, publicId, (id) => findDashboardByPublicId(ctx.db, reader.accountId, id));
+}
+
+/** requireReadableDashboard with the dashboard found by `find` (the widget data path's is held in memory). */
+export async function checkReadableDashboard<T extends DashboardRow>(ctx: ServiceContext, reader: DashboardReader, publicId: string, find: (publicId: string) => Promise<T | undefined>): Promise<T> {
   // No publicId holds U+0000 (nor can PostgreSQL compare one): such a path names nothing.
-  const dashboard = publicId.includes('\u0000') ? undefined : await findDashboardByPublicId(ctx.db, reader.accountId, publicId);
+  const dashboard = publicId.includes('\u0000') ? undefined : await find(publicId);
   if (dashboard === undefined) throw new AppError('not_found', `dashboard ${publicId} not found`, 'publicId');
   if (dashboard.status !== 'published') throw new AppError('forbidden', `dashboard ${publicId} is ${dashboard.status}, not published`, 'publicId');
   if (dashboard.allow_embed === 0) throw new AppError('forbidden', `dashboard ${publicId} does not allow embedding`, 'publicId');

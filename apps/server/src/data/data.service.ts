@@ -1,9 +1,8 @@
 import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
-import { findEmbedAccountSettings } from '../accounts/accounts.store.js';
-import { parseJson, presentReportSnapshot } from '../dashboards/dashboards.presenter.js';
+import { parseJson } from '../dashboards/dashboards.presenter.js';
 import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
-import { readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
-import { selectReportSnapshots } from '../dashboards/dashboards.store.js';
+import { checkReadableDashboard, readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
+import type { MetadataReads } from './data.metadata.js';
 import type { ServiceContext } from '../core/core.context.js';
 import { AppError } from '../core/core.errors.js';
 import { formatBucket, parseBucket, addPeriods, shiftInstant } from './data.calendar.js';
@@ -23,7 +22,6 @@ import type { PreAggregation } from './data.preagg.js';
 import type { AnswerSource, CachedRows } from './data.cache.js';
 import { applyColumnFormats, applyComparison, checkComparison, fillMissingRows } from './data.results.js';
 import type { PeriodComparison, QueryResult } from './data.results.js';
-import { findDeploymentData } from '../accounts/accounts.store.js';
 import { ModelAccess, parseReference, readReference, SQL_REFERENCE } from './data.policy.js';
 import type { AccessSubject } from './data.policy.js';
 import { isTimeZoneName } from './data.timezone.js';
@@ -41,6 +39,8 @@ export interface DataContext extends ServiceContext {
   cache: ResultCache;
   /** Built pre-aggregations (data.rollups.ts); none: every query goes to the data source. */
   rollups?: RollupStore;
+  /** The dashboards, snapshots, models and time zones widget requests read, held while unchanged (data.metadata.ts). */
+  reads: MetadataReads;
 }
 
 export type FilterScalar = string | number | boolean;
@@ -101,15 +101,15 @@ async function accessSubjectOf(ctx: ServiceContext, principal: PlatformUserPrinc
 }
 
 /** The scope a principal's queries on a deployment run in (`timezone`: the viewer's ask, else the account's). */
-export async function openDataScope(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, deploymentId: number, timezone: string | undefined, force = false): Promise<DataScope> {
+export async function openDataScope(ctx: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, deploymentId: number, timezone: string | undefined, force = false): Promise<DataScope> {
   const { source, model } = await deploymentModel(ctx, principal.accountId, deploymentId);
   const [zone, subject] = await Promise.all([resolveTimezone(ctx, principal.accountId, timezone), accessSubjectOf(ctx, principal, model)]);
   return { accountId: principal.accountId, deploymentId, source, model, timezone: zone, access: new ModelAccess(model, subject), force };
 }
 
 /** The deployment's data source and semantic model: its own, or the bundled demo warehouse's. */
-export async function deploymentModel(ctx: ServiceContext, accountId: number, deploymentId: number): Promise<{ source: DataSourceConfig; model: SemanticModel }> {
-  const row = await findDeploymentData(ctx.db, accountId, deploymentId);
+export async function deploymentModel(ctx: DataContext, accountId: number, deploymentId: number): Promise<{ source: DataSourceConfig; model: SemanticModel }> {
+  const row = await ctx.reads.deployment(ctx, accountId, deploymentId);
   if (row === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
   const source = parseJson<DataSourceConfig>(row.data_source) ?? { type: 'demo' };
   return { source, model: modelOf(row.semantic_views) };
@@ -133,13 +133,13 @@ function modelOf(text: string | null): SemanticModel {
 }
 
 /** The time zone queries run in: the viewer's (an IANA name), else the account's default, else UTC. */
-export async function resolveTimezone(ctx: ServiceContext, accountId: number, asked: string | undefined): Promise<string> {
+export async function resolveTimezone(ctx: DataContext, accountId: number, asked: string | undefined): Promise<string> {
   if (asked !== undefined) {
     if (!isTimeZoneName(asked)) throw new AppError('invalid_parameter', `timezone must be an IANA time zone name (bare UTC offsets are not), got ${JSON.stringify(asked)}`, 'timezone');
     return asked;
   }
-  const settings = await findEmbedAccountSettings(ctx.db, accountId);
-  return settings.timezone !== null && isTimeZoneName(settings.timezone) ? settings.timezone : 'UTC';
+  const timezone = await ctx.reads.timezone(ctx, accountId);
+  return timezone !== null && isTimeZoneName(timezone) ? timezone : 'UTC';
 }
 
 type Widget = NonNullable<DashboardConfig['widgets']>[number];
@@ -414,13 +414,12 @@ function shiftedQuery(query: SemanticQuery, comparison: PeriodComparison, timezo
  * dashboard is checked as for reading it.
  */
 export async function widgetData(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, widgetId: string, request: WidgetDataRequest): Promise<WidgetData> {
-  const dashboard = await requireReadableDashboard(dc, readerOf(principal), publicId);
-  const config = parseJson<DashboardConfig>(dashboard.config) ?? {};
-  const widgets = config.widgets ?? [];
+  const dashboard = await checkReadableDashboard(dc, readerOf(principal), publicId, (id) => dc.reads.dashboard(dc, principal.accountId, id));
+  const widgets = dashboard.parsedConfig.widgets ?? [];
   const widget = widgets.find((w) => w.id === widgetId);
   if (widget === undefined) throw new AppError('not_found', `dashboard ${publicId} has no widget ${widgetId}`, 'widgetId');
   // A CHART widget's snapshots are read alongside the deployment's model (two reads, one round trip of waiting).
-  const reading = widget.type === 'CHART' ? selectReportSnapshots(dc.db, principal.accountId, [dashboard.id]) : undefined;
+  const reading = widget.type === 'CHART' ? dc.reads.snapshots(dc, principal.accountId, dashboard.id) : undefined;
   reading?.catch(() => undefined);
   const scope = await openDataScope(dc, principal, dashboard.deployment_id, request.timezone, request.force === true);
   const { model, timezone } = scope;
@@ -441,7 +440,7 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   }
   if (widget.type !== 'CHART') throw new AppError('invalid_parameter', `widget ${widgetId} is a ${widget.type} widget, which runs no query`, 'widgetId');
 
-  const snapshots = (await reading!).map(presentReportSnapshot);
+  const snapshots = await reading!;
   const snapshot = snapshotOf(widget, widgets, snapshots);
   if (snapshot === undefined) throw new AppError('invalid_query', `widget ${widgetId} names no report snapshot of dashboard ${publicId}`, 'widgetId');
   const rawQuery = (snapshot.meta as { query?: unknown } | null)?.query;
