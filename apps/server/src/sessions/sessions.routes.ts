@@ -38,7 +38,21 @@ export function sessionRoutes(ctx: SessionContext, limits: RateLimits): FastifyP
         response: { 200: ExchangeResponse, ...sessionErrorResponses },
       },
       config: rateLimitFor(limits.exchange, limits.windowMs, (request) => `exchange:${request.ip}`),
-    }, async (request) => exchangeSession(ctx, request.body.sessionId));
+    }, async (request) => {
+      const answer = await exchangeSession(ctx, request.body.sessionId);
+      const include = request.body.include;
+      if (include === undefined) return answer;
+      // Each read goes through the same route, hooks and checks as the embed's own GET with this token would.
+      const read = async (url: string) => {
+        const response = await app.inject({ method: 'GET', url, headers: { authorization: `Embed-Token ${answer.token}`, accept: 'application/json' } });
+        return { status: response.statusCode, body: response.json() as unknown };
+      };
+      const [session, dashboard] = await Promise.all([
+        include.session === true ? read('/api/v1/embed/session') : undefined,
+        include.dashboard !== undefined ? read(`/api/v1/embed/dashboard/${encodeURIComponent(include.dashboard)}`) : undefined,
+      ]);
+      return { ...answer, included: { ...(session === undefined ? {} : { session }), ...(dashboard === undefined ? {} : { dashboard }) } };
+    });
 
     app.post('/api/v1/embed/session/revoke', {
       schema: {

@@ -55,7 +55,27 @@ export const GenerateSessionResponse = Type.Object({
 });
 export type GenerateSessionResponse = Static<typeof GenerateSessionResponse>;
 
-export const ExchangeBody = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+/** One read answered with the token: the status and JSON body the request itself would have answered with. */
+function IncludedAnswer(request: string) {
+  return Type.Object({
+    status: Type.Integer({ description: `The status ${request} answers with` }),
+    body: Type.Unknown({ description: `Its JSON body: the same as ${request}, or the error body` }),
+  }, { description: `What ${request} answers, sent with the new token` });
+}
+
+/**
+ * The embed's first reads, answered with the token (docs/embedding.md "2. The embed exchanges the session id"): the
+ * embed page asks for them so that it starts with one round trip instead of two.
+ */
+export const ExchangeInclude = Type.Object({
+  session: Type.Optional(Type.Boolean({ description: 'true: the answer carries what GET /api/v1/embed/session answers with the new token' })),
+  dashboard: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A dashboard publicId: the answer carries what GET /api/v1/embed/dashboard/{publicId} answers with the new token' })),
+}, { additionalProperties: false, title: 'ExchangeInclude' });
+
+export const ExchangeBody = Type.Object({
+  sessionId: Type.String({ minLength: 1, maxLength: 200 }),
+  include: Type.Optional(ExchangeInclude),
+}, { additionalProperties: false });
 export type ExchangeBody = Static<typeof ExchangeBody>;
 
 export const ExchangeResponse = Type.Object({
@@ -63,6 +83,10 @@ export const ExchangeResponse = Type.Object({
   expiresAt: Type.String({ format: 'date-time', description: 'Nominal expiry of the token' }),
   effectiveEnd: Type.String({ format: 'date-time', description: 'When the embed treats the session as over (earlier than expiresAt)' }),
   expiringAt: Type.String({ format: 'date-time', description: 'When svc:event:session-expiring fires' }),
+  included: Type.Optional(Type.Object({
+    session: Type.Optional(IncludedAnswer('GET /api/v1/embed/session')),
+    dashboard: Type.Optional(IncludedAnswer('GET /api/v1/embed/dashboard/{publicId}')),
+  }, { description: 'Only when `include` asked: each read as that request, sent with the new token, answers it' })),
 });
 export type ExchangeResponse = Static<typeof ExchangeResponse>;
 

@@ -192,6 +192,51 @@ describeEachDialect('embed sessions', (t) => {
       expect((await app.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: {} })).json().error.field).toBe('sessionId');
     });
 
+    it('include: answers the session and dashboard reads with the token, exactly as the GETs with that token do', async () => {
+      const minted = await generate({ deploymentId: s.refs.prod, externalId: 'with-reads' });
+      const res = await app.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: { sessionId: minted.json().sessionId, include: { session: true, dashboard: publicIds.q1 } } });
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json() as { token: string; included: Record<string, { status: number; body: unknown }> };
+      const authorization = `Embed-Token ${body.token}`;
+      const session = await app.inject({ url: '/api/v1/embed/session', headers: { authorization } });
+      const dashboard = await readDashboard(publicIds.q1!, authorization);
+      expect(body.included).toEqual({ session: { status: 200, body: session.json() }, dashboard: { status: 200, body: dashboard.json() } });
+      expect((body.included.session!.body as { session: { deploymentId: number } }).session.deploymentId).toBe(s.refs.prod);
+      expect((body.included.dashboard!.body as { publicId: string }).publicId).toBe(publicIds.q1);
+    });
+
+    it('include: a dashboard the token may not read is its own refusal, with the error body, and the token still works', async () => {
+      const cases: Array<[string, number]> = [[publicIds.stage!, 403], [publicIds.draft!, 403], [publicIds.otherQ1!, 404], ['no-such-dashboard', 404]];
+      for (const [publicId, status] of cases) {
+        const minted = await generate({ deploymentId: s.refs.prod, externalId: `refused-${status}` });
+        const res = await app.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: { sessionId: minted.json().sessionId, include: { dashboard: publicId } } });
+        expect(res.statusCode, res.body).toBe(200);
+        const body = res.json() as { token: string; included: { session?: unknown; dashboard: { status: number; body: { error: { status: number; field: string } } } } };
+        expect(body.included.session).toBeUndefined();
+        expect(body.included.dashboard.status).toBe(status);
+        expect(body.included.dashboard.body.error).toMatchObject({ status, field: 'publicId' });
+        expect((await readDashboard(publicIds.q1!, `Embed-Token ${body.token}`)).statusCode).toBe(200);
+      }
+    });
+
+    it('include: a bad include is a 400 naming the field, and the id is not spent', async () => {
+      const minted = await generate({ deploymentId: s.refs.prod, externalId: 'bad-include' });
+      const sessionId = minted.json().sessionId as string;
+      for (const [include, field] of [[{ comments: true }, 'include'], [{ session: 'yes' }, 'include.session'], [{ dashboard: '' }, 'include.dashboard'], ['session', 'include']] as const) {
+        const res = await app.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: { sessionId, include } });
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json().error.field).toContain(field);
+      }
+      expect((await exchange(sessionId)).statusCode).toBe(200);
+    });
+
+    it('include with a spent id: 401 and nothing included', async () => {
+      const { sessionId } = await viewerToken();
+      const res = await app.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: { sessionId, include: { session: true, dashboard: publicIds.q1 } } });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).not.toHaveProperty('included');
+    });
+
     it('two concurrent exchanges of one id: one 200 and one 401', async () => {
       for (let round = 0; round < 5; round++) {
         const minted = await generate({ deploymentId: s.refs.prod, externalId: `race-${round}` });
