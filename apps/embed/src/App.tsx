@@ -249,10 +249,10 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
               <button type="button" className="comments-toggle" aria-expanded={panelOpen} aria-controls="comment-panel" onClick={() => setPanelOpen((open) => !open)}>
                 {panelOpen ? t('closeComments') : t('openComments')}
                 {!panelOpen && unseenThreads > 0 ? (
-                  <span className="comments-badge" data-testid="comments-badge" title={t('newThreadsLabel', { count: unseenThreads })}>
-                    <span aria-hidden="true">{t('newThreadsCount', { count: unseenThreads })}</span>
+                  <>
+                    <span className="comments-badge" data-testid="comments-badge" aria-hidden="true">{t('newThreadsCount', { count: unseenThreads })}</span>
                     <span className="visually-hidden">{`, ${t('newThreadsLabel', { count: unseenThreads })}`}</span>
-                  </span>
+                  </>
                 ) : null}
               </button>
               <div id="comment-panel" hidden={!panelOpen}>
