@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server } from 'node:http';
@@ -5,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { buildApp } from '../apps/server/src/app.js';
@@ -18,7 +20,10 @@ import { migrateToLatest } from '../apps/server/src/db/db.migrations.js';
 import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
 import { RAISED_RATE_LIMITS } from '../apps/server/test/limits.js';
 
-/** A real svc over HTTP (SQLite in a fresh file), as the browser reaches it: `http://127.0.0.1:<port>`. */
+/**
+ * A real svc over HTTP, as the browser reaches it: `http://127.0.0.1:<port>`; on SQLite in a fresh file, or on a
+ * fresh PostgreSQL database (startSvc's `postgresUrl`).
+ */
 export interface RunningSvc {
   origin: string;
   app: FastifyInstance;
@@ -102,9 +107,39 @@ export async function openHostPage(context: BrowserContext, url: string): Promis
   return page;
 }
 
-export async function startSvc(options: { account: ImportAccount; lifetimes?: EmbedLifetimes; ai?: Partial<AiSettings>; data?: Partial<DataSettings> }): Promise<RunningSvc> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
-  const db = openDatabase(`sqlite:${join(dir, 'svc.db')}`);
+/**
+ * A database of its own for one e2e svc: an SQLite file in a temporary directory, or, given the URL of a PostgreSQL
+ * server (the test run's `inject('postgresUrl')`), a new database there (`svc_e2e_<random>`), so that the e2e
+ * account's fixed names (tenant, publicIds, API key) never meet another test's rows. `drop()` removes it.
+ */
+async function e2eDatabase(postgresUrl: string | undefined): Promise<{ url: string; drop(): Promise<void> }> {
+  if (postgresUrl === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
+    return { url: `sqlite:${join(dir, 'svc.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `svc_e2e_${randomBytes(5).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database ${name}`);
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+export async function startSvc(options: {
+  account: ImportAccount; lifetimes?: EmbedLifetimes; ai?: Partial<AiSettings>; data?: Partial<DataSettings>;
+  /** Run on a fresh database on this PostgreSQL server instead of SQLite. */
+  postgresUrl?: string;
+}): Promise<RunningSvc> {
+  const database = await e2eDatabase(options.postgresUrl);
+  const db = openDatabase(database.url);
   await migrateToLatest(db);
   const { refs } = await importFile(db.kysely, { accounts: [options.account] });
   const app = await buildApp({
@@ -126,7 +161,7 @@ export async function startSvc(options: { account: ImportAccount; lifetimes?: Em
     async close() {
       await app.close();
       await db.close();
-      rmSync(dir, { recursive: true, force: true });
+      await database.drop();
     },
   };
 }

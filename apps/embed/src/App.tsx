@@ -54,6 +54,10 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
   // A session renewed after it lapsed starts the surface afresh (set-session rule 2: transient state is gone).
   const [epoch, setEpoch] = useState(0);
   const [panelOpen, setPanelOpen] = useState(true);
+  // Issue 23: threads others started while the comment panel was closed (its live stream runs either way).
+  const [unseenThreads, setUnseenThreads] = useState(0);
+  // Bumped by each accepted set-session: the comment stream reconnects with the new token.
+  const [credentialKey, setCredentialKey] = useState(0);
   const routeRef = useRef(route);
   routeRef.current = route;
 
@@ -158,6 +162,7 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
         if (session.mode !== 'signed') throw Object.assign(new Error('a private embed has no session to swap'), { name: 'EmbedSessionExchangeError' });
         const wasLapsed = session.isLapsed;
         await session.exchange(action.payload.sessionId);
+        setCredentialKey((key) => key + 1);
         if (wasLapsed) {
           setLapsed(false);
           setFilters(initialFilters(url.filters));
@@ -243,9 +248,16 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
             <aside className={`comments-aside${panelOpen ? ' open' : ''}`}>
               <button type="button" className="comments-toggle" aria-expanded={panelOpen} aria-controls="comment-panel" onClick={() => setPanelOpen((open) => !open)}>
                 {panelOpen ? t('closeComments') : t('openComments')}
+                {!panelOpen && unseenThreads > 0 ? (
+                  <>
+                    <span className="comments-badge" data-testid="comments-badge" aria-hidden="true">{t('newThreadsCount', { count: unseenThreads })}</span>
+                    <span className="visually-hidden">{`, ${t('newThreadsLabel', { count: unseenThreads })}`}</span>
+                  </>
+                ) : null}
               </button>
               <div id="comment-panel" hidden={!panelOpen}>
-                <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)} />
+                <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)}
+                  isOpen={panelOpen} onUnseenChange={setUnseenThreads} credentialKey={credentialKey} />
               </div>
             </aside>
           ) : undefined}

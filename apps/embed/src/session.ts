@@ -193,6 +193,27 @@ export class EmbedSession {
     return answer as T;
   }
 
+  /**
+   * Opens a long-lived GET with this session's credential and resolves to the answer unread (issue 23: the comment
+   * stream, which `request` cannot wait for). A non-2xx answer is thrown as `request` throws it, and a 401 lapses
+   * the session the same way.
+   */
+  async openStream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+    this.checkClock();
+    const grant = this.#grant;
+    if (this.mode === 'signed' && (grant === undefined || grant.lapsed)) throw new ApiError(401, 'unauthorized', 'the embed session has expired');
+    const response = await fetch(path, {
+      headers: { ...headers, ...(grant === undefined ? {} : { authorization: `Embed-Token ${grant.token}` }) },
+      credentials: grant === undefined ? 'same-origin' : 'omit',
+      cache: 'no-store',
+      signal,
+    });
+    if (response.ok) return response;
+    const answer = await response.json().catch(() => undefined) as { error?: { code?: string; message?: string } } | undefined;
+    if (response.status === 401 && grant !== undefined && grant === this.#grant) this.#lapse(grant, this.#now());
+    throw new ApiError(response.status, answer?.error?.code ?? 'error', answer?.error?.message ?? `svc answered ${response.status}`);
+  }
+
   /** Stops the timers (the page is going away). */
   dispose(): void {
     if (this.#grant !== undefined) for (const timer of this.#grant.timers) clearTimeout(timer);

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from 'react';
 import { deleteComment, editComment, fetchMentionableUsers, postComment, resolveThread } from '../api.js';
 import type { Comment, MentionableUser, Thread, ThreadFilter } from '../api.js';
 import type { Formatters } from '../format.js';
@@ -10,6 +10,9 @@ import type { ThreadActions } from './ThreadView.js';
 import type { Translate } from '../i18n.js';
 import { useMentionDirectory } from './useMentionDirectory.js';
 import { canLoadMore, useThreads } from './useThreads.js';
+import type { CommentStreamListener } from './commentStream.js';
+import { applyThreadEvent, isListedUnder, isOthersNewThread, needsListReload } from './threadEvents.js';
+import { useCommentStream } from './useCommentStream.js';
 
 /** What the comment panel gets from the embed (issue 6 scope 4). */
 export interface CommentPanelProps {
@@ -22,6 +25,45 @@ export interface CommentPanelProps {
   refreshKey: number;
   /** A failure worth telling the host (never a 401: the session reports that itself). */
   onError(error: unknown, context: string): void;
+  /** Whether the viewer sees the panel (default true). Closed, it stays mounted and counts others' new threads. */
+  isOpen?: boolean;
+  /** The count of threads others started while the panel was closed (0 once it opens). */
+  onUnseenChange?(count: number): void;
+  /** Bumped when the host swapped in a new session (set-session): the live stream reconnects with its token. */
+  credentialKey?: number;
+}
+
+/** How long the first read of the list waits for the live stream to be ready before it goes ahead without (ms). */
+const STREAM_WAIT_MS = 2000;
+
+/** Where the viewer's eye is: an element of the panel and its distance from the top of the viewport. */
+interface ScrollAnchor { element: Element; top: number }
+
+/** The element that scrolls the panel: its nearest scrolling ancestor, else the page. */
+function scrollerOf(element: Element): Element {
+  for (let parent = element.parentElement; parent !== null; parent = parent.parentElement) {
+    const { overflowY } = getComputedStyle(parent);
+    if ((overflowY === 'auto' || overflowY === 'scroll') && parent.scrollHeight > parent.clientHeight) return parent;
+  }
+  return document.scrollingElement ?? document.documentElement;
+}
+
+/**
+ * What must stay in place when the stream changes the list above it: the focused control in the panel (a half-typed
+ * reply) when it is on screen, else the first thread on screen. None at the top of the page (a viewer there sees
+ * new threads arrive, as browsers' own scroll anchoring does) or while the panel is hidden.
+ */
+function findScrollAnchor(panel: HTMLElement | null): ScrollAnchor | undefined {
+  if (panel === null || panel.offsetParent === null) return undefined;
+  if (scrollerOf(panel).scrollTop <= 0) return undefined;
+  const onScreen = (element: Element) => {
+    const box = element.getBoundingClientRect();
+    return box.bottom > 0 && box.top < innerHeight;
+  };
+  const focused = document.activeElement;
+  if (focused !== null && focused !== panel && panel.contains(focused) && onScreen(focused)) return { element: focused, top: focused.getBoundingClientRect().top };
+  const thread = [...panel.querySelectorAll('article[data-thread-id]')].find(onScreen);
+  return thread === undefined ? undefined : { element: thread, top: thread.getBoundingClientRect().top };
 }
 
 /** How many people the `@` autocomplete lists. */
@@ -47,15 +89,18 @@ const replaceComment = (updated: Comment) => (threads: Thread[]) => threads.map(
       : thread
 ));
 
-/** SPEC B rule 3: which threads a filter lists. */
-const isListedUnder = (filter: ThreadFilter, thread: Thread) => filter === 'all' || (filter === 'open') === (thread.resolvedAt == null);
-
 /**
  * The built-in comment panel (issue 6 scope 4, SPEC B): the dashboard's threads newest first with their replies,
  * Open / Resolved / All, more by cursor, a new thread, replies, and edit, delete and resolve on the viewer's own
  * comments and threads, with `@` autocomplete over the tenant's mentionable users. Every mutation updates the
  * list from the server's answer. Drafts live here, so a refresh or a token swap keeps them; a 401 stops the panel
  * as it is (the App shows the lapse and tells the host).
+ *
+ * Issue 23: the panel follows the dashboard's live stream (commentStream.ts) while it is mounted, open or closed.
+ * Others' threads, replies, edits, deletions, resolutions and re-openings show without a reload, keeping drafts and
+ * the viewer's place on the page; the viewer's own changes, already shown from the server's answers, are not shown
+ * twice (events apply by id). The first page is read once the stream is ready (or after STREAM_WAIT_MS), so no
+ * change falls between the two; a `stream.reset` reads it again. While closed, it counts others' new threads.
  */
 export function CommentPanel(props: CommentPanelProps) {
   const { session, publicId, t, format, refreshKey } = props;
@@ -73,8 +118,85 @@ export function CommentPanel(props: CommentPanelProps) {
   }, [props.onError]);
   const report = useCallback((error: unknown) => onErrorRef.current(error, 'comments'), []);
 
-  const { state, loadMore, reload, update } = useThreads(session, publicId, filter, refreshKey, report);
+  // The first page waits for the stream (see above); it goes ahead without it when the stream is slow or down.
+  const [isListStarted, setListStarted] = useState(false);
+  const listStarted = useRef(false);
+  const startList = useCallback((): boolean => {
+    if (listStarted.current) return false;
+    listStarted.current = true;
+    setListStarted(true);
+    return true;
+  }, []);
+  useEffect(() => {
+    const timer = setTimeout(startList, STREAM_WAIT_MS);
+    return () => clearTimeout(timer);
+  }, [startList]);
+
+  const { state, loadMore, reload, update } = useThreads(session, publicId, filter, refreshKey, report, isListStarted);
   const { directory, learn } = useMentionDirectory(session, publicId, refreshKey, report);
+
+  // Others' new threads while the panel is closed, by root id (a thread deleted meanwhile is not counted).
+  const isOpen = props.isOpen ?? true;
+  const isOpenRef = useRef(isOpen);
+  const unseen = useRef(new Set<number>());
+  const [unseenCount, setUnseenCount] = useState(0);
+  useEffect(() => {
+    isOpenRef.current = isOpen;
+    if (!isOpen) return;
+    unseen.current.clear();
+    setUnseenCount(0);
+  }, [isOpen]);
+  const onUnseenChange = useRef(props.onUnseenChange);
+  useEffect(() => {
+    onUnseenChange.current = props.onUnseenChange;
+  }, [props.onUnseenChange]);
+  useEffect(() => onUnseenChange.current?.(unseenCount), [unseenCount]);
+
+  // The viewer's place on the page across a change the stream makes (set before the change, restored after it).
+  const scrollAnchor = useRef<ScrollAnchor | undefined>(undefined);
+  useLayoutEffect(() => {
+    const anchor = scrollAnchor.current;
+    scrollAnchor.current = undefined;
+    if (anchor === undefined || !anchor.element.isConnected) return;
+    const moved = anchor.element.getBoundingClientRect().top - anchor.top;
+    if (Math.abs(moved) >= 1) scrollerOf(anchor.element).scrollTop += moved;
+  });
+
+  const latest = useRef({ threads: state.threads, filter });
+  latest.current = { threads: state.threads, filter };
+  const listener: CommentStreamListener = {
+    ready(resumed) {
+      // A fresh stream starts at the newest event: the list is read after it (again, if it was read before).
+      if (!resumed && !startList()) reload();
+    },
+    reset() {
+      if (!startList()) reload();
+    },
+    event(event) {
+      const { threads, filter: shown } = latest.current;
+      if (isOthersNewThread(event)) {
+        if (!isOpenRef.current) {
+          unseen.current.add(event.threadId);
+          setUnseenCount(unseen.current.size);
+        } else {
+          setAnnouncement(t('liveThread'));
+        }
+      } else if (event.type === 'comment.created' && !event.comment.isOwn && isOpenRef.current && threads.some((thread) => thread.root.id === event.threadId)) {
+        setAnnouncement(t('liveReply'));
+      }
+      if (event.type === 'comment.deleted' && event.commentId === event.threadId && unseen.current.delete(event.threadId)) setUnseenCount(unseen.current.size);
+      if (needsListReload(threads, shown, event)) reload();
+      scrollAnchor.current ??= findScrollAnchor(panel.current);
+      update((items) => applyThreadEvent(items, shown, event));
+    },
+    stopped() {
+      startList();
+    },
+    interrupted() {
+      startList();
+    },
+  };
+  useCommentStream(session, publicId, props.credentialKey ?? 0, listener);
 
   // Drafts belong to one dashboard: another dashboard starts with none.
   const drafts = draftState.publicId === publicId ? draftState.drafts : {};

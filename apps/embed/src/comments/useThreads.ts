@@ -47,12 +47,14 @@ export function canLoadMore(state: ThreadsState): boolean {
  * The dashboard's threads under a filter (SPEC B rules 2, 3, 7): the first page, loaded again when the
  * dashboard, the filter or `refreshKey` changes, and further pages by cursor. Local updates made while a first
  * page is on its way are applied to it too when it lands, so a mutation is never undone by an older read.
+ * `isStarted` false holds the first read back (the panel waits for its live stream to be ready, so that no change
+ * falls between the list and the stream); it starts when it turns true.
  *
  * @example
  * const { state, loadMore, update } = useThreads(session, 'q1-review', 'open', refreshKey, report);
  * update((threads) => threads.filter((thread) => thread.root.id !== 42));
  */
-export function useThreads(session: EmbedSession, publicId: string, filter: ThreadFilter, refreshKey: number, report: (error: unknown) => void): UseThreads {
+export function useThreads(session: EmbedSession, publicId: string, filter: ThreadFilter, refreshKey: number, report: (error: unknown) => void, isStarted = true): UseThreads {
   const [state, setState] = useState<ThreadsState>({
     publicId, filter, threads: [], pageInfo: undefined, status: 'loading', error: undefined, isLoadingMore: false,
   });
@@ -67,6 +69,7 @@ export function useThreads(session: EmbedSession, publicId: string, filter: Thre
   }, [report]);
 
   useEffect(() => {
+    if (!isStarted) return;
     const current = ++generation.current;
     pendingUpdates.current = [];
     isLoadingMore.current = false;
@@ -88,7 +91,7 @@ export function useThreads(session: EmbedSession, publicId: string, filter: Thre
       setState((previous) => ({ ...previous, status: 'failed', error: messageOf(error) }));
       reportRef.current(error);
     });
-  }, [session, publicId, filter, refreshKey, reloadKey]);
+  }, [session, publicId, filter, refreshKey, reloadKey, isStarted]);
 
   const loadMore = useCallback(async (): Promise<number | undefined> => {
     const { pageInfo } = state;
@@ -125,7 +128,10 @@ export function useThreads(session: EmbedSession, publicId: string, filter: Thre
 
   const update = useCallback((change: ThreadsUpdate) => {
     pendingUpdates.current.push(change);
-    setState((previous) => ({ ...previous, threads: change(previous.threads) }));
+    setState((previous) => {
+      const threads = change(previous.threads);
+      return threads === previous.threads ? previous : { ...previous, threads };
+    });
   }, []);
 
   return { state, loadMore, reload, update };

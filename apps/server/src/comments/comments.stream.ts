@@ -451,10 +451,13 @@ export class CommentStreamHub {
         const mark = this.#accountMarks.get(accountId);
         if (mark !== undefined && this.#changes.unchangedSince(mark, accountId)) continue;
         const next = this.#changes.mark();
-        const live = await selectLiveSessions(this.#ctx, accountId, [...new Set([...subscribers].map((s) => s.caller.sessionId))]);
+        // Only the streams asked about are judged: one that opened during the query is not in its answer (and was
+        // authenticated after `next`, so a revocation since is seen by the next look).
+        const checked = [...subscribers];
+        const live = await selectLiveSessions(this.#ctx, accountId, [...new Set(checked.map((s) => s.caller.sessionId))]);
         if (next === undefined) this.#accountMarks.delete(accountId);
         else this.#accountMarks.set(accountId, next);
-        for (const subscriber of [...subscribers]) if (!live.has(subscriber.caller.sessionId)) this.#close(subscriber, 'revoked');
+        for (const subscriber of checked) if (!live.has(subscriber.caller.sessionId)) this.#close(subscriber, 'revoked');
       }
     } catch (error) {
       this.#onError(error, 'comment streams: checking sessions failed');
