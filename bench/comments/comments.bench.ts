@@ -11,6 +11,7 @@ import { T, bulkWriter } from '../bulk.js';
 import type { Row } from '../bulk.js';
 import { benchFlags, machine, writeResults, measureLatency, measureThroughput, startServer, startSvc, summarize, timedGet, withFreshDatabase, withServers } from '../harness.js';
 import type { BenchDialect, LatencySummary } from '../harness.js';
+import { runStreamBench } from './comments.stream.bench.js';
 
 const BARE_SERVER = new URL('../workspace/bare-server.js', import.meta.url).pathname;
 const ADMIN_KEY = 'svc_bench_comments_admin_0001';
@@ -298,7 +299,21 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { threads
  * dashboard in the same tenant: p50/p99 of the default list, resolvedOnly and a deep page; the default list's
  * throughput against a bare node:http server sending the same bytes; posts and replies acknowledged per second.
  */
+/**
+ * `npm run bench -- comments [--part list,stream] [options of that part]`: `list` is the thread list and posting
+ * (below), `stream` the live comment streams' fan-out (comments.stream.bench.ts). Both by default; a part's options
+ * are given with `--part` naming it alone.
+ */
 export async function main(args: string[]): Promise<void> {
+  const at = args.indexOf('--part');
+  const parts = at === -1 ? ['list', 'stream'] : (args[at + 1] ?? '').split(',');
+  const rest = at === -1 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
+  for (const part of parts) if (!['list', 'stream'].includes(part)) throw new Error(`--part: list or stream, got ${JSON.stringify(part)}`);
+  if (parts.includes('list')) await listBench(rest);
+  if (parts.includes('stream')) await runStreamBench(rest);
+}
+
+async function listBench(args: string[]): Promise<void> {
   const { dialects, adminUrl, flags: values } = await benchFlags(args, {
     dialects: 'sqlite,postgres', threads: '100000', 'other-threads': '200', requests: '200', rounds: '10', seconds: '10', connections: '10',
   });
