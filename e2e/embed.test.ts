@@ -597,4 +597,14 @@ suite('the embed runtime in Chromium', () => {
     expect(all[2]![1]).toEqual({ publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) });
     await page.close();
   });
+
+  it('starts after one round trip: the exchange brings the session and dashboard reads along, and no GET of either follows', async () => {
+    const page = await hostPage();
+    const frame = await mount(page);
+    await expect.poll(() => names(page)).toContain('dashboard-loaded');
+    const requests = await frame.evaluate(() => (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+      .map((r) => new URL(r.name).pathname).filter((path) => path.startsWith('/api/v1/embed/session') || /^\/api\/v1\/embed\/dashboard\/[^/]+$/.test(path)));
+    expect(requests).toEqual(['/api/v1/embed/session/token']);
+    await page.close();
+  });
 });

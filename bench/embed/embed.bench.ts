@@ -112,13 +112,16 @@ async function embedOnce(page: Page, svc: RunningSvc): Promise<EmbedSample> {
   const inside = await frame.evaluate(() => {
     const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
     const resources = (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((r) => ({ path: new URL(r.name).pathname, start: r.startTime, end: r.responseEnd }));
-    return { timeOrigin: performance.timeOrigin, nav: nav && { responseEnd: nav.responseEnd, domContentLoaded: nav.domContentLoadedEventEnd }, resources };
+    const marks = performance.getEntriesByType('mark').map((m) => ({ name: m.name, at: m.startTime }));
+    return { timeOrigin: performance.timeOrigin, nav: nav && { responseStart: nav.responseStart, responseEnd: nav.responseEnd, domInteractive: nav.domInteractive, domContentLoaded: nav.domContentLoadedEventEnd }, resources, marks };
   });
   // The iframe's navigation start, on the host page's clock, relative to t0 (both clocks are the browser's monotonic one).
   const offset = inside.timeOrigin - (result.timeOrigin + result.t0);
   const phases: Record<string, number> = { navigationStart: offset };
   if (inside.nav) {
+    phases['html start'] = offset + inside.nav.responseStart;
     phases['html end'] = offset + inside.nav.responseEnd;
+    phases.domInteractive = offset + inside.nav.domInteractive;
     phases.domContentLoaded = offset + inside.nav.domContentLoaded;
   }
   const label = (path: string) => {
@@ -130,6 +133,8 @@ async function embedOnce(page: Page, svc: RunningSvc): Promise<EmbedSample> {
     if (path.startsWith(`/api/v1/embed/dashboard/${PUBLIC_ID}/comments`)) return 'GET comments';
     return path;
   };
+  // The embed's own marks: its boot script ran (svc:boot-script), its bundle began (svc:bundle), its first render (svc:render).
+  for (const mark of inside.marks) if (mark.name.startsWith('svc:')) phases[mark.name] ??= offset + mark.at;
   for (const r of inside.resources) {
     const name = label(r.path);
     if (phases[`${name} start`] !== undefined) continue;

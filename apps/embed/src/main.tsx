@@ -29,6 +29,7 @@ function takeBootRequests(): BootRequests | undefined {
  * boot script's reads and then the first render by 20-40 ms.
  */
 async function boot(): Promise<void> {
+  performance.mark('svc:bundle');
   const early = takeBootRequests();
   const config = readPageConfig();
   const url = readUrlOptions(new URL(location.href));
@@ -72,6 +73,7 @@ async function boot(): Promise<void> {
       return;
     }
     // Preact renders and commits at once: `ready` has been sent (App's layout effect) when render() returns.
+    performance.mark('svc:render');
     createRoot(root).render(
       <StrictMode>
         <App channel={channel} session={session} current={current} initialRoute={initialRoute} url={url} browser={browser} onLapse={(listener) => { lapseListeners.add(listener); }} />
