@@ -11,6 +11,8 @@ export interface CurrentSession {
   allowEmbedComments: boolean;
   embedTheme: Record<string, unknown>;
   defaults: { timezone: string | null; locale: string | null };
+  /** svc:event:comment carries the comment's text (Generate Session's settings.commentEventText). */
+  commentEventText: boolean;
 }
 
 export interface WidgetPosition { x: number; y: number; w: number; h: number }

@@ -19,7 +19,7 @@ export type SvcEmbedProps = Omit<EmbedOptions, 'container'> & SvcEmbedEventProps
 
 const EVENT_NAMES: Array<keyof EmbedEventMap> = [
   'ready', 'view', 'navigate', 'dashboard-loaded', 'download', 'drilldown', 'ai-query', 'session-expiring', 'session-expired',
-  'error', 'action-result', 'content-size', 'renewal-failed',
+  'error', 'action-result', 'content-size', 'comment', 'renewal-failed',
 ];
 
 const propOf = (name: string) => `on${name.replace(/(^|-)([a-z])/g, (_m, _d: string, c: string) => c.toUpperCase())}`;

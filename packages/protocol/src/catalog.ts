@@ -33,6 +33,26 @@ export interface EventPayloads {
    * SDK's `autoResize` sets the iframe's height to it. Not in SPEC's catalogue; hosts that ignore it lose nothing.
    */
   'svc:event:content-size': { height: number; width: number };
+  /**
+   * svc's extension (docs/embedding.md "svc:event:comment"): the viewer started a thread or replied, through the
+   * embed's comment panel. Ids and the mentioned embed users' external ids; the text only when the host asked for
+   * it (the SDK's `commentText`). A host's page may show it; its backend hears of every comment by webhook.
+   */
+  'svc:event:comment': CommentEvent;
+}
+
+/** `svc:event:comment`: a thread started (`thread-created`) or a reply (`reply-created`) by this frame's viewer. */
+export interface CommentEvent {
+  kind: 'thread-created' | 'reply-created';
+  /** The dashboard the comment is on. */
+  publicId: string;
+  /** The thread's root comment id (for a new thread, the comment's own id). */
+  threadId: number;
+  commentId: number;
+  /** The external ids (Generate Session's `externalId`) of the embed users the comment @mentions, in their tenant. */
+  mentionedExternalIds: string[];
+  /** The comment's text: only when the host asked for it (`commentText`). */
+  body?: string;
 }
 
 /**
@@ -58,7 +78,7 @@ export type ActionType = keyof ActionPayloads;
 
 /** A field of a payload as the guards check it. */
 export interface FieldRule {
-  type: 'string' | 'number' | 'boolean' | 'object' | 'any';
+  type: 'string' | 'number' | 'boolean' | 'object' | 'strings' | 'any';
   optional?: boolean;
   nullable?: boolean;
   oneOf?: readonly string[];
@@ -86,6 +106,7 @@ export const EVENT_RULES: Rules<EventPayloads> = {
   'svc:event:error': { message: str, name: optStr, context: optStr, fatal: { type: 'boolean', optional: true } },
   'svc:event:action-result': { requestId: str, action: str, ok: { type: 'boolean' }, error: { type: 'object', optional: true } },
   'svc:event:content-size': { height: num, width: num },
+  'svc:event:comment': { kind: { type: 'string', oneOf: ['thread-created', 'reply-created'] }, publicId: str, threadId: num, commentId: num, mentionedExternalIds: { type: 'strings' }, body: optStr },
 };
 
 /** What every action payload must carry. */

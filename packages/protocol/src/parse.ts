@@ -12,6 +12,7 @@ function checkField(name: string, rule: FieldRule, value: unknown): string | und
   if (value === undefined) return rule.optional ? undefined : `payload.${name} is missing`;
   if (value === null) return rule.nullable ? undefined : `payload.${name} must not be null`;
   if (rule.type === 'any') return undefined;
+  if (rule.type === 'strings') return Array.isArray(value) && value.every((item) => typeof item === 'string') ? undefined : `payload.${name} must be a list of strings`;
   // A number must be finite: NaN and Infinity do not survive JSON, so no honest peer sends them.
   if (rule.type === 'object' ? !isRecord(value) : typeof value !== rule.type || (rule.type === 'number' && !Number.isFinite(value))) {
     return `payload.${name} must be ${rule.type === 'object' ? 'an object' : `a ${rule.type}`}`;

@@ -16,6 +16,7 @@ const EVENT_SAMPLES: { [K in keyof EventPayloads]: EventPayloads[K] } = {
   'svc:event:error': { message: 'session id refused', name: 'EmbedSessionExchangeError', context: 'session-renewal', fatal: false },
   'svc:event:action-result': { requestId: 'r1', action: 'svc:action:set-session', ok: true },
   'svc:event:content-size': { height: 2167, width: 1046 },
+  'svc:event:comment': { kind: 'reply-created', publicId: 'q1', threadId: 4, commentId: 9, mentionedExternalIds: ['ben@customer-a'] },
 };
 
 const ACTION_SAMPLES: { [K in keyof ActionPayloads]: ActionPayloads[K] } = {
@@ -71,6 +72,9 @@ describe('@svc/protocol guards (SPEC "Events")', () => {
     [{ ...event, payload: { format: 'csv', target: 'dashboard', rowCount: Infinity } }, 'svc:event:download: payload.rowCount must be a number'],
     [{ ...createEvent('svc:event:ready', EVENT_SAMPLES['svc:event:ready'], 'dashboard'), payload: { ...EVENT_SAMPLES['svc:event:ready'], embedTenant: undefined } }, 'svc:event:ready: payload.embedTenant is missing'],
     [{ ...createEvent('svc:event:navigate', { path: '/' }, 'chat'), payload: { path: null } }, 'svc:event:navigate: payload.path must not be null'],
+    [{ ...createEvent('svc:event:comment', EVENT_SAMPLES['svc:event:comment'], 'dashboard'), payload: { ...EVENT_SAMPLES['svc:event:comment'], mentionedExternalIds: 'ben' } }, 'svc:event:comment: payload.mentionedExternalIds must be a list of strings'],
+    [{ ...createEvent('svc:event:comment', EVENT_SAMPLES['svc:event:comment'], 'dashboard'), payload: { ...EVENT_SAMPLES['svc:event:comment'], mentionedExternalIds: ['ben', 7] } }, 'svc:event:comment: payload.mentionedExternalIds must be a list of strings'],
+    [{ ...createEvent('svc:event:comment', EVENT_SAMPLES['svc:event:comment'], 'dashboard'), payload: { ...EVENT_SAMPLES['svc:event:comment'], kind: 'thread-deleted' } }, 'svc:event:comment: payload.kind must be one of thread-created, reply-created'],
     [{ ...createAction('svc:action:refresh', {}), surface: 'dashboard' }, 'bad surface'],
     [{ ...createAction('svc:action:set-session', { sessionId: 'x' }), requestId: 3 }, 'bad requestId'],
     [{ ...createAction('svc:action:set-color-scheme', { scheme: 'light' }), payload: { scheme: 'sepia' } }, 'svc:action:set-color-scheme: payload.scheme must be one of light, dark, auto'],

@@ -20,7 +20,8 @@ export const EmbedSettings = Open({
   locale: Type.Optional(Text(35)),
   timezone: Type.Optional(Text(64)),
   allowAi: Type.Optional(Type.Boolean()),
-}, 'Viewer settings: locale, timezone, allowAi, plus any further keys kept as given');
+  commentEventText: Type.Optional(Type.Boolean({ description: "true: the embed's svc:event:comment carries the comment's text (docs/embedding.md)" })),
+}, 'Viewer settings: locale, timezone, allowAi, commentEventText, plus any further keys kept as given');
 
 /** DESIGN "Generate Session": unknown top-level fields are refused, so a misspelt embedTenantName is not ignored. */
 export const GenerateSessionBody = Type.Object({
@@ -128,6 +129,7 @@ export const CurrentSessionResponse = Type.Object({
       allowEmbedComments: Type.Boolean({ description: "The account setting: whether the embed shows its comment panel (the comments API answers regardless)" }),
       embedTheme: Type.Object({}, { additionalProperties: true, description: "Generate Session's embedTheme, applied before any set-theme" }),
       defaults: EmbedDefaults,
+      commentEventText: Type.Boolean({ description: "Generate Session's settings.commentEventText: svc:event:comment carries the comment's text" }),
     }),
     Type.Object({
       mode: Type.Literal('private'),
@@ -138,6 +140,7 @@ export const CurrentSessionResponse = Type.Object({
       allowEmbedComments: Type.Boolean({ description: 'The account setting; a private embed has no embed tenant, so it shows no comment panel' }),
       embedTheme: Type.Object({}, { additionalProperties: true }),
       defaults: EmbedDefaults,
+      commentEventText: Type.Boolean({ description: 'false: a private embed shows no comment panel' }),
     }),
     Type.Null(),
   ]),

@@ -282,7 +282,7 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
     return {
       session: {
         mode: 'private', deploymentId: null, embedTenant: null, embedUserId: null, userId: principal.userId,
-        allowEmbedComments: account.allowEmbedComments, embedTheme: {}, defaults: { timezone: account.timezone, locale: account.locale },
+        allowEmbedComments: account.allowEmbedComments, embedTheme: {}, defaults: { timezone: account.timezone, locale: account.locale }, commentEventText: false,
       },
     };
   }
@@ -298,6 +298,7 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
       allowEmbedComments: account.allowEmbedComments,
       embedTheme: parseObject(row?.theme),
       defaults: { timezone: textOrNull(settings.timezone) ?? account.timezone, locale: textOrNull(settings.locale) ?? account.locale },
+      commentEventText: settings.commentEventText === true,
     },
   };
 }
