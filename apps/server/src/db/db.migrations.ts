@@ -9,6 +9,7 @@ import { dataSources } from './migrations/0005-data-sources.js';
 import { boundedSearchPendingLists } from './migrations/0006-bounded-search-pending-lists.js';
 import { sessionAccess } from './migrations/0007-session-access.js';
 import { commentEvents } from './migrations/0008-comment-events.js';
+import { webhooks } from './migrations/0009-webhooks.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -25,6 +26,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0006_bounded_search_pending_lists': boundedSearchPendingLists(dialect),
       '0007_session_access': sessionAccess(),
       '0008_comment_events': commentEvents(dialect),
+      '0009_webhooks': webhooks(dialect),
     }),
   };
 }
