@@ -239,10 +239,10 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
       response.write(`event: ready\ndata: ${JSON.stringify({ webhooks: webhookSecret !== undefined })}\n\n`);
       const set = listeners.get(tenant) ?? new Set();
       listeners.set(tenant, set.add(response));
-      const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), 15_000);
+      const heartbeat = globalThis.setInterval(() => response.write(': heartbeat\n\n'), 15_000);
       // The answer's close, not the request's: a request without a body counts as closed once it is read.
       response.on('close', () => {
-        clearInterval(heartbeat);
+        globalThis.clearInterval(heartbeat);
         set.delete(response);
       });
       return;
