@@ -3,6 +3,7 @@
 // Two customers of the host app share the dashboard: each session carries its customer in securityContext.tenant,
 // and the access policy on `orders` (apps/server/demo/demo.json) keeps each to its own rows (issue 20).
 import { Buffer } from 'node:buffer';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 
@@ -47,6 +48,37 @@ const MAX_BODY_BYTES = 1024;
 /** How long the backend waits for svc before answering 502. */
 const SVC_TIMEOUT_MS = 10_000;
 
+/** The largest webhook body the receiver reads. */
+const MAX_WEBHOOK_BYTES = 256 * 1024;
+/** Standard Webhooks: a delivery whose timestamp is further than this from now is refused (replays). */
+const WEBHOOK_TOLERANCE_S = 300;
+/** What the demo host calls its own webhook endpoint in svc (it replaces its earlier ones on start). */
+const WEBHOOK_DESCRIPTION = 'svc demo host: mention toasts';
+
+/**
+ * Whether a delivery is signed with `secret` as Standard Webhooks says: `webhook-signature` holds `v1,<base64
+ * HMAC-SHA256 of "id.timestamp.body">` (possibly several, space-separated), compared in constant time, and the
+ * timestamp is within five minutes.
+ * @param {string} secret `whsec_...`
+ * @param {import('node:http').IncomingHttpHeaders} headers
+ * @param {string} body the raw body
+ * @param {number} [nowSeconds]
+ */
+export function verifyWebhook(secret, headers, body, nowSeconds = Date.now() / 1000) {
+  const id = headers['webhook-id'];
+  const timestamp = headers['webhook-timestamp'];
+  const signatures = headers['webhook-signature'];
+  if (typeof id !== 'string' || typeof timestamp !== 'string' || typeof signatures !== 'string' || !/^\d+$/.test(timestamp)) return false;
+  if (Math.abs(nowSeconds - Number(timestamp)) > WEBHOOK_TOLERANCE_S) return false;
+  const expected = createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64')).update(`${id}.${timestamp}.${body}`).digest();
+  return signatures.split(' ').some((part) => {
+    const [version, signature] = part.split(',');
+    if (version !== 'v1' || signature === undefined) return false;
+    const given = Buffer.from(signature, 'base64');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+}
+
 /**
  * @typedef {object} DemoHostOptions
  * @property {number} [port] Port to listen on (default 0: any free port).
@@ -57,11 +89,15 @@ const SVC_TIMEOUT_MS = 10_000;
  * @property {string} [publicId] The dashboard to embed (default `sales-performance`).
  * @property {string} [externalId] The first customer's viewer's external id (default `ann-1`).
  * @property {DemoCustomer[]} [customers] The customers the page switches between (default {@link DEMO_CUSTOMERS}).
+ * @property {boolean} [webhooks] Register this host's webhook endpoint in svc on start (default true) and show a toast
+ *   when a `comment.created` mentions the signed-in viewer. svc must be allowed to deliver to this host's address (the
+ *   demo account's `allowPrivateWebhookUrls`); when registering fails, the host runs without toasts and says why.
  */
 
 /**
  * @typedef {object} DemoHost
  * @property {string} url The address the server listens on, e.g. `http://127.0.0.1:3001`.
+ * @property {number | undefined} webhookEndpointId svc's id of the host's webhook endpoint, once registered.
  * @property {() => Promise<void>} close Stops listening and drops open connections.
  */
 
@@ -72,7 +108,7 @@ const SVC_TIMEOUT_MS = 10_000;
  * @param {DemoHostOptions} options
  * @returns {Promise<DemoHost>}
  */
-export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiKey, deploymentId, publicId = 'sales-performance', externalId, customers = DEMO_CUSTOMERS }) {
+export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiKey, deploymentId, publicId = 'sales-performance', externalId, customers = DEMO_CUSTOMERS, webhooks = true }) {
   if (typeof svcUrl !== 'string' || !/^https?:\/\//.test(svcUrl)) throw new TypeError(`svcUrl must be an http(s) URL, got ${JSON.stringify(svcUrl)}`);
   if (typeof apiKey !== 'string' || apiKey === '') throw new TypeError('apiKey is required');
   if (!Number.isInteger(deploymentId)) throw new TypeError(`deploymentId must be an integer, got ${JSON.stringify(deploymentId)}`);
@@ -83,13 +119,13 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
   const page = renderPage({ svcUrl: svc, publicId, deploymentId, customers: viewers.map(({ tenant, label, externalId: id, firstName }) => ({ tenant, label, externalId: id, firstName })) });
 
   /** Calls svc with the API key; resolves to svc's response or throws an Error whose message is safe to show. */
-  const callSvc = async (path, body) => {
+  const callSvc = async (path, body, method = 'POST') => {
     let response;
     try {
       response = await globalThis.fetch(`${svc}${path}`, {
-        method: 'POST',
+        method,
         headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(body),
+        body: body === undefined ? undefined : JSON.stringify(body),
         signal: globalThis.AbortSignal.timeout(SVC_TIMEOUT_MS),
       });
     } catch (error) {
@@ -129,6 +165,31 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
     await callSvc('/api/v1/embed/session/revoke', { externalId: viewer.externalId, embedTenantName: viewer.embedTenantName });
   };
 
+  /** The secret of this host's webhook endpoint (shown by svc once, when the host registers it on start). */
+  let webhookSecret;
+  let webhookEndpointId;
+  /** Open notification streams of the page, by customer tenant. */
+  const listeners = new Map();
+
+  /** Tells the pages of a customer's viewer that they were mentioned (Server-Sent Events). */
+  const notify = (tenant, notification) => {
+    for (const response of listeners.get(tenant) ?? []) response.write(`event: mention\ndata: ${JSON.stringify(notification)}\n\n`);
+  };
+
+  /** A verified `comment.created`: a toast for each mentioned viewer of this host who is one of its customers. */
+  const onWebhook = (event) => {
+    if (event?.type !== 'comment.created' || !Array.isArray(event.data?.mentions)) return;
+    const author = viewers.find((v) => v.embedTenantName === event.data.embedTenant && v.externalId === event.data.author?.externalId);
+    for (const mention of event.data.mentions) {
+      const viewer = viewers.find((v) => v.embedTenantName === event.data.embedTenant && v.externalId === mention.externalId);
+      if (viewer === undefined) continue;
+      notify(viewer.tenant, {
+        externalId: viewer.externalId, by: author?.firstName ?? event.data.author?.externalId ?? 'someone', dashboardId: event.data.dashboardId,
+        threadId: event.data.threadId, commentId: event.data.commentId,
+      });
+    }
+  };
+
   const server = createServer((request, response) => {
     handle(request, response).catch((error) => {
       console.error('demo host: request failed', error);
@@ -142,10 +203,50 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
     const path = new URL(request.url ?? '/', 'http://demo-host.invalid').pathname;
     response.setHeader('x-content-type-options', 'nosniff');
     const isSessionRoute = path === '/api/svc-session' || path === '/api/svc-logout';
-    // Only a POST to the session routes reads its body: any other is dropped so the connection can be reused.
+    const isWebhookRoute = path === '/api/svc-webhook';
+    // Only a POST to the session and webhook routes reads its body: any other is dropped so the connection can be reused.
     let body = '';
     if (isSessionRoute && request.method === 'POST') body = await readBody(request);
+    else if (isWebhookRoute && request.method === 'POST') body = await readBody(request, MAX_WEBHOOK_BYTES);
     else request.resume();
+
+    if (isWebhookRoute) {
+      if (!allowMethod(request, response, ['POST'])) return;
+      // svc's signature is the only credential of this route: anything unsigned, forged or stale is refused.
+      if (webhookSecret === undefined || body === undefined || !verifyWebhook(webhookSecret, request.headers, body)) {
+        sendJson(response, 401, errorBody(401, 'bad_signature', 'the webhook signature does not verify'));
+        return;
+      }
+      let event;
+      try {
+        event = JSON.parse(body);
+      } catch {
+        sendJson(response, 400, errorBody(400, 'bad_request', 'the webhook body is not JSON'));
+        return;
+      }
+      onWebhook(event);
+      response.writeHead(204).end();
+      return;
+    }
+    if (path === '/api/notifications') {
+      if (!allowMethod(request, response, ['GET'])) return;
+      const tenant = new URL(request.url ?? '/', 'http://demo-host.invalid').searchParams.get('customer') ?? viewers[0].tenant;
+      if (!viewerOf.has(tenant)) {
+        sendJson(response, 400, errorBody(400, 'bad_request', `customer must be one of ${[...viewerOf.keys()].join(', ')}`));
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
+      response.write(`event: ready\ndata: ${JSON.stringify({ webhooks: webhookSecret !== undefined })}\n\n`);
+      const set = listeners.get(tenant) ?? new Set();
+      listeners.set(tenant, set.add(response));
+      const heartbeat = globalThis.setInterval(() => response.write(': heartbeat\n\n'), 15_000);
+      // The answer's close, not the request's: a request without a body counts as closed once it is read.
+      response.on('close', () => {
+        globalThis.clearInterval(heartbeat);
+        set.delete(response);
+      });
+      return;
+    }
 
     if (path === '/' || path === '/index.html') {
       if (!allowMethod(request, response, ['GET', 'HEAD'])) return;
@@ -201,9 +302,32 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
   });
   const address = /** @type {import('node:net').AddressInfo} */ (server.address());
   const hostname = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${hostname}:${address.port}`;
+  if (webhooks) {
+    try {
+      // Replace the endpoints an earlier start of the host registered (their secrets are gone with that process).
+      const existing = await (await callSvc('/api/v1/webhooks/endpoints', undefined, 'GET')).json();
+      for (const endpoint of existing.items ?? []) {
+        if (endpoint.description === WEBHOOK_DESCRIPTION && new URL(endpoint.url).port === String(address.port)) {
+          await callSvc(`/api/v1/webhooks/endpoints/${endpoint.id}`, undefined, 'DELETE');
+        }
+      }
+      const created = await (await callSvc('/api/v1/webhooks/endpoints', {
+        url: `${url}/api/svc-webhook`, eventTypes: ['comment.created'], description: WEBHOOK_DESCRIPTION,
+      })).json();
+      webhookSecret = created.secret;
+      webhookEndpointId = created.id;
+    } catch (error) {
+      console.warn(`demo host: no mention toasts: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   return {
-    url: `http://${hostname}:${address.port}`,
+    url,
+    get webhookEndpointId() {
+      return webhookEndpointId;
+    },
     close: () => new Promise((resolve, reject) => {
+      for (const set of listeners.values()) for (const response of set) response.end();
       server.close((error) => (error ? reject(error) : resolve()));
       server.closeAllConnections();
     }),
@@ -211,18 +335,19 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
 }
 
 /**
- * The request body as text (at most MAX_BODY_BYTES; the rest is read and dropped), or `undefined` when it was longer.
+ * The request body as text (at most `limit` bytes; the rest is read and dropped), or `undefined` when it was longer.
  * @param {import('node:http').IncomingMessage} request
+ * @param {number} [limit]
  * @returns {Promise<string | undefined>}
  */
-async function readBody(request) {
+async function readBody(request, limit = MAX_BODY_BYTES) {
   const chunks = [];
   let size = 0;
   for await (const chunk of request) {
     size += chunk.length;
-    if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    if (size <= limit) chunks.push(chunk);
   }
-  return size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8');
+  return size > limit ? undefined : Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -342,6 +467,8 @@ export function renderPage({ svcUrl, publicId, deploymentId, customers }) {
         <code>securityContext.tenant</code>, and svc's access policy on <code>orders</code> filters by it.</p>
     </div>
   </header>
+
+  <div id="toasts" class="toasts" role="status" aria-live="polite"></div>
 
   <main class="layout">
     <section class="embed-panel" aria-labelledby="embed-heading">

@@ -1,6 +1,6 @@
 // The demo host page's script (runs in the browser): embeds the dashboard with @svc/embed-sdk, logs every event
 // and wires every action to the controls. Session ids come from this host's own backend (/api/svc-session).
-/* global document, fetch, FormData, history, location */
+/* global document, fetch, FormData, history, location, EventSource, setTimeout */
 import { embed } from '/sdk.js';
 
 const config = JSON.parse(document.getElementById('demo-config').textContent);
@@ -334,6 +334,7 @@ for (const button of switchButtons) {
     if (next === undefined || (next === customer && handle !== undefined)) return;
     customer = next;
     showCustomer();
+    listenForMentions();
     log('action', `switch customer: ${customer.label} (${customer.firstName}, tenant ${customer.tenant})`, { securityContext: { tenant: customer.tenant } });
     handle?.destroy();
     handle = undefined;
@@ -343,5 +344,30 @@ for (const button of switchButtons) {
 
 $('clear-log').addEventListener('click', () => logList.replaceChildren());
 
+// ---- mentions: svc's webhook reaches this host's backend, which tells the page of the mentioned viewer ----
+
+let mentions;
+
+/** A toast for a few seconds: who mentioned the signed-in viewer, on which dashboard. */
+function showToast(text) {
+  const toast = document.createElement('div');
+  toast.className = 'toast';
+  toast.textContent = text;
+  $('toasts').append(toast);
+  setTimeout(() => toast.remove(), 8000);
+}
+
+/** Follows the backend's notifications for the signed-in customer's viewer (one stream; a switch replaces it). */
+function listenForMentions() {
+  mentions?.close();
+  mentions = new EventSource(`/api/notifications?customer=${encodeURIComponent(customer.tenant)}`);
+  mentions.addEventListener('mention', (message) => {
+    const mention = JSON.parse(message.data);
+    showToast(`${mention.by} mentioned you in a comment on ${mention.dashboardId}`);
+    log('info', 'webhook: you were mentioned', mention);
+  });
+}
+
 showCustomer();
+listenForMentions();
 mount();

@@ -40,6 +40,11 @@ import type { SessionContext } from './sessions/sessions.service.js';
 import { loadTokenSigner } from './sessions/sessions.tokens.js';
 import { PageCache } from './http/http.page-cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
+import type { WebhookSettings } from './core/core.config.js';
+import { resolveWithDns } from './webhooks/webhooks.addresses.js';
+import type { ResolveHost } from './webhooks/webhooks.addresses.js';
+import { WebhookDispatcher } from './webhooks/webhooks.dispatcher.js';
+import { webhookRoutes } from './webhooks/webhooks.routes.js';
 
 export interface AppConfig {
   /** An open, migrated database. The app never closes it: whoever opened it does. */
@@ -85,6 +90,12 @@ export interface AppConfig {
   rateLimitStore?: RateLimitStore;
   /** Limits of the live comment streams (default from SVC_COMMENT_STREAMS_PER_SESSION, SVC_COMMENT_STREAM_HEARTBEAT_MS, SVC_COMMENT_STREAM_REPLAY_MAX, SVC_COMMENT_EVENT_RETENTION_MS). */
   commentStreams?: Partial<CommentStreamSettings>;
+  /**
+   * Webhooks (default from SVC_WEBHOOKS_ALLOW_PRIVATE and SVC_WEBHOOK_*); `deliver` runs this process's delivery
+   * worker (`svc serve`: SVC_WEBHOOK_DELIVERY; default false). `resolveHost` and `random` stand in for DNS and the
+   * jitter in tests.
+   */
+  webhooks?: Partial<WebhookSettings> & { resolveHost?: ResolveHost; random?: () => number };
 }
 
 /** Fastify takes a hop count at run time, but its types do not: the same rule (Fastify's own) as a function. */
@@ -177,6 +188,18 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   });
   await app.register(commentRoutes(ctx, pages, streams));
   await app.register(workspaceRoutes(ctx, pages));
+  const webhooks = { ...env.webhooks, deliver: false, ...config.webhooks };
+  const resolveHost = config.webhooks?.resolveHost ?? resolveWithDns;
+  await app.register(webhookRoutes({ ...ctx, allowPrivate: webhooks.allowPrivate, resolveHost }));
+  const dispatcher = webhooks.deliver
+    ? new WebhookDispatcher({
+      db: ctx.db, dialect: ctx.dialect, settings: webhooks, now: ctx.now, resolveHost, log: logging.failures ?? app.log,
+      ...(config.webhooks?.random === undefined ? {} : { random: config.webhooks.random }),
+    })
+    : undefined;
+  app.addHook('onClose', async () => {
+    await dispatcher?.stop();
+  });
   await app.register(embedRoutes(ctx, { distDir: config.embedDistDir, sourceMaps: config.embedSourceMaps ?? env.embedSourceMaps }));
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
   const rollups = new RollupStore(data.preAggregationDir);
@@ -197,5 +220,6 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.register(dataRoutes({ ...ctx, warehouses, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(config.db.changes, config.metadataCacheEntries ?? 10_000) }, { ...env.ai, ...config.ai }));
   await app.ready();
   scheduler?.start();
+  dispatcher?.start();
   return app;
 }

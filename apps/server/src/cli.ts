@@ -165,7 +165,9 @@ async function serve(args: string[]): Promise<number> {
     ensureDemoWarehouseSqlite(config.data.demoWarehousePath);
   }
 
-  const app = await buildApp({ db, logger: { level: config.logLevel }, refreshPreAggregations: config.data.preAggregationRefresh });
+  const app = await buildApp({
+    db, logger: { level: config.logLevel }, refreshPreAggregations: config.data.preAggregationRefresh, webhooks: { deliver: config.webhooks.deliver },
+  });
   // SIGTERM: stop accepting, let the requests in flight finish (each keep-alive socket is closed once its response is
   // out: http.in-flight.ts), then close the database and exit 0. Requests still running after SVC_SHUTDOWN_TIMEOUT_MS
   // (default 10 s) are cut off, the database is closed all the same, and the exit code says so.

@@ -84,6 +84,9 @@ const SNAPSHOT_SCOPE: Record<keyof Database, 'account_id' | 'id' | 'all'> = {
   comments: 'account_id',
   comment_streams: 'account_id',
   comment_events: 'account_id',
+  webhook_endpoints: 'account_id',
+  webhook_deliveries: 'account_id',
+  webhook_attempts: 'account_id',
 };
 
 /** Row count, content hash and the rows themselves (canonical JSON) of every table, for the run's accounts. */

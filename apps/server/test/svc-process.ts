@@ -19,9 +19,10 @@ export interface SvcProcess {
  * operator runs them) and resolves once it prints where it listens.
  */
 export function startSvcServe(dbUrl: string, env: NodeJS.ProcessEnv = {}): Promise<SvcProcess> {
-  // No background rollup builds unless a test asks: on the shared test database they would build (and lock) the
-  // pre-aggregations of every other suite's deployments.
-  const child = spawnSvc(['serve', '--db', dbUrl, '--port', '0'], { SVC_LOG_LEVEL: 'warn', SVC_PREAGG_REFRESH: 'false', ...env });
+  // No background rollup builds or webhook deliveries unless a test asks: on the shared test database they would
+  // build (and lock) the pre-aggregations of every other suite's deployments, and deliver (and so change) the
+  // pending webhook deliveries of every other suite's accounts.
+  const child = spawnSvc(['serve', '--db', dbUrl, '--port', '0'], { SVC_LOG_LEVEL: 'warn', SVC_PREAGG_REFRESH: 'false', SVC_WEBHOOK_DELIVERY: 'false', ...env });
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`svc serve did not start within 30 s: ${output}`)), 30_000);

@@ -227,3 +227,17 @@ export async function findAccountOfConsoleDigest(db: Kysely<Database>, digest: s
     .where('digest', '=', digest).where('revoked_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
   return row?.account_id;
 }
+
+/**
+ * Whether the account's settings allow webhook URLs on private, loopback and link-local addresses
+ * (`allowPrivateWebhookUrls` of the import file's settings; issue 23, docs/webhooks.md "Addresses").
+ */
+export async function isAllowedPrivateWebhookUrls(db: Kysely<Database>, accountId: number): Promise<boolean> {
+  const row = await accountSettings.first(db, { accountId });
+  try {
+    const parsed = JSON.parse(row?.settings ?? '{}') as unknown;
+    return typeof parsed === 'object' && parsed !== null && (parsed as Record<string, unknown>).allowPrivateWebhookUrls === true;
+  } catch {
+    return false;
+  }
+}

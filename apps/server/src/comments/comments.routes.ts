@@ -11,7 +11,7 @@ import { requireCommenter } from './comments.policy.js';
 import type { Commenter } from './comments.policy.js';
 import type { EmbedPrincipal } from '../accounts/accounts.principal.js';
 import {
-  Comment, CommentIdParams, CommentParams, CommentStreamHeaders, EditCommentBody, MentionableUserList, MentionableUsersQuery, PostCommentBody, ResolveBody,
+  Comment, CommentIdParams, CommentParams, CommentStreamHeaders, EditCommentBody, MentionableUserList, MentionableUsersQuery, PostCommentBody, PostedComment, ResolveBody,
   Thread, ThreadList, ThreadListQuery, commentErrorResponses,
 } from './comments.schema.js';
 import {
@@ -60,7 +60,7 @@ export function commentRoutes(ctx: ServiceContext, cache: PageCache, streams: Co
         operationId: 'postDashboardComment', tags, security,
         summary: 'Start a thread, or reply to a thread root (parentId); the author is the session\'s embed user',
         params: CommentParams, body: PostCommentBody,
-        response: { 201: Described(Comment, 'The comment as stored: a new thread, or a reply'), ...commentErrorResponses },
+        response: { 201: Described(PostedComment, 'The comment as stored (a new thread, or a reply), with the embed users it mentions'), ...commentErrorResponses },
       },
     }, async (request, reply) => {
       const comment = await postComment(ctx, commenterOf(request), request.params.publicId, request.body);

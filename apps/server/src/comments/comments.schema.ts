@@ -63,6 +63,25 @@ export const Comment = Type.Object({
 }, { title: 'Comment' });
 export type Comment = Static<typeof Comment>;
 
+/** Issue 23: an embed user of the caller's tenant that a comment's body mentions (`@username`). */
+export const Mention = Type.Object({
+  userId: Type.Integer({ description: "The embed user's id (a comment's userId)" }),
+  username: Type.String(),
+  externalId: Type.String({ description: "The embed user's id in your system: Generate Session's externalId" }),
+}, { title: 'Mention' });
+
+/**
+ * The 201 of a post: the Comment, plus (an extension to SPEC's Comment) the embed users its body mentions, resolved
+ * in the caller's embed tenant.
+ */
+export const PostedComment = Type.Object({
+  ...Comment.properties,
+  mentions: Type.Array(Mention, {
+    description: "Extension to SPEC's Comment: the embed users of the caller's embed tenant that the body mentions (`@username`, case-insensitive; "
+      + 'every embed user of that name), in the order of the body. The body itself is stored as sent.',
+  }),
+}, { title: 'PostedComment' });
+
 export const Thread = Type.Object({
   root: Comment,
   replies: Type.Array(Comment, { description: 'Every live reply, oldest first' }),

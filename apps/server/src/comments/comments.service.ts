@@ -19,6 +19,12 @@ import {
   findLiveComment, insertComment, readStreamVersion, markCommentRemoved, selectReplies, selectThreadRoots, setThreadResolution, updateCommentBody,
 } from './comments.store.js';
 import type { CommentRow, CommentScope, EventRow, ListedComment, ThreadFilter, ThreadPosition } from './comments.store.js';
+import { resolveMentions } from './comments.mentions.js';
+import type { Mention } from './comments.mentions.js';
+import type { Kysely } from 'kysely';
+import type { Database, WebhookEventType } from '../db/db.schema.js';
+import { enqueueWebhookEvent, nudgeWebhookDelivery } from '../webhooks/webhooks.outbox.js';
+import { findEmbedIdentity } from '../sessions/sessions.store.js';
 
 /** The dashboard a request names, checked readable (SPEC B rule 10: 404 before 403), and the caller's scope in it. */
 async function openDashboard(ctx: ServiceContext, commenter: Commenter, publicId: string): Promise<{ dashboard: DashboardRow; scope: CommentScope }> {
@@ -135,7 +141,9 @@ async function readThreadPage(
  * (rule 1: one level; a reply's id is a 400, anything not live on this dashboard in this tenant a 404). The author
  * is always the session's embed user (rule 9).
  */
-export async function postComment(ctx: ServiceContext, commenter: Commenter, publicId: string, input: { body: string; parentId?: number | undefined }): Promise<Comment> {
+export async function postComment(
+  ctx: ServiceContext, commenter: Commenter, publicId: string, input: { body: string; parentId?: number | undefined },
+): Promise<Comment & { mentions: Mention[] }> {
   const body = requireStorableBody(input.body);
   const { scope } = await openDashboard(ctx, commenter, publicId);
   let parentId: number | null = null;
@@ -147,8 +155,49 @@ export async function postComment(ctx: ServiceContext, commenter: Commenter, pub
     }
     parentId = parent.id;
   }
-  const row = await insertComment(ctx.db, scope, { parentId, embedUserId: commenter.embedUserId, body, createdAt: isoTimestamp(ctx.now()) });
-  return presentComment(row, publicId, commenter);
+  const mentions = await resolveMentions(ctx.db, scope.accountId, scope.embedTenantId, body);
+  const now = ctx.now();
+  // The comment and its webhook deliveries commit together: an event exists exactly when its comment does.
+  const { row, queued } = await ctx.db.transaction().execute(async (trx) => {
+    const inserted = await insertComment(trx, scope, { parentId, embedUserId: commenter.embedUserId, body, createdAt: isoTimestamp(now) });
+    const count = await enqueueCommentEvent(trx, scope, publicId, now, 'comment.created', inserted, mentions);
+    return { row: inserted, queued: count };
+  });
+  if (queued > 0) nudgeWebhookDelivery();
+  return { ...presentComment(row, publicId, commenter), mentions };
+}
+
+/** The `data` of a webhook's comment event (docs/webhooks.md "Events"); the text goes only to endpoints that opted in. */
+async function enqueueCommentEvent(
+  db: Kysely<Database>, scope: CommentScope, publicId: string, now: Date, type: 'comment.created' | 'comment.edited', row: CommentRow, mentions: readonly Mention[],
+): Promise<number> {
+  return enqueueWebhookEvent(db, scope.accountId, now, type, async () => {
+    const identity = await findEmbedIdentity(db, scope.accountId, scope.embedTenantId, row.embed_user_id);
+    return {
+      data: {
+        embedTenant: identity.tenantName, dashboardId: publicId, threadId: row.parent_id ?? row.id, commentId: row.id,
+        author: row.embed_user_id === null ? null : { userId: row.embed_user_id, externalId: identity.externalId },
+        createdAt: row.created_at, editedAt: row.edited_at, mentions,
+      },
+      commentBody: row.body,
+    };
+  });
+}
+
+/** A webhook event of a thread or a deletion: the tenant, the dashboard and the thread, plus `fields`. */
+async function enqueueThreadEvent(
+  db: Kysely<Database>, scope: CommentScope, publicId: string, now: Date, type: WebhookEventType, threadId: number, actorId: number | null,
+  fields: Record<string, unknown>,
+): Promise<number> {
+  return enqueueWebhookEvent(db, scope.accountId, now, type, async () => {
+    const identity = await findEmbedIdentity(db, scope.accountId, scope.embedTenantId, actorId);
+    return {
+      data: {
+        embedTenant: identity.tenantName, dashboardId: publicId, threadId, ...fields,
+        by: actorId === null ? null : { userId: actorId, externalId: identity.externalId },
+      },
+    };
+  });
 }
 
 /** The 404 of a comment that is not live on this dashboard in this tenant, found so or gone meanwhile. */
@@ -166,8 +215,15 @@ export async function editComment(ctx: ServiceContext, commenter: Commenter, pub
   const { scope } = await openDashboard(ctx, commenter, publicId);
   const comment = await requireLiveComment(ctx, scope, publicId, commentId);
   if (!canEdit(commenter, comment)) throw new AppError('forbidden', `comment ${commentId} was written by another user: only its author may edit it`, 'commentId');
-  const updated = await updateCommentBody(ctx.db, scope, commentId, commenter.embedUserId, body, isoTimestamp(ctx.now()));
+  const now = ctx.now();
+  const { updated, queued } = await ctx.db.transaction().execute(async (trx) => {
+    const row = await updateCommentBody(trx, scope, commentId, commenter.embedUserId, body, isoTimestamp(now));
+    if (row === undefined) return { updated: row, queued: 0 };
+    const mentions = await resolveMentions(trx, scope.accountId, scope.embedTenantId, body);
+    return { updated: row, queued: await enqueueCommentEvent(trx, scope, publicId, now, 'comment.edited', row, mentions) };
+  });
   if (updated === undefined) throw gone(publicId, commentId);
+  if (queued > 0) nudgeWebhookDelivery();
   return presentComment(updated, publicId, commenter);
 }
 
@@ -176,7 +232,16 @@ export async function deleteComment(ctx: ServiceContext, commenter: Commenter, p
   const { scope } = await openDashboard(ctx, commenter, publicId);
   const comment = await requireLiveComment(ctx, scope, publicId, commentId);
   if (!canDelete(commenter, comment)) throw new AppError('forbidden', `comment ${commentId} was written by another user: only its author may delete it`, 'commentId');
-  if (!await markCommentRemoved(ctx.db, scope, comment, commenter.embedUserId, isoTimestamp(ctx.now()))) throw gone(publicId, commentId);
+  const now = ctx.now();
+  const { removed, queued } = await ctx.db.transaction().execute(async (trx) => {
+    if (!await markCommentRemoved(trx, scope, comment, commenter.embedUserId, isoTimestamp(now))) return { removed: false, queued: 0 };
+    const queued = await enqueueThreadEvent(trx, scope, publicId, now, 'comment.deleted', comment.parent_id ?? comment.id, commenter.embedUserId, {
+      commentId: comment.id, deletedAt: isoTimestamp(now),
+    });
+    return { removed: true, queued };
+  });
+  if (!removed) throw gone(publicId, commentId);
+  if (queued > 0) nudgeWebhookDelivery();
 }
 
 /**
@@ -193,11 +258,21 @@ export async function resolveThread(ctx: ServiceContext, commenter: Commenter, p
   if (!canResolve(commenter, after)) throw new AppError('forbidden', `thread ${commentId} was started by another user: only its author may resolve or re-open it`, 'commentId');
   // The update changes the state only from the other one, so concurrent requests serialize: the first resolution
   // is kept, and a request that lost a race reads the state again and decides again.
+  let queued = 0;
   for (let attempt = 0; attempt < 10 && resolved !== (after.resolved_at !== null); attempt++) {
-    const resolution = resolved ? { resolvedAt: isoTimestamp(ctx.now()), resolvedBy: commenter.embedUserId } : null;
-    after = await setThreadResolution(ctx.db, scope, commentId, commenter.embedUserId, resolution)
-      ?? await requireLiveComment(ctx, scope, publicId, commentId);
+    const now = ctx.now();
+    const resolution = resolved ? { resolvedAt: isoTimestamp(now), resolvedBy: commenter.embedUserId } : null;
+    const changed = await ctx.db.transaction().execute(async (trx) => {
+      const row = await setThreadResolution(trx, scope, commentId, commenter.embedUserId, resolution);
+      if (row !== undefined) {
+        queued += await enqueueThreadEvent(trx, scope, publicId, now, resolved ? 'thread.resolved' : 'thread.reopened', commentId, commenter.embedUserId,
+          resolved ? { resolvedAt: row.resolved_at } : { reopenedAt: isoTimestamp(now) });
+      }
+      return row;
+    });
+    after = changed ?? await requireLiveComment(ctx, scope, publicId, commentId);
   }
+  if (queued > 0) nudgeWebhookDelivery();
   return presentThread(after, await selectReplies(ctx.db, scope, [commentId]), publicId, commenter);
 }
 

@@ -323,3 +323,4 @@ export async function pruneCommentEvents(db: Kysely<Database>, cutoff: string): 
     return removed;
   });
 }
+

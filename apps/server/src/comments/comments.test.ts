@@ -106,7 +106,10 @@ describeEachDialect('dashboard comments', (t) => {
   const posted = async (who: ViewerSession, body: string, parentId?: number, publicId = ids.main): Promise<CommentJson> => {
     const res = await post(who, parentId === undefined ? { body } : { body, parentId }, publicId);
     expect(res.statusCode, res.body).toBe(201);
-    return res.json();
+    // The 201's `mentions` (issue 23) is not part of the Comment a thread lists.
+    const { mentions, ...comment } = res.json() as CommentJson & { mentions: unknown[] };
+    expect(Array.isArray(mentions)).toBe(true);
+    return comment;
   };
   /** Every thread of every page, walking `endCursor` while `hasNextPage`. */
   const walk = async (who: { headers: Record<string, string> }, filter = '', first = 100, publicId = ids.main): Promise<ThreadJson[]> => {
@@ -215,7 +218,7 @@ describeEachDialect('dashboard comments', (t) => {
       const comment = res.json();
       expect(comment).toEqual({
         id: expect.any(Number), dashboardId: ids.main, userId: ann.embedUserId, body: 'Revenue looks off in March',
-        editedAt: null, removedAt: null, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), isOwn: true,
+        editedAt: null, removedAt: null, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), isOwn: true, mentions: [],
       });
     });
 

@@ -33,6 +33,12 @@ export const SETTINGS = Type.Object({
   SVC_COMMENT_STREAM_HEARTBEAT_MS: whole(100, 15_000, 'how often an open comment stream sends a heartbeat comment line when idle (ms); kept below half of `SVC_IDLE_TIMEOUT_MS`'),
   SVC_COMMENT_STREAM_REPLAY_MAX: whole(1, 1000, 'most missed events a reconnecting comment stream replays after its `Last-Event-ID`; more sends `stream.reset` (reload the list)'),
   SVC_COMMENT_EVENT_RETENTION_MS: whole(1000, 86_400_000, 'how long comment events are kept for streams to resume from (ms; 24 h); a stream that resumes from before gets `stream.reset`'),
+  SVC_WEBHOOKS_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'let every account register webhook URLs on private, loopback and link-local addresses (else only accounts whose `allowPrivateWebhookUrls` setting is on); for development and tests' }),
+  SVC_WEBHOOK_DELIVERY: Type.Boolean({ default: true, description: '`svc serve` delivers due webhooks in the background; `false` leaves delivery to other processes' }),
+  SVC_WEBHOOK_TIMEOUT_MS: whole(100, 10_000, 'how long one webhook delivery attempt may take (ms), connection included; longer is a failed attempt'),
+  SVC_WEBHOOK_POLL_MS: whole(10, 1000, 'how often each process looks for due webhook deliveries (ms); a process also looks at once after its own writes'),
+  SVC_WEBHOOK_CONCURRENCY: whole(1, 8, 'webhook deliveries one process attempts at once'),
+  SVC_WEBHOOK_RETRY_SCHEDULE: Type.String({ minLength: 1, default: '5s,5m,30m,2h,5h,10h,10h', description: 'the waits before each retry of a failed webhook delivery (`ms`, `s`, `m`, `h`), each drawn at random between 0 and the step (full jitter); after the last, the delivery has failed' }),
   SVC_DATA_ROW_CAP: whole(1, 10_000, "most rows a widget's result carries; `truncated` says when more matched"),
   SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite statement's process is killed, PostgreSQL's `statement_timeout` stops it, a DuckDB statement is interrupted; 504 `query_timeout`"),
   SVC_RESULT_CACHE_MB: Type.Number({ minimum: 0, default: 64, description: "memory for data answers shared by every viewer of a process (the result cache), in MiB; an entry lasts until its data source's `refreshKey` changes; `0` turns the cache off" }),
@@ -68,6 +74,8 @@ export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
   SVC_REDIS_URL: '#rate-limits', SVC_TRUST_PROXY: '#rate-limits', SVC_METRICS_TOKEN: '#metrics',
   SVC_COMMENT_STREAMS_PER_SESSION: 'comments.md#live-updates', SVC_COMMENT_STREAM_HEARTBEAT_MS: 'comments.md#live-updates',
   SVC_COMMENT_STREAM_REPLAY_MAX: 'comments.md#live-updates', SVC_COMMENT_EVENT_RETENTION_MS: 'comments.md#live-updates',
+  SVC_WEBHOOKS_ALLOW_PRIVATE: 'webhooks.md#addresses', SVC_WEBHOOK_DELIVERY: 'webhooks.md#delivery', SVC_WEBHOOK_TIMEOUT_MS: 'webhooks.md#delivery',
+  SVC_WEBHOOK_POLL_MS: 'webhooks.md#delivery', SVC_WEBHOOK_CONCURRENCY: 'webhooks.md#delivery', SVC_WEBHOOK_RETRY_SCHEDULE: 'webhooks.md#retries',
 };
 
 /** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */
@@ -95,6 +103,42 @@ export interface Config {
   metricsToken: string | undefined;
   ai: { baseUrl: string | undefined; model: string; apiKey: string | undefined; timeoutMs: number };
   commentStreams: { perSession: number; heartbeatMs: number; replayMax: number; retentionMs: number };
+  webhooks: WebhookSettings;
+}
+
+/** Issue 23's webhooks: which addresses every account may use, and how `svc serve` delivers. */
+export interface WebhookSettings {
+  /** Every account may register private, loopback and link-local addresses. */
+  allowPrivate: boolean;
+  /** This process delivers due webhooks (`svc serve`). */
+  deliver: boolean;
+  timeoutMs: number;
+  pollMs: number;
+  concurrency: number;
+  /** The waits before each retry (ms): at most this many retries, each waiting up to its step. */
+  retryScheduleMs: number[];
+}
+
+const DURATION = /^(0|[1-9][0-9]*)(ms|s|m|h)$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/**
+ * A retry schedule as SVC_WEBHOOK_RETRY_SCHEDULE writes it: comma-separated durations (`500ms`, `5s`, `5m`, `2h`),
+ * 1 to 20 of them; undefined when it is not one.
+ *
+ * @example
+ * parseRetrySchedule('5s,5m,2h'); // [5000, 300000, 7200000]
+ */
+export function parseRetrySchedule(text: string): number[] | undefined {
+  const parts = text.split(',').map((part) => part.trim());
+  if (parts.length === 0 || parts.length > 20) return undefined;
+  const steps: number[] = [];
+  for (const part of parts) {
+    const match = DURATION.exec(part);
+    if (match === null) return undefined;
+    steps.push(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
+  }
+  return steps;
 }
 
 /** What a person reads about the expected form, from the schema (`a whole number >= 1`). */
@@ -139,6 +183,9 @@ export function readSetting<N extends SettingName>(name: N, env: NodeJS.ProcessE
   const value = convert(schema, raw);
   if (!Value.Check(schema, value)) throw new Error(`${name} must be ${expected(schema)}, got ${JSON.stringify(raw)}`);
   if (name === 'SVC_TRUST_PROXY') checkTrustProxy(raw);
+  if (name === 'SVC_WEBHOOK_RETRY_SCHEDULE' && parseRetrySchedule(raw) === undefined) {
+    throw new Error(`SVC_WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated durations such as 5s,5m,2h (units ms, s, m, h), got ${JSON.stringify(raw)}`);
+  }
   return value as Settings[N];
 }
 
@@ -205,6 +252,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     commentStreams: {
       perSession: s.SVC_COMMENT_STREAMS_PER_SESSION, heartbeatMs: s.SVC_COMMENT_STREAM_HEARTBEAT_MS,
       replayMax: s.SVC_COMMENT_STREAM_REPLAY_MAX, retentionMs: s.SVC_COMMENT_EVENT_RETENTION_MS,
+    },
+    webhooks: {
+      allowPrivate: s.SVC_WEBHOOKS_ALLOW_PRIVATE, deliver: s.SVC_WEBHOOK_DELIVERY, timeoutMs: s.SVC_WEBHOOK_TIMEOUT_MS, pollMs: s.SVC_WEBHOOK_POLL_MS,
+      concurrency: s.SVC_WEBHOOK_CONCURRENCY, retryScheduleMs: parseRetrySchedule(s.SVC_WEBHOOK_RETRY_SCHEDULE)!,
     },
   };
 }

@@ -10,6 +10,7 @@ import { boundedSearchPendingLists } from './migrations/0006-bounded-search-pend
 import { sessionAccess } from './migrations/0007-session-access.js';
 import { commentEvents } from './migrations/0008-comment-events.js';
 import { metadataNotifications } from './migrations/0009-metadata-notifications.js';
+import { webhooks } from './migrations/0010-webhooks.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -27,6 +28,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0007_session_access': sessionAccess(),
       '0008_comment_events': commentEvents(dialect),
       '0009_metadata_notifications': metadataNotifications(dialect),
+      '0010_webhooks': webhooks(dialect),
     }),
   };
 }

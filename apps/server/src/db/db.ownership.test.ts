@@ -33,6 +33,9 @@ const OWNERS = {
   comments: 'comments/comments.store.ts',
   comment_streams: 'comments/comments.store.ts',
   comment_events: 'comments/comments.store.ts',
+  webhook_endpoints: 'webhooks/webhooks.store.ts',
+  webhook_deliveries: 'webhooks/webhooks.store.ts',
+  webhook_attempts: 'webhooks/webhooks.store.ts',
 } as const satisfies Record<keyof Database, string>;
 
 /**

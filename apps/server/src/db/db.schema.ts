@@ -286,6 +286,63 @@ export interface CommentEventsTable {
   recorded_at: string;
 }
 
+/** Issue 23: the event types a webhook endpoint can subscribe to (docs/webhooks.md). */
+export type WebhookEventType = 'comment.created' | 'comment.edited' | 'comment.deleted' | 'thread.resolved' | 'thread.reopened' | 'embed_session.revoked';
+
+/** An account's webhook endpoint (migration 0010). */
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  account_id: number;
+  url: string;
+  description: string | null;
+  /** JSON array of WebhookEventType. */
+  event_types: string;
+  /** 1: comment payloads carry the comment's text (`body`). */
+  include_comment_body: Generated<number>;
+  /** The Standard Webhooks secret (`whsec_` + base64), which svc signs with. */
+  secret: string;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  /** The first failed attempt since the last success; null while the endpoint answers. */
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** The outbox: one event for one endpoint, with the exact body it sends, its state and its lease. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  account_id: number;
+  endpoint_id: number;
+  /** The stable event id (`webhook-id`), the same on every attempt and replay. */
+  event_id: string;
+  event_type: WebhookEventType;
+  payload: string;
+  status: WebhookDeliveryStatus;
+  attempts: Generated<number>;
+  /** The attempt after which a failure is final: null, the retry schedule's last; a replay allows one more. */
+  final_attempt: number | null;
+  next_attempt_at: string | null;
+  locked_until: string | null;
+  lock_token: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+/** One attempt of a delivery: the delivery log. */
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  account_id: number;
+  delivery_id: number;
+  attempt: number;
+  attempted_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -308,6 +365,9 @@ export interface Database {
   comments: CommentsTable;
   comment_streams: CommentStreamsTable;
   comment_events: CommentEventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 /** The two kinds of the listing order, each searched through an index of its own names only (migration 0001). */

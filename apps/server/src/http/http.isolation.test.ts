@@ -36,7 +36,7 @@ const BASE_CLOCK = Date.parse('2026-06-01T12:00:00.000Z');
 /** No cell may meet a rate limit: every limit is raised, whatever limits the app grows. */
 const NO_LIMITS = Object.fromEntries(Object.entries(loadConfig({}).rateLimits).map(([name, value]) => [name, name === 'windowMs' ? value : 1_000_000])) as unknown as RateLimits;
 
-type Status = 200 | 201 | 204 | 400 | 401 | 403 | 404;
+type Status = 200 | 201 | 202 | 204 | 400 | 401 | 403 | 404;
 /** One status per credential kind, in the order of CREDENTIALS. */
 type Row = readonly [Status, Status, Status, Status, Status, Status, Status, Status, Status, Status, Status, Status, Status];
 
@@ -180,6 +180,36 @@ const EXPECTED = {
     aProd:                                 [401, 200, 200, 403, 404, 200, 200, 404, 403, 200, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
     sessionDeployment:                     [401, 400, 400, 400, 400, 200, 200, 200, 200, 200, 400, 401, 401],
+  },
+  createWebhookEndpoint: {
+    callerAccount:                         [401, 201, 403, 403, 201, 403, 403, 403, 403, 403, 201, 401, 401],
+  },
+  listWebhookEndpoints: {
+    callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
+  getWebhookEndpoint: {
+    aEndpoint:                             [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bEndpoint:                             [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  updateWebhookEndpoint: {
+    aEndpoint:                             [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bEndpoint:                             [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  deleteWebhookEndpoint: {
+    aEndpoint:                             [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bEndpoint:                             [401, 404, 403, 403, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  listWebhookDeliveries: {
+    aEndpoint:                             [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bEndpoint:                             [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  getWebhookDelivery: {
+    aDelivery:                             [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bDelivery:                             [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  replayWebhookDelivery: {
+    aDelivery:                             [401, 202, 403, 403, 404, 403, 403, 403, 403, 403, 202, 401, 401],
+    bDelivery:                             [401, 404, 403, 403, 202, 403, 403, 403, 403, 403, 404, 401, 401],
   },
 } as const satisfies Record<string, Record<string, Row>>;
 
@@ -450,7 +480,112 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       },
     });
 
+    // ---- webhooks (issue 23): endpoints and deliveries of each account, made afresh for every cell ----
+    const adminOf = (account: 'a' | 'b') => ({ authorization: `Bearer ${account === 'a' ? a.keys.alice : b.keys.admin}` });
+    const hooks = '/api/v1/webhooks/endpoints';
+    const newEndpoint = async (account: 'a' | 'b') => {
+      const res = await app.inject({ method: 'POST', url: hooks, headers: adminOf(account), payload: { url: `https://93.184.215.14/${unique('hook')}`, eventTypes: ['comment.created'] } });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json() as { id: number; url: string };
+    };
+    // An account has at most 20 endpoints: every cell removes what it made.
+    const dropEndpoint = async (account: 'a' | 'b', id: number) => {
+      await app.inject({ method: 'DELETE', url: `${hooks}/${id}`, headers: adminOf(account) });
+    };
+    const endpointsOf = async (account: 'a' | 'b') =>
+      (await app.inject({ url: hooks, headers: adminOf(account) })).json().items as Array<{ id: number; url: string; description: string | null }>;
+    const endpointVariant = (account: 'a' | 'b', request: (endpoint: { id: number; url: string }) => Omit<Prepared, 'check'>, check?: (res: LightMyRequestResponse, endpoint: { id: number; url: string }) => Promise<void>): Variant => ({
+      prepare: async () => {
+        const endpoint = await newEndpoint(account);
+        const prepared = request(endpoint);
+        return { ...prepared, check: async (res) => {
+          // The endpoint itself is in its reads and changes (a delivery log lists deliveries, none yet).
+          if (isSuccess(res) && res.statusCode !== 204 && !prepared.url.endsWith('/deliveries')) expect(res.body).toContain(endpoint.url);
+          await check?.(res, endpoint);
+          await dropEndpoint(account, endpoint.id);
+        } };
+      },
+    });
+    const endpointVariants = (request: (endpoint: { id: number; url: string }) => Omit<Prepared, 'check'>, check?: (res: LightMyRequestResponse, endpoint: { id: number; url: string }, account: 'a' | 'b') => Promise<void>) => ({
+      aEndpoint: endpointVariant('a', request, check === undefined ? undefined : (res, endpoint) => check(res, endpoint, 'a')),
+      bEndpoint: endpointVariant('b', request, check === undefined ? undefined : (res, endpoint) => check(res, endpoint, 'b')),
+    });
+    /** An endpoint of `account` and one delivery of it (a comment posted in that account), failed when `failed`. */
+    const deliveryVariant = (account: 'a' | 'b', suffix: string, failed: boolean, check?: (res: LightMyRequestResponse, deliveryId: number) => Promise<void>): Variant => ({
+      prepare: async () => {
+        const endpoint = await newEndpoint(account);
+        await postRoot(account === 'a' ? sessions.owner : sessions.otherAccount, account === 'a' ? publicIds.aWrite : publicIds.bProd, unique('hooked'));
+        const [delivery] = (await app.inject({ url: `${hooks}/${endpoint.id}/deliveries`, headers: adminOf(account) })).json().items as Array<{ id: number }>;
+        if (failed) await t().db.kysely.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('id', '=', delivery!.id).execute();
+        return {
+          url: `${hooks}/${endpoint.id}/deliveries/${delivery!.id}${suffix}`,
+          check: async (res) => {
+            await check?.(res, delivery!.id);
+            await dropEndpoint(account, endpoint.id);
+          },
+        };
+      },
+    });
+    const webhookOperations = {
+      createWebhookEndpoint: {
+        callerAccount: {
+          prepare: async (credential: Credential) => {
+            const url = `https://93.184.215.14/${unique('created')}`;
+            return {
+              url: hooks, payload: { url, eventTypes: ['comment.created'] },
+              check: async (res: LightMyRequestResponse) => {
+                const account = PLATFORM_CALLERS[credential]?.account;
+                expect((await endpointsOf('a')).some((e) => e.url === url), "an endpoint of A").toBe(isSuccess(res) && account === 'a');
+                expect((await endpointsOf('b')).some((e) => e.url === url), "an endpoint of B").toBe(isSuccess(res) && account === 'b');
+                for (const owner of ['a', 'b'] as const) {
+                  for (const endpoint of (await endpointsOf(owner)).filter((e) => e.url === url)) await dropEndpoint(owner, endpoint.id);
+                }
+              },
+            };
+          },
+        },
+      },
+      listWebhookEndpoints: {
+        callerAccount: {
+          prepare: async (credential: Credential) => {
+            const [inA, inB] = [await newEndpoint('a'), await newEndpoint('b')];
+            return {
+              url: hooks,
+              check: async (res: LightMyRequestResponse) => {
+                const account = PLATFORM_CALLERS[credential]?.account;
+                expect(res.body.includes(inA.url), "A's endpoint").toBe(isSuccess(res) && account === 'a');
+                expect(res.body.includes(inB.url), "B's endpoint").toBe(isSuccess(res) && account === 'b');
+                await dropEndpoint('a', inA.id);
+                await dropEndpoint('b', inB.id);
+              },
+            };
+          },
+        },
+      },
+      getWebhookEndpoint: endpointVariants((endpoint) => ({ url: `${hooks}/${endpoint.id}` })),
+      updateWebhookEndpoint: endpointVariants((endpoint) => ({ url: `${hooks}/${endpoint.id}`, payload: { description: `changed-${endpoint.id}` } }), async (res, endpoint, account) => {
+        const found = (await endpointsOf(account)).find((e) => e.id === endpoint.id);
+        expect(found?.description ?? null, 'the description').toBe(isSuccess(res) ? `changed-${endpoint.id}` : null);
+      }),
+      deleteWebhookEndpoint: endpointVariants((endpoint) => ({ url: `${hooks}/${endpoint.id}` }), async (res, endpoint, account) => {
+        expect((await endpointsOf(account)).some((e) => e.id === endpoint.id), 'the endpoint is still there').toBe(!isSuccess(res));
+      }),
+      listWebhookDeliveries: endpointVariants((endpoint) => ({ url: `${hooks}/${endpoint.id}/deliveries` })),
+      getWebhookDelivery: { aDelivery: deliveryVariant('a', '', false), bDelivery: deliveryVariant('b', '', false) },
+      replayWebhookDelivery: {
+        aDelivery: deliveryVariant('a', '/replay', true, async (res, id) => {
+          const row = await t().db.kysely.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+          expect(row.status, 'the delivery').toBe(isSuccess(res) ? 'pending' : 'failed');
+        }),
+        bDelivery: deliveryVariant('b', '/replay', true, async (res, id) => {
+          const row = await t().db.kysely.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+          expect(row.status, 'the delivery').toBe(isSuccess(res) ? 'pending' : 'failed');
+        }),
+      },
+    };
+
     return {
+      ...webhookOperations,
       checkLiveness: {
         process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
       },

@@ -10,6 +10,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   401: 'No usable credential: the Authorization header is missing, or its key or token is unknown, expired or revoked',
   403: 'The credential is valid but may not do this (another account, tenant or role, or a dashboard it cannot read)',
   404: 'Nothing by that id or name, or nothing the caller can see',
+  409: 'The request conflicts with the current state (a limit reached, a delivery still pending, a disabled endpoint)',
   422: 'The request is well-formed, but what it names cannot be answered (a report without a query, a question the model cannot map)',
   429: 'Too many requests: the `retry-after` header says how many seconds to wait',
   502: 'The configured AI model answered with an error or an unusable answer',
@@ -39,6 +40,7 @@ export const TAGS = [
   { name: 'Embed users', description: 'The embed users svc has seen, and their removal' },
   { name: 'Embed', description: 'What an embedded dashboard reads: the dashboard, its widgets\' data, app queries and questions in plain language' },
   { name: 'Embed comments', description: "Threads and replies on a dashboard, within the viewer's embed tenant" },
+  { name: 'Webhooks', description: "Endpoints of your backend that svc tells about comments, threads and revoked sessions, signed as Standard Webhooks say; their delivery logs" },
   { name: 'Operations', description: 'Probes for load balancers and orchestrators; no credential' },
 ] as const;
 

@@ -31,6 +31,7 @@ export const importFileSchema = {
             type: 'object',
             properties: {
               allowEmbedComments: { type: 'boolean' },
+              allowPrivateWebhookUrls: { type: 'boolean' },
               allowedEmbedOrigins: { type: 'array', maxItems: 100, items: { type: 'string', pattern: '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$' } },
               timezone: { type: 'string', minLength: 1, maxLength: 64 },
               locale: { type: 'string', minLength: 1, maxLength: 35 },

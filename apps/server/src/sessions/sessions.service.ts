@@ -23,12 +23,16 @@ import {
   insertEmbedSession,
   selectLiveSessionIds,
   redeemEmbedSession,
+  countUnrevokedSessions,
+  findEmbedIdentity,
   revokeSessionByDigest,
   revokeSessionsOfEmbedUser,
   selectEmbedUsers,
   upsertEmbedTenant,
   upsertEmbedUser,
 } from './sessions.store.js';
+import type { RevokedSession } from './sessions.store.js';
+import { enqueueWebhookEvent, nudgeWebhookDelivery } from '../webhooks/webhooks.outbox.js';
 import type { TokenSigner } from './sessions.tokens.js';
 import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identity.js';
 
@@ -213,18 +217,58 @@ const objectOrEmpty = (value: unknown): Record<string, unknown> =>
 export async function revokeSessions(ctx: SessionContext, principal: PlatformUserPrincipal, body: RevokeBody): Promise<void> {
   requireAdmin(principal);
   const { accountId } = principal;
-  const now = isoTimestamp(ctx.now());
+  const now = ctx.now();
   if ((body.sessionId === undefined) === (body.externalId === undefined)) {
     throw new AppError('invalid_body', 'send either sessionId (one session) or externalId (every session of that viewer)', body.sessionId === undefined ? 'sessionId' : 'externalId');
   }
   if (body.sessionId !== undefined) {
     if (body.embedTenantName !== undefined) throw new AppError('invalid_body', 'embedTenantName goes with externalId, not with sessionId', 'embedTenantName');
-    await revokeAndPropagate(ctx, accountId, () => revokeSessionByDigest(ctx.db, accountId, digestSecret(body.sessionId!), now));
+    await revokeAndPropagate(ctx, accountId, () => revokeWithEvent(ctx, accountId, now, 'revoked', (trx) => revokeSessionByDigest(trx, accountId, digestSecret(body.sessionId!), isoTimestamp(now))));
     return;
   }
   const tenantName = await tenantNameOf(ctx.db, accountId, body.embedTenantName);
   const embedUserId = await findEmbedUserId(ctx.db, accountId, tenantName, normalizeExternalId(body.externalId!));
-  if (embedUserId !== undefined) await revokeAndPropagate(ctx, accountId, () => revokeSessionsOfEmbedUser(ctx.db, accountId, embedUserId, now));
+  if (embedUserId !== undefined) {
+    await revokeAndPropagate(ctx, accountId, () => revokeWithEvent(ctx, accountId, now, 'logout', (trx) => revokeSessionsOfEmbedUser(trx, accountId, embedUserId, isoTimestamp(now))));
+  }
+}
+
+/** Why sessions were revoked, as the `embed_session.revoked` webhook says: one session, a logout, the embed user deleted. */
+type RevocationReason = 'revoked' | 'logout' | 'embed_user_deleted';
+
+/**
+ * Runs a revocation and writes its `embed_session.revoked` webhook event (issue 23) in one transaction: one event
+ * per embed user (or platform user, for `internalId` sessions) whose sessions it revoked. How many were revoked.
+ */
+async function revokeWithEvent(
+  ctx: SessionContext, accountId: number, now: Date, reason: RevocationReason, revoke: (trx: Kysely<Database>) => Promise<RevokedSession[]>,
+): Promise<number> {
+  let queued = 0;
+  const revoked = await ctx.db.transaction().execute(async (trx) => {
+    const sessions = await revoke(trx);
+    const byViewer = new Map<string, RevokedSession[]>();
+    for (const session of sessions) {
+      const key = `${session.embed_user_id ?? ''}:${session.user_id ?? ''}`;
+      byViewer.set(key, [...(byViewer.get(key) ?? []), session]);
+    }
+    for (const group of byViewer.values()) {
+      const [first] = group;
+      queued += await enqueueSessionEvent(trx, accountId, now, reason, first!.embed_tenant_id, first!.embed_user_id, first!.user_id, group.length);
+    }
+    return sessions.length;
+  });
+  if (queued > 0) nudgeWebhookDelivery();
+  return revoked;
+}
+
+async function enqueueSessionEvent(
+  db: Kysely<Database>, accountId: number, now: Date, reason: RevocationReason, embedTenantId: number | null, embedUserId: number | null, userId: number | null,
+  sessions: number,
+): Promise<number> {
+  return enqueueWebhookEvent(db, accountId, now, 'embed_session.revoked', async () => {
+    const identity = await findEmbedIdentity(db, accountId, embedTenantId, embedUserId);
+    return { data: { reason, embedTenant: identity.tenantName, embedUserId, externalId: identity.externalId, userId, sessions, revokedAt: isoTimestamp(now) } };
+  });
 }
 
 /** DESIGN "Embed users": the account's embed users, optionally of one tenant. */
@@ -250,12 +294,26 @@ export async function removeEmbedUser(ctx: SessionContext, principal: PlatformUs
   requireAdmin(principal);
   // Their sessions go with them (ON DELETE CASCADE), which notifies like a revocation; their comments stay, with
   // no author (ON DELETE SET NULL, whose update moves the cached thread lists' version like any comment write).
-  await revokeAndPropagate(ctx, principal.accountId, async () => {
-    if (await deleteEmbedUser(ctx.db, principal.accountId, embedUserId) === undefined) {
-      throw new AppError('not_found', `embed user ${embedUserId} not found`, 'id');
+  const now = ctx.now();
+  let queued = 0;
+  await revokeAndPropagate(ctx, principal.accountId, () => ctx.db.transaction().execute(async (trx) => {
+    // Read before the deletion: the event names whom the revoked sessions belonged to.
+    const live = await countUnrevokedSessions(trx, principal.accountId, embedUserId);
+    const identity = await findEmbedIdentity(trx, principal.accountId, null, embedUserId);
+    const tenantId = await deleteEmbedUser(trx, principal.accountId, embedUserId);
+    if (tenantId === undefined) throw new AppError('not_found', `embed user ${embedUserId} not found`, 'id');
+    if (live > 0) {
+      const tenant = await findEmbedIdentity(trx, principal.accountId, tenantId, null);
+      queued += await enqueueWebhookEvent(trx, principal.accountId, now, 'embed_session.revoked', async () => ({
+        data: {
+          reason: 'embed_user_deleted', embedTenant: tenant.tenantName, embedUserId, externalId: identity.externalId, userId: null, sessions: live,
+          revokedAt: isoTimestamp(now),
+        },
+      }));
     }
     return 1;
-  });
+  }));
+  if (queued > 0) nudgeWebhookDelivery();
 }
 
 const parseObject = (json: string | undefined): Record<string, unknown> => {

@@ -125,18 +125,29 @@ export async function selectLiveSessionIds(db: Kysely<Database>, accountId: numb
   return rows.map((row) => row.id);
 }
 
-export async function revokeSessionByDigest(db: Kysely<Database>, accountId: number, digest: string, now: string): Promise<number> {
-  const result = await db.updateTable('embed_sessions').set({ revoked_at: now })
+/** A session a revocation just revoked: whose it was (issue 23's `embed_session.revoked` webhook says so). */
+export type RevokedSession = Pick<EmbedSessionRow, 'id' | 'embed_tenant_id' | 'embed_user_id' | 'user_id'>;
+
+export async function revokeSessionByDigest(db: Kysely<Database>, accountId: number, digest: string, now: string): Promise<RevokedSession[]> {
+  return db.updateTable('embed_sessions').set({ revoked_at: now })
     .where('account_id', '=', accountId).where('digest', '=', digest).where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+    .returning(['id', 'embed_tenant_id', 'embed_user_id', 'user_id'])
+    .execute();
 }
 
-export async function revokeSessionsOfEmbedUser(db: Kysely<Database>, accountId: number, embedUserId: number, now: string): Promise<number> {
-  const result = await db.updateTable('embed_sessions').set({ revoked_at: now })
+export async function revokeSessionsOfEmbedUser(db: Kysely<Database>, accountId: number, embedUserId: number, now: string): Promise<RevokedSession[]> {
+  return db.updateTable('embed_sessions').set({ revoked_at: now })
+    .where('account_id', '=', accountId).where('embed_user_id', '=', embedUserId).where('revoked_at', 'is', null)
+    .returning(['id', 'embed_tenant_id', 'embed_user_id', 'user_id'])
+    .execute();
+}
+
+/** How many sessions of an embed user are not revoked (their deletion revokes them). */
+export async function countUnrevokedSessions(db: Kysely<Database>, accountId: number, embedUserId: number): Promise<number> {
+  const row = await db.selectFrom('embed_sessions').select((eb) => eb.fn.countAll<number>().as('n'))
     .where('account_id', '=', accountId).where('embed_user_id', '=', embedUserId).where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  return Number(row?.n ?? 0);
 }
 
 export async function findEmbedUserId(db: Kysely<Database>, accountId: number, tenantName: string, externalId: string): Promise<number | undefined> {
@@ -243,4 +254,29 @@ export async function selectMentionableUsers(
   }
   if (after !== null) query = query.where(sql<boolean>`(username_key, id) > (${after.usernameKey}, ${after.id})`);
   return query.orderBy('username_key').orderBy('id').limit(limit).execute();
+}
+
+/** An embed user's external id and embed tenant's name, for a webhook event's payload (either may be gone: null). */
+export async function findEmbedIdentity(
+  db: Kysely<Database>, accountId: number, embedTenantId: number | null, embedUserId: number | null,
+): Promise<{ tenantName: string | null; externalId: string | null }> {
+  const tenant = embedTenantId === null ? undefined
+    : await db.selectFrom('embed_tenants').select('name').where('account_id', '=', accountId).where('id', '=', embedTenantId).executeTakeFirst();
+  const user = embedUserId === null ? undefined
+    : await db.selectFrom('embed_users').select('external_id').where('account_id', '=', accountId).where('id', '=', embedUserId).executeTakeFirst();
+  return { tenantName: tenant?.name ?? null, externalId: user?.external_id ?? null };
+}
+
+/** The embed users of one tenant whose folded username is one of `keys` (mentions: comments.mentions.ts). */
+export async function selectEmbedUsersByUsernameKey(
+  db: Kysely<Database>, accountId: number, embedTenantId: number, keys: readonly string[],
+): Promise<Array<{ id: number; username: string; username_key: string; external_id: string }>> {
+  if (keys.length === 0) return [];
+  return db.selectFrom('embed_users')
+    .select(['id', 'username', 'username_key', 'external_id'])
+    .where('embed_tenant_id', '=', embedTenantId)
+    .where('account_id', '=', accountId)
+    .where('username_key', 'in', keys)
+    .orderBy('id')
+    .execute();
 }

@@ -1,0 +1,255 @@
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import type { LookupFunction } from 'node:net';
+import { request as httpsRequest } from 'node:https';
+import type { Kysely } from 'kysely';
+import type { WebhookSettings } from '../core/core.config.js';
+import { isoTimestamp } from '../core/core.context.js';
+import type { Dialect } from '../db/db.database.js';
+import type { Database } from '../db/db.schema.js';
+import { hostOf, resolveDeliveryAddress, resolveWithDns } from './webhooks.addresses.js';
+import type { ResolvedAddress, ResolveHost } from './webhooks.addresses.js';
+import { onWebhookNudge } from './webhooks.outbox.js';
+import { signWebhook } from './webhooks.signing.js';
+import { isAllowedPrivateWebhookUrls } from '../accounts/accounts.store.js';
+import { claimDueDeliveries, recordAttempt } from './webhooks.store.js';
+import type { ClaimedDelivery } from './webhooks.store.js';
+
+/** What the dispatcher logs: an endpoint disabled (warn), and its own failures (error). Never a secret. */
+export interface DispatcherLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface DispatcherOptions {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  settings: WebhookSettings;
+  /** The clock of due times, timestamps and the log (tests pass a fake one). */
+  now: () => Date;
+  /** A number in [0, 1) for the jitter (default Math.random). */
+  random?: () => number;
+  /** DNS (default node:dns); tests pass a stand-in to show a name that turns private (DNS rebinding). */
+  resolveHost?: ResolveHost;
+  log: DispatcherLog;
+  /** Deliver only these accounts' events (tests and benchmarks that share a database with other work); default all. */
+  accountIds?: readonly number[];
+}
+
+/** The most of an answer's body read (and dropped) before the connection is released. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+/** A claim outlives the attempt's timeout by this much, so another process never takes over a live attempt. */
+const LEASE_MARGIN_MS = 30_000;
+
+/** The outcome of posting one delivery. */
+interface PostResult {
+  statusCode: number | null;
+  error: string | null;
+}
+
+/**
+ * The wait before retry `retry` (1 for the first retry) under full jitter: uniform between 0 and the schedule's
+ * step (at least 1 ms), so that the deliveries of an endpoint that came back do not all return at once.
+ *
+ * @example
+ * retryDelayMs([5000, 300000], 1, () => 0.5); // 2500
+ */
+export function retryDelayMs(scheduleMs: readonly number[], retry: number, random: () => number): number {
+  const step = scheduleMs[Math.min(retry, scheduleMs.length) - 1] ?? 0;
+  return Math.max(1, Math.floor(random() * step));
+}
+
+/** A duration for people: `45 s`, `12 min`, `3.5 h`. */
+function spoken(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  return `${Math.round(ms / 360_000) / 10} h`;
+}
+
+/**
+ * Issue 23's webhook delivery worker, one per `svc serve` process: it claims due deliveries from the outbox (each
+ * attempt made by one process: `claimDueDeliveries`), posts each to its endpoint signed as Standard Webhooks says,
+ * with a timeout and to an address checked at delivery time, and records the attempt. A failure is retried after
+ * the schedule's next step under full jitter; after the last, the delivery has failed, and an endpoint that failed
+ * all that time without one success is disabled with the reason (and a log line).
+ *
+ * @example
+ * const dispatcher = new WebhookDispatcher({ db, dialect: 'sqlite', settings, now: () => new Date(), log: app.log });
+ * dispatcher.start();
+ * await dispatcher.stop();
+ */
+export class WebhookDispatcher {
+  readonly #options: DispatcherOptions;
+  readonly #random: () => number;
+  readonly #resolveHost: ResolveHost;
+  #timer: NodeJS.Timeout | undefined;
+  #unsubscribe: (() => void) | undefined;
+  #running: Promise<number> | undefined;
+  #again = false;
+  #stopped = false;
+  readonly #inFlight = new Set<AbortController>();
+
+  constructor(options: DispatcherOptions) {
+    this.#options = options;
+    this.#random = options.random ?? Math.random;
+    this.#resolveHost = options.resolveHost ?? resolveWithDns;
+  }
+
+  /** Polls every `pollMs`, and at once when this process commits deliveries (a nudge). */
+  start(): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    this.#timer = setInterval(() => this.#kick(), this.#options.settings.pollMs);
+    this.#timer.unref();
+    this.#unsubscribe = onWebhookNudge(() => this.#kick());
+    this.#kick();
+  }
+
+  #kick(): void {
+    if (this.#stopped) return;
+    if (this.#running !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.drain().catch((error: unknown) => {
+      this.#options.log.error({ err: error }, 'webhook delivery failed to run');
+      return 0;
+    }).finally(() => {
+      this.#running = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.#kick();
+      }
+    });
+  }
+
+  /** Attempts every delivery due now, batch after batch, until none is left; how many attempts were made. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const made = await this.runOnce();
+      total += made;
+      if (made < this.#options.settings.concurrency || this.#stopped) return total;
+    }
+  }
+
+  /** Claims up to `concurrency` due deliveries and attempts them together; how many were attempted. */
+  async runOnce(): Promise<number> {
+    const { db, dialect, settings, now } = this.#options;
+    const start = now();
+    const token = randomBytes(12).toString('base64url');
+    const lockedUntil = isoTimestamp(new Date(start.getTime() + settings.timeoutMs + LEASE_MARGIN_MS));
+    const claimed = await claimDueDeliveries(db, dialect, isoTimestamp(start), lockedUntil, token, settings.concurrency, this.#options.accountIds);
+    // Whether each account may use private addresses: read now, as each attempt checks the address now.
+    const allowed = new Map<number, boolean>();
+    for (const accountId of new Set(claimed.map((delivery) => delivery.account_id))) {
+      allowed.set(accountId, settings.allowPrivate || await isAllowedPrivateWebhookUrls(db, accountId));
+    }
+    await Promise.all(claimed.map((delivery) => this.#attempt(delivery, token, allowed.get(delivery.account_id) === true)));
+    return claimed.length;
+  }
+
+  async #attempt(delivery: ClaimedDelivery, token: string, allowPrivate: boolean): Promise<void> {
+    const { settings, now } = this.#options;
+    const attempt = delivery.attempts + 1;
+    const attemptedAt = now();
+    const started = performance.now();
+    const result = await this.#post(delivery, attemptedAt, allowPrivate);
+    const durationMs = Math.round(performance.now() - started);
+    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const finalAttempt = delivery.final_attempt ?? settings.retryScheduleMs.length + 1;
+    const failedForGood = !ok && attempt >= finalAttempt;
+    const error = ok ? null : result.error ?? `HTTP ${result.statusCode}`;
+    const at = isoTimestamp(attemptedAt);
+    // Disabled when its schedule ran out and the endpoint has not answered once since this delivery was made.
+    const failingSince = delivery.failing_since ?? at;
+    const disable = failedForGood && delivery.final_attempt === null && failingSince <= delivery.created_at
+      ? `every attempt failed for ${spoken(attemptedAt.getTime() - Date.parse(failingSince))}: ${attempt} attempts of ${delivery.event_type} event ${delivery.event_id}, the last: ${error}`
+      : null;
+    const written = await recordAttempt(this.#options.db, {
+      deliveryId: delivery.id, accountId: delivery.account_id, endpointId: delivery.endpoint_id, token, attempt, attemptedAt: at,
+      statusCode: result.statusCode, durationMs, error,
+      status: ok ? 'delivered' : failedForGood ? 'failed' : 'pending',
+      nextAttemptAt: ok || failedForGood ? null : isoTimestamp(new Date(attemptedAt.getTime() + retryDelayMs(settings.retryScheduleMs, attempt, this.#random))),
+      disableReason: disable,
+    });
+    if (written && disable !== null) {
+      this.#options.log.warn({ accountId: delivery.account_id, endpointId: delivery.endpoint_id, host: safeHost(delivery.url), reason: disable }, 'webhook endpoint disabled');
+    }
+  }
+
+  /** Posts the delivery once: the status code, or why no answer came. */
+  async #post(delivery: ClaimedDelivery, attemptedAt: Date, allowPrivate: boolean): Promise<PostResult> {
+    const { settings } = this.#options;
+    let url: URL;
+    try {
+      url = new URL(delivery.url);
+    } catch {
+      return { statusCode: null, error: 'the endpoint URL is not valid' };
+    }
+    let address: ResolvedAddress;
+    try {
+      address = await resolveDeliveryAddress(url, allowPrivate, this.#resolveHost);
+    } catch (error) {
+      return { statusCode: null, error: error instanceof Error ? error.message : String(error) };
+    }
+    const timestamp = Math.floor(attemptedAt.getTime() / 1000);
+    const body = Buffer.from(delivery.payload, 'utf8');
+    const headers = {
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      'user-agent': 'svc-webhooks/1',
+      'webhook-id': delivery.event_id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signWebhook(delivery.secret, delivery.event_id, timestamp, delivery.payload),
+    };
+    // The connection goes to the address just checked, whatever DNS answers next (no second lookup to rebind).
+    const lookup: LookupFunction = (_hostname, options, callback) => {
+      if ((options as { all?: boolean }).all === true) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [address]);
+      else callback(null, address.address, address.family);
+    };
+    const controller = new AbortController();
+    this.#inFlight.add(controller);
+    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${settings.timeoutMs} ms`)), settings.timeoutMs);
+    try {
+      return await new Promise<PostResult>((resolve) => {
+        const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+        const request = send(url, { method: 'POST', headers, lookup, signal: controller.signal, servername: url.protocol === 'https:' ? hostOf(url) : undefined }, (response) => {
+          let read = 0;
+          response.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > MAX_ANSWER_BYTES) response.destroy();
+          });
+          const done = () => resolve({ statusCode: response.statusCode ?? null, error: null });
+          response.once('end', done);
+          response.once('close', done);
+          response.once('error', done);
+        });
+        request.once('error', (error: Error) => {
+          const reason = controller.signal.aborted ? (controller.signal.reason as Error).message : error.message;
+          resolve({ statusCode: null, error: reason });
+        });
+        request.end(body);
+      });
+    } finally {
+      clearTimeout(timer);
+      this.#inFlight.delete(controller);
+    }
+  }
+
+  /** Stops polling and waits for the attempts under way (cut off after the timeout); their leases lapse if not recorded. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    this.#unsubscribe?.();
+    await this.#running;
+  }
+}
+
+/** The host of an endpoint URL, for a log line (its path or query may carry a token). */
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(invalid URL)';
+  }
+}

@@ -1,0 +1,198 @@
+import { sql } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Dialect } from '../db/db.database.js';
+import { prepare } from '../db/db.prepared.js';
+import type { Database, WebhookDeliveryStatus } from '../db/db.schema.js';
+
+export type WebhookEndpointRow = Selectable<Database['webhook_endpoints']>;
+export type WebhookDeliveryRow = Selectable<Database['webhook_deliveries']>;
+export type WebhookAttemptRow = Selectable<Database['webhook_attempts']>;
+
+/** Every endpoint of the account, oldest first. */
+export async function selectEndpoints(db: Kysely<Database>, accountId: number): Promise<WebhookEndpointRow[]> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+}
+
+export async function countEndpoints(db: Kysely<Database>, accountId: number): Promise<number> {
+  const row = await db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export async function findEndpoint(db: Kysely<Database>, accountId: number, endpointId: number): Promise<WebhookEndpointRow | undefined> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', endpointId).executeTakeFirst();
+}
+
+export async function insertEndpoint(db: Kysely<Database>, row: Insertable<Database['webhook_endpoints']>): Promise<WebhookEndpointRow> {
+  return db.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export type EndpointChanges = Partial<Pick<WebhookEndpointRow, 'url' | 'description' | 'event_types' | 'include_comment_body' | 'secret' | 'disabled_at' | 'disabled_reason' | 'failing_since'>> & { updated_at: string };
+
+export async function updateEndpoint(db: Kysely<Database>, accountId: number, endpointId: number, changes: EndpointChanges): Promise<WebhookEndpointRow | undefined> {
+  return db.updateTable('webhook_endpoints').set(changes).where('account_id', '=', accountId).where('id', '=', endpointId).returningAll().executeTakeFirst();
+}
+
+/** Deletes an endpoint and (by cascade) its deliveries and their attempts; whether it existed. */
+export async function deleteEndpoint(db: Kysely<Database>, accountId: number, endpointId: number): Promise<boolean> {
+  const result = await db.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', endpointId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** The enabled endpoints of an account (what an event fans out to): on every comment write, so compiled once. */
+export async function selectEnabledEndpoints(db: Kysely<Database>, accountId: number): Promise<Array<Pick<WebhookEndpointRow, 'id' | 'event_types' | 'include_comment_body'>>> {
+  return enabledEndpoints.execute(db, { accountId });
+}
+
+const enabledEndpoints = prepare((db, p: { accountId: number }) =>
+  db.selectFrom('webhook_endpoints').select(['id', 'event_types', 'include_comment_body'])
+    .where('account_id', '=', p.accountId).where('disabled_at', 'is', null).orderBy('id'));
+
+export async function insertDeliveries(db: Kysely<Database>, rows: ReadonlyArray<Insertable<Database['webhook_deliveries']>>): Promise<void> {
+  if (rows.length > 0) await db.insertInto('webhook_deliveries').values([...rows]).execute();
+}
+
+/** A keyset position in an endpoint's delivery log (newest first). */
+export async function selectDeliveries(
+  db: Kysely<Database>, accountId: number, endpointId: number, status: WebhookDeliveryStatus | undefined, beforeId: number | null, limit: number,
+): Promise<WebhookDeliveryRow[]> {
+  let query = db.selectFrom('webhook_deliveries').selectAll()
+    .where('endpoint_id', '=', endpointId).where('account_id', '=', accountId);
+  if (status !== undefined) query = query.where('status', '=', status);
+  if (beforeId !== null) query = query.where('id', '<', beforeId);
+  return query.orderBy('id', 'desc').limit(limit).execute();
+}
+
+export async function findDelivery(db: Kysely<Database>, accountId: number, endpointId: number, deliveryId: number): Promise<WebhookDeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll()
+    .where('id', '=', deliveryId).where('endpoint_id', '=', endpointId).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+/** The attempts of these deliveries, oldest first. */
+export async function selectAttempts(db: Kysely<Database>, accountId: number, deliveryIds: readonly number[]): Promise<WebhookAttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  return db.selectFrom('webhook_attempts').selectAll()
+    .where('delivery_id', 'in', deliveryIds).where('account_id', '=', accountId).orderBy('delivery_id').orderBy('id').execute();
+}
+
+/**
+ * Makes a delivery that is not pending due again now, allowing one more attempt (a replay); the row after, or
+ * undefined when it is pending (or gone) meanwhile.
+ */
+export async function markDeliveryForReplay(db: Kysely<Database>, accountId: number, endpointId: number, deliveryId: number, now: string): Promise<WebhookDeliveryRow | undefined> {
+  return db.updateTable('webhook_deliveries')
+    .set((eb) => ({ status: 'pending', next_attempt_at: now, final_attempt: eb('attempts', '+', 1), locked_until: null, lock_token: null }))
+    .where('id', '=', deliveryId).where('endpoint_id', '=', endpointId).where('account_id', '=', accountId)
+    .where('status', '!=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A claimed delivery with what its attempt needs of its endpoint and account. */
+export interface ClaimedDelivery {
+  id: number;
+  account_id: number;
+  endpoint_id: number;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  attempts: number;
+  final_attempt: number | null;
+  created_at: string;
+  url: string;
+  secret: string;
+  failing_since: string | null;
+}
+
+/**
+ * Claims up to `limit` due deliveries of enabled endpoints for this process until `lockedUntil`: one conditional
+ * update, so a delivery is claimed by one process at a time on both dialects (SQLite has one writer; on PostgreSQL
+ * the candidates are read `FOR UPDATE SKIP LOCKED`, so concurrent claimers take different rows instead of waiting,
+ * and a row another process claimed meanwhile fails the re-checked condition). A lease that lapsed (its process
+ * died mid-attempt) makes the delivery claimable again: delivery is at least once.
+ */
+export async function claimDueDeliveries(
+  db: Kysely<Database>, dialect: Dialect, now: string, lockedUntil: string, token: string, limit: number, accountIds?: readonly number[],
+): Promise<ClaimedDelivery[]> {
+  let due = db.selectFrom('webhook_deliveries as d')
+    .select('d.id')
+    .where('d.status', '=', 'pending')
+    .where('d.next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<', now)]))
+    .where((eb) => eb.exists(eb.selectFrom('webhook_endpoints as e').select('e.id')
+      .whereRef('e.id', '=', 'd.endpoint_id').where('e.disabled_at', 'is', null)))
+    .orderBy('d.next_attempt_at').orderBy('d.id')
+    .limit(limit);
+  if (accountIds !== undefined) due = due.where('d.account_id', 'in', accountIds.length === 0 ? [0] : [...accountIds]);
+  if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+  const claimed = await db.updateTable('webhook_deliveries')
+    .set({ locked_until: lockedUntil, lock_token: token })
+    .where('id', 'in', due)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .returning('id')
+    .execute();
+  if (claimed.length === 0) return [];
+  return db.selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', (j) => j.onRef('e.id', '=', 'd.endpoint_id').onRef('e.account_id', '=', 'd.account_id'))
+    .select([
+      'd.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.payload', 'd.attempts', 'd.final_attempt', 'd.created_at',
+      'e.url', 'e.secret', 'e.failing_since',
+    ])
+    .where('d.id', 'in', claimed.map((row) => row.id))
+    .where('d.lock_token', '=', token)
+    .orderBy('d.id')
+    .execute();
+}
+
+/** What one attempt ended with, written in one transaction by `recordAttempt`. */
+export interface AttemptOutcome {
+  deliveryId: number;
+  accountId: number;
+  endpointId: number;
+  token: string;
+  attempt: number;
+  attemptedAt: string;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** delivered, pending again (with its next time), or failed for good. */
+  status: WebhookDeliveryStatus;
+  nextAttemptAt: string | null;
+  /** Disable the endpoint with this reason (it kept failing). */
+  disableReason: string | null;
+}
+
+/**
+ * Writes an attempt's outcome: the delivery's new state (only while this process still holds its lease), its log
+ * row, and the endpoint's failure streak (cleared by a success, started by a failure) or its disabling. Whether
+ * the lease was still held (if not, another process owns the delivery and nothing is written).
+ */
+export async function recordAttempt(db: Kysely<Database>, outcome: AttemptOutcome): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const updated = await trx.updateTable('webhook_deliveries')
+      .set({
+        status: outcome.status, attempts: outcome.attempt, next_attempt_at: outcome.nextAttemptAt, locked_until: null, lock_token: null,
+        ...(outcome.status === 'delivered' ? { delivered_at: outcome.attemptedAt } : {}),
+      })
+      .where('id', '=', outcome.deliveryId).where('account_id', '=', outcome.accountId).where('lock_token', '=', outcome.token)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return false;
+    await trx.insertInto('webhook_attempts').values({
+      account_id: outcome.accountId, delivery_id: outcome.deliveryId, attempt: outcome.attempt, attempted_at: outcome.attemptedAt,
+      status_code: outcome.statusCode, duration_ms: outcome.durationMs, error: outcome.error,
+    }).execute();
+    const endpoint = trx.updateTable('webhook_endpoints').where('id', '=', outcome.endpointId).where('account_id', '=', outcome.accountId);
+    if (outcome.status === 'delivered') {
+      await endpoint.set({ failing_since: null }).where('failing_since', 'is not', null).execute();
+    } else {
+      await endpoint.set((eb) => ({ failing_since: eb.fn.coalesce('failing_since', sql<string>`${outcome.attemptedAt}`) })).execute();
+    }
+    if (outcome.disableReason !== null) {
+      await trx.updateTable('webhook_endpoints')
+        .set({ disabled_at: outcome.attemptedAt, disabled_reason: outcome.disableReason, updated_at: outcome.attemptedAt })
+        .where('id', '=', outcome.endpointId).where('account_id', '=', outcome.accountId).where('disabled_at', 'is', null)
+        .execute();
+    }
+    return true;
+  });
+}
