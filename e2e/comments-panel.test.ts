@@ -129,7 +129,7 @@ suite('the comment panel in Chromium (real svc API)', () => {
       w.who = who;
       const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId });
       w.handle = handle;
-      for (const name of ['ready', 'error', 'session-expired', 'action-result'] as const) {
+      for (const name of ['ready', 'error', 'session-expired', 'action-result', 'comment'] as const) {
         handle.on(name, (payload: unknown) => w.events.push([name, payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]));
       }
       await handle.ready;
@@ -400,8 +400,12 @@ suite('the comment panel in Chromium (real svc API)', () => {
     await thread.waitFor();
     expect(await thread.locator('.mention').allInnerTexts()).toEqual(['@annika', '@bert']);
     const ann = await apiAs('ann-1');
-    // Stored verbatim: the server parses nothing.
-    expect((await ann.list('cmt-mention')).items[0]!.root.body).toBe('Hello @annika see @bert ');
+    // Stored verbatim.
+    const root = (await ann.list('cmt-mention')).items[0]!.root;
+    expect(root.body).toBe('Hello @annika see @bert ');
+    // The host page hears of it (svc:event:comment): ids and the mentioned viewers' external ids, not the text.
+    const comments = (await page.evaluate(() => (window as unknown as HostWindow).events)).filter(([name]) => name === 'comment');
+    expect(comments).toEqual([['comment', { kind: 'thread-created', publicId: 'cmt-mention', threadId: root.id, commentId: root.id, mentionedExternalIds: ['annika-1', 'bert-1'] }]]);
     await page.close();
   });
 

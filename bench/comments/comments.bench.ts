@@ -12,6 +12,7 @@ import type { Row } from '../bulk.js';
 import { benchFlags, machine, writeResults, measureLatency, measureThroughput, startServer, startSvc, summarize, timedGet, withFreshDatabase, withServers } from '../harness.js';
 import type { BenchDialect, LatencySummary } from '../harness.js';
 import { runStreamBench } from './comments.stream.bench.js';
+import { runWebhookBench } from './comments.webhooks.bench.js';
 
 const BARE_SERVER = new URL('../workspace/bare-server.js', import.meta.url).pathname;
 const ADMIN_KEY = 'svc_bench_comments_admin_0001';
@@ -300,17 +301,18 @@ async function runDialect(dialect: Dialect, adminUrl: string, options: { threads
  * throughput against a bare node:http server sending the same bytes; posts and replies acknowledged per second.
  */
 /**
- * `npm run bench -- comments [--part list,stream] [options of that part]`: `list` is the thread list and posting
- * (below), `stream` the live comment streams' fan-out (comments.stream.bench.ts). Both by default; a part's options
- * are given with `--part` naming it alone.
+ * `npm run bench -- comments [--part list,stream,webhooks] [options of that part]`: `list` is the thread list and
+ * posting (below), `stream` the live comment streams' fan-out (comments.stream.bench.ts), `webhooks` deliveries per
+ * second (comments.webhooks.bench.ts). All by default; a part's options are given with `--part` naming it alone.
  */
 export async function main(args: string[]): Promise<void> {
   const at = args.indexOf('--part');
-  const parts = at === -1 ? ['list', 'stream'] : (args[at + 1] ?? '').split(',');
+  const parts = at === -1 ? ['list', 'stream', 'webhooks'] : (args[at + 1] ?? '').split(',');
   const rest = at === -1 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
-  for (const part of parts) if (!['list', 'stream'].includes(part)) throw new Error(`--part: list or stream, got ${JSON.stringify(part)}`);
+  for (const part of parts) if (!['list', 'stream', 'webhooks'].includes(part)) throw new Error(`--part: list, stream or webhooks, got ${JSON.stringify(part)}`);
   if (parts.includes('list')) await listBench(rest);
   if (parts.includes('stream')) await runStreamBench(rest);
+  if (parts.includes('webhooks')) await runWebhookBench(rest);
 }
 
 async function listBench(args: string[]): Promise<void> {

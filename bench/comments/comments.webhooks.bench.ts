@@ -4,7 +4,7 @@ import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { importFile } from '../../apps/server/src/import/import.js';
 import { generateEventId, generateWebhookSecret } from '../../apps/server/src/webhooks/webhooks.signing.js';
-import { benchDialects, machine, startSvc, withFreshDatabase, withServers } from '../harness.js';
+import { benchFlags, machine, startSvc, withFreshDatabase, withServers, writeResults } from '../harness.js';
 import type { BenchDialect } from '../harness.js';
 
 /** One run's figure: how many outbox deliveries one `svc serve` process posted per second to a local receiver. */
@@ -92,12 +92,18 @@ export async function measureWebhookDeliveries(
   }
 }
 
-/** `node --import tsx bench/comments/comments.webhooks.bench.ts [--dialects sqlite,postgres] [--events N]`: prints the figures as JSON. */
-async function main(args: string[]): Promise<void> {
-  const value = (flag: string) => { const i = args.indexOf(flag); return i === -1 ? undefined : args[i + 1]; };
-  const { dialects, adminUrl } = await benchDialects(value('--dialects') ?? 'sqlite,postgres');
-  const events = Number(value('--events') ?? 5000);
-  for (const dialect of dialects) process.stdout.write(`${JSON.stringify(await measureWebhookDeliveries(dialect, adminUrl, { events }))}\n`);
+/**
+ * `npm run bench -- comments --part webhooks [--dialects sqlite,postgres] [--events 5000] [--concurrency 8]`: the
+ * figures as JSON, and in bench/results/comments-webhooks.json.
+ */
+export async function runWebhookBench(args: string[]): Promise<WebhookDeliveryResult[]> {
+  const { dialects, adminUrl, flags } = await benchFlags(args, { dialects: 'sqlite,postgres', events: '5000', concurrency: '8' });
+  const results: WebhookDeliveryResult[] = [];
+  for (const dialect of dialects) {
+    const result = await measureWebhookDeliveries(dialect, adminUrl, { events: Number(flags.events), concurrency: Number(flags.concurrency) });
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    results.push(result);
+  }
+  writeResults('comments-webhooks', { date: new Date().toISOString(), machine: machine(), results });
+  return results;
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv.slice(2));

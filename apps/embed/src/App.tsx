@@ -257,7 +257,12 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
               </button>
               <div id="comment-panel" hidden={!panelOpen}>
                 <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)}
-                  isOpen={panelOpen} onUnseenChange={setUnseenThreads} credentialKey={credentialKey} />
+                  isOpen={panelOpen} onUnseenChange={setUnseenThreads} credentialKey={credentialKey}
+                  onPosted={(kind, comment, threadId) => channel.emit('svc:event:comment', {
+                    kind, publicId: dashboard.publicId, threadId, commentId: comment.id,
+                    mentionedExternalIds: (comment.mentions ?? []).map((mention) => mention.externalId),
+                    ...(current.commentEventText ? { body: comment.body } : {}),
+                  })} />
               </div>
             </aside>
           ) : undefined}

@@ -106,6 +106,8 @@ export interface Comment {
   editedAt?: string | null;
   createdAt: string;
   isOwn: boolean;
+  /** Only in the answer to a post: the embed users its text @mentions, in the viewer's tenant. */
+  mentions?: Array<{ userId: number; username: string; externalId: string }>;
 }
 
 export interface Thread {

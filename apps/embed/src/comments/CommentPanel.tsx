@@ -31,6 +31,8 @@ export interface CommentPanelProps {
   onUnseenChange?(count: number): void;
   /** Bumped when the host swapped in a new session (set-session): the live stream reconnects with its token. */
   credentialKey?: number;
+  /** The viewer started a thread or replied, and svc stored it (the host's svc:event:comment). */
+  onPosted?(kind: 'thread-created' | 'reply-created', comment: Comment, threadId: number): void;
 }
 
 /** How long the first read of the list waits for the live stream to be ready before it goes ahead without (ms). */
@@ -103,7 +105,7 @@ const replaceComment = (updated: Comment) => (threads: Thread[]) => threads.map(
  * change falls between the two; a `stream.reset` reads it again. While closed, it counts others' new threads.
  */
 export function CommentPanel(props: CommentPanelProps) {
-  const { session, publicId, t, format, refreshKey } = props;
+  const { session, publicId, t, format, refreshKey, onPosted } = props;
   const [filter, setFilter] = useState<ThreadFilter>('open');
   const [draftState, setDraftState] = useState<{ publicId: string; drafts: Drafts }>({ publicId, drafts: {} });
   const [announcement, setAnnouncement] = useState('');
@@ -250,6 +252,7 @@ export function CommentPanel(props: CommentPanelProps) {
 
   const postThread = async (body: string) => {
     const root = await postComment(session, publicId, body);
+    onPosted?.('thread-created', root, root.id);
     setDraft('new', undefined);
     setAnnouncement(t('commentPosted'));
     // A new thread is open: under Resolved it would not be listed, so the panel shows the open threads.
@@ -294,6 +297,7 @@ export function CommentPanel(props: CommentPanelProps) {
     cancelReply: (thread) => setDraft(replyKey(thread), undefined),
     async reply(thread, body) {
       const reply = await postComment(session, publicId, body, thread.root.id);
+      onPosted?.('reply-created', reply, thread.root.id);
       setDraft(replyKey(thread), undefined);
       // SPEC B rule 2: replies are oldest first, and replying does not move the thread.
       update((threads) => threads.map((item) => (
