@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { importFile } from '../../apps/server/src/import/import.js';
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
@@ -19,7 +21,35 @@ const TENANT = 'customer-0';
 export const STREAM_BENCH_ENV: Record<string, string> = {
   SVC_COMMENT_STREAM_HEARTBEAT_MS: '15000',
   SVC_IDLE_TIMEOUT_MS: '120000',
+  SVC_METRICS_TOKEN: 'bench-metrics-token',
 };
+
+/**
+ * The server's retained JavaScript heap: SIGUSR2 makes it write a heap snapshot (`--heapsnapshot-signal`), which
+ * V8 precedes with a full collection; the heap in use read from /metrics right after is what is still referenced.
+ * Steadier than RSS, which moves with whether V8 grew its heap. The snapshot is deleted once written.
+ */
+async function retainedHeap(pid: number, metricsUrl: string, dir: string): Promise<number> {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  const deadline = Date.now() + 60_000;
+  let written: string | undefined;
+  let size = -1;
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    written ??= readdirSync(dir).find((name) => !before.has(name) && name.endsWith('.heapsnapshot'));
+    if (written === undefined) continue;
+    const now = statSync(join(dir, written)).size;
+    if (now > 0 && now === size) break;
+    size = now;
+  }
+  if (written === undefined) throw new Error('the server wrote no heap snapshot on SIGUSR2');
+  rmSync(join(dir, written), { force: true });
+  const scraped = await (await fetch(metricsUrl, { headers: { authorization: `Bearer ${STREAM_BENCH_ENV.SVC_METRICS_TOKEN}` } })).text();
+  const line = scraped.split('\n').find((l) => l.startsWith('svc_nodejs_heap_size_used_bytes '));
+  if (line === undefined) throw new Error('no svc_nodejs_heap_size_used_bytes in /metrics');
+  return Number(line.split(' ').pop());
+}
 
 /** What one dialect measured. */
 export interface StreamBenchResult {
@@ -39,6 +69,8 @@ export interface StreamBenchResult {
    * once they all closed, with every stream open again (the measured run), and after the posts.
    */
   rssMiB: { coldIdle: number; coldWithStreams: number; idle: number; withStreams: number; afterPosts: number };
+  /** The retained JavaScript heap (after a full collection) with the streams open, minus idle, per stream: KiB. */
+  retainedKibPerStream: number;
   /**
    * (RSS with the streams - RSS idle) / streams, KiB, for the second opening: what holding a stream costs once the
    * heap has grown for the load and the sessions are known (goal ≤ 20).
@@ -177,8 +209,11 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: { st
     const deploymentId = (await db.kysely.selectFrom('deployments').select('id').executeTakeFirstOrThrow()).id;
     await db.close();
 
-    return withServers([startSvc(database.url, STREAM_BENCH_ENV)], async ([server]) => {
+    const snapshots = mkdtempSync(join(tmpdir(), 'svc-stream-heap-'));
+    const env = { ...STREAM_BENCH_ENV, NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${snapshots}` };
+    return withServers([startSvc(database.url, env)], async ([server]) => {
       const pid = server.child.pid!;
+      const metricsUrl = `${server.url}/metrics`;
       // The server's warnings and errors (it logs at warn) go with the bench's own progress.
       for (const output of [server.child.stdout, server.child.stderr]) output?.on('data', (chunk: Buffer) => process.stderr.write(`[${dialect} svc] ${chunk.toString()}`));
       const comments = `${server.url}/api/v1/embed/dashboard/${PUBLIC_ID}/comments`;
@@ -206,6 +241,7 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: { st
         process.stderr.write(`[${dialect}] ${options.streams} streams open in ${openMs} ms\n`);
         await new Promise((resolve) => setTimeout(resolve, 1000));
         const withStreams = await settledRss(pid);
+        const heapWithStreams = await retainedHeap(pid, metricsUrl, snapshots);
 
         const sent = new Map<number, number>();
         const postMs: number[] = [];
@@ -221,6 +257,10 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: { st
         process.stderr.write('\n');
         const afterPosts = await settledRss(pid, 5);
         const { received, ended } = await client.report();
+        // The heap without the streams: taken last, since a snapshot grows the RSS the figures above read.
+        await client.close();
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        const heapIdle = await retainedHeap(pid, metricsUrl, snapshots);
         const samples: number[] = [];
         const lastStream: number[] = [];
         for (const [id, started] of sent) {
@@ -237,13 +277,14 @@ async function runDialect(dialect: BenchDialect, adminUrl: string, options: { st
           postMs: round(median(postMs), 2),
           rssMiB: { coldIdle: MiB(coldIdle), coldWithStreams: MiB(coldWithStreams), idle: MiB(idle), withStreams: MiB(withStreams), afterPosts: MiB(afterPosts) },
           kibPerStream: round((withStreams - idle) / options.streams / 1024),
+          retainedKibPerStream: round((heapWithStreams - heapIdle) / options.streams / 1024, 2),
           kibPerStreamCold: round((coldWithStreams - coldIdle) / options.streams / 1024),
           ended,
         };
       } finally {
         await client.close();
       }
-    });
+    }).finally(() => rmSync(snapshots, { recursive: true, force: true }));
   });
 }
 
@@ -266,12 +307,12 @@ export async function runStreamBench(args: string[]): Promise<StreamBenchResult[
   const results: StreamBenchResult[] = [];
   for (const dialect of dialects) {
     const result = await runDialect(dialect, adminUrl, options);
-    process.stderr.write(`[${dialect}] fan-out p50 ${result.fanOutMs.p50} ms, p99 ${result.fanOutMs.p99} ms; ${result.kibPerStream} KiB per stream\n`);
+    process.stderr.write(`[${dialect}] fan-out p50 ${result.fanOutMs.p50} ms, p99 ${result.fanOutMs.p99} ms; ${result.retainedKibPerStream} KiB retained heap per stream (RSS ${result.kibPerStream} KiB)\n`);
     results.push(result);
   }
   writeResults('comments-stream', { date: new Date().toISOString(), machine: machine(), options, env: STREAM_BENCH_ENV, results });
   process.stdout.write(`${JSON.stringify(results.map((r) => ({
-    dialect: r.dialect, streams: r.streams, fanOutP50Ms: r.fanOutMs.p50, fanOutP99Ms: r.fanOutMs.p99, kibPerStream: r.kibPerStream, kibPerStreamCold: r.kibPerStreamCold,
+    dialect: r.dialect, streams: r.streams, fanOutP50Ms: r.fanOutMs.p50, fanOutP99Ms: r.fanOutMs.p99, retainedKibPerStream: r.retainedKibPerStream, kibPerStream: r.kibPerStream, kibPerStreamCold: r.kibPerStreamCold,
   })), null, 2)}\n`);
   return results;
 }
