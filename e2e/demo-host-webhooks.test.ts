@@ -12,6 +12,7 @@ import type { Db } from '../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../apps/server/src/db/db.migrations.js';
 import { importFile } from '../apps/server/src/import/import.js';
 import { RAISED_RATE_LIMITS } from '../apps/server/test/limits.js';
+import { hasChromium, launchChromium } from './browser.js';
 import { ADMIN_KEY, e2eAccount } from './embed-harness.js';
 
 type FastifyApp = Awaited<ReturnType<typeof buildApp>>;
@@ -118,6 +119,24 @@ describe('the demo host\'s mention toasts (svc webhook -> demo host backend -> p
     expect(mentions).toEqual([expect.objectContaining({ externalId: 'ann-1', by: 'carl-1', dashboardId: 'sales-e2e' })]);
     expect(JSON.parse(events[0]!.data)).toEqual({ webhooks: true });
   }, 30_000);
+
+  (hasChromium ? it : it.skip)('the signed-in viewer\'s page shows the toast (Chromium)', async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(`${demo.url}/?customer=customer-a`);
+      const carl = await tokenOf('carl-1', 'customer-a', 'carl');
+      const toast = page.locator('#toasts .toast');
+      // The page's notification stream may open after a post: post again until a toast shows (each mentions Ann).
+      for (let i = 0; i < 20 && (await toast.count()) === 0; i++) {
+        await postComment(carl, `@ann, have a look (${i})`);
+        await toast.first().waitFor({ timeout: 1000 }).catch(() => undefined);
+      }
+      expect(await toast.first().textContent()).toBe('carl-1 mentioned you in a comment on sales-e2e');
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 
   it('refuses a delivery that is not signed with its secret', async () => {
     const body = JSON.stringify({ type: 'comment.created', timestamp: new Date().toISOString(), data: { embedTenant: 'customer-a', mentions: [{ externalId: 'ann-1' }] } });

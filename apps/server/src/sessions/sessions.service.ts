@@ -47,6 +47,13 @@ export interface SessionContext extends ServiceContext {
 const REVOCATION_PROPAGATION_WAIT_MS = 1000;
 
 /**
+ * On PostgreSQL, how long a revocation still waits once its own notification arrived: the others got it at the same
+ * moment, but a process busy on a loaded machine may serve a request it already had before reading it (the
+ * cross-process test saw this under a full test run on 2 cores).
+ */
+const REVOCATION_GRACE_MS = 50;
+
+/**
  * Runs a revocation, then waits (bounded) until this process's change feed has seen it: on PostgreSQL the
  * notification reaches every listening process at the same moment, so when the 204 leaves, the other processes
  * have (all but surely) dropped the session too and refuse its token on their next request.
@@ -54,7 +61,9 @@ const REVOCATION_PROPAGATION_WAIT_MS = 1000;
 async function revokeAndPropagate(ctx: SessionContext, accountId: number, revoke: () => Promise<number>): Promise<void> {
   const since = ctx.changes.mark();
   const revoked = await revoke();
-  if (revoked > 0) await ctx.changes.awaitAccountChange(accountId, since, REVOCATION_PROPAGATION_WAIT_MS);
+  if (revoked === 0) return;
+  const seen = await ctx.changes.awaitAccountChange(accountId, since, REVOCATION_PROPAGATION_WAIT_MS);
+  if (seen && ctx.dialect === 'postgres') await new Promise((resolve) => setTimeout(resolve, REVOCATION_GRACE_MS));
 }
 
 export const SESSION_ID_PREFIX = 'ses_';
