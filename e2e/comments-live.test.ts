@@ -3,7 +3,7 @@ import type { Frame, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, e2eAccount, serve, startSvc } from './embed-harness.js';
+import { bundle, e2eAccount, embedCaller, serve, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';
 
 /** The host page's globals, as the page.evaluate bodies see them. */
@@ -79,20 +79,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
 
     /** A viewer's calls to the comments API from Node (another person at another desk). */
     async function apiAs(externalId: string, tenant = 'customer-a') {
-      const sessionId = await svc.mint({ externalId, embedTenantName: tenant });
-      const exchanged = await fetch(`${svc.origin}/api/v1/embed/session/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }),
-      });
-      const { token } = (await exchanged.json()) as { token: string };
-      const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-        const response = await fetch(`${svc.origin}/api/v1/embed${path}`, {
-          method,
-          headers: { authorization: `Embed-Token ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body: body === undefined ? null : JSON.stringify(body),
-        });
-        if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
-        return (response.status === 204 ? undefined : await response.json()) as T;
-      };
+      const call = await embedCaller(svc, { externalId, embedTenantName: tenant });
       return {
         post: (publicId: DashboardId, body: string, parentId?: number) =>
           call<ApiComment>('POST', `/dashboard/${publicId}/comments`, parentId === undefined ? { body } : { body, parentId }),

@@ -225,3 +225,30 @@ export async function exportItem(frame: Finds, widgetId: string, format: string)
   await item.waitFor({ state: 'visible' });
   return item;
 }
+
+/**
+ * A viewer's calls to the embed API from Node (another person at another desk): a session minted with `body`
+ * (Generate Session fields) and exchanged, then `call(method, path under /api/v1/embed, body?)`, which throws on an
+ * answer that is not 2xx.
+ *
+ * @example
+ * const call = await embedCaller(svc, { externalId: 'bert-1' });
+ * await call('POST', '/dashboard/q1/comments', { body: 'hello' });
+ */
+export async function embedCaller(svc: RunningSvc, body: Record<string, unknown>): Promise<<T>(method: string, path: string, body?: unknown) => Promise<T>> {
+  const sessionId = await svc.mint(body);
+  const exchanged = await fetch(`${svc.origin}/api/v1/embed/session/token`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }),
+  });
+  if (!exchanged.ok) throw new Error(`exchange answered ${exchanged.status}`);
+  const { token } = (await exchanged.json()) as { token: string };
+  return async <T>(method: string, path: string, payload?: unknown): Promise<T> => {
+    const response = await fetch(`${svc.origin}/api/v1/embed${path}`, {
+      method,
+      headers: { authorization: `Embed-Token ${token}`, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: payload === undefined ? null : JSON.stringify(payload),
+    });
+    if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
+    return (response.status === 204 ? undefined : await response.json()) as T;
+  };
+}
