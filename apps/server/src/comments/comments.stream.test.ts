@@ -15,6 +15,9 @@ import type { AppConfig } from '../app.js';
 import { expectErrorBody } from '../../test/errors.js';
 import type { Comment } from './comments.schema.js';
 import { pruneCommentEvents } from './comments.store.js';
+import { CommentStreamHub } from './comments.stream.js';
+import type { StreamCaller } from './comments.stream.js';
+import { selectLiveSessions } from '../sessions/sessions.service.js';
 
 const SPARE_DASHBOARDS = 24;
 const HEARTBEAT_MS = 250;
@@ -435,6 +438,84 @@ describeEachDialect('live comment stream', (t) => {
       const comment = await posted(ann, publicId, 'still here');
       expect(dataOf(await annStream.next())).toMatchObject({ comment: { id: comment.id } });
       annStream.close();
+    });
+
+    it('a revocation look-up in flight never ends a stream opened while it ran (that stream was not asked about)', async () => {
+      const publicId = freshDashboard();
+      const gio = await viewer({ embedTenantName: 'customer-a' });
+      const hal = await viewer({ embedTenantName: 'customer-a' });
+      // The race, staged: the hub's look-up of live sessions runs on the database as always, and its answer is held
+      // back until the test lets it go. Only the next look-up after `hold` is set is held.
+      let hold: { entered: () => void; released: Promise<void> } | undefined;
+      const asked: number[][] = [];
+      const failures: unknown[] = [];
+      const hub = new CommentStreamHub({
+        ctx: { db: t().db.kysely, dialect: t().db.dialect, now: () => new Date() },
+        notifications: t().db.notifications,
+        changes: t().db.changes,
+        settings: { perSession: PER_SESSION, heartbeatMs: HEARTBEAT_MS, replayMax: REPLAY_MAX, retentionMs: 3_600_000 },
+        onError: (error) => failures.push(error),
+        liveSessions: async (ctx, accountId, sessionIds) => {
+          const live = await selectLiveSessions(ctx, accountId, sessionIds);
+          const held = hold;
+          hold = undefined;
+          if (held !== undefined) {
+            asked.push([...sessionIds]);
+            held.entered();
+            await held.released;
+          }
+          return live;
+        },
+      });
+      /** The stream's caller, as the route makes it from the viewer's token. */
+      const callerOf = async (who: ViewerSession): Promise<StreamCaller> => {
+        const row = await t().db.kysely.selectFrom('embed_sessions').select(['id', 'account_id', 'deployment_id', 'embed_tenant_id', 'embed_user_id'])
+          .where('embed_user_id', '=', who.embedUserId).executeTakeFirstOrThrow();
+        return {
+          commenter: { accountId: row.account_id, deploymentId: row.deployment_id, embedTenantId: row.embed_tenant_id!, embedUserId: row.embed_user_id!, dashboards: null },
+          sessionId: row.id, tokenExpiresAt: null,
+        };
+      };
+      const sink = () => {
+        const written = { text: '', ended: false, write: (text: string) => void (written.text += text), backlog: () => 0, end: () => void (written.ended = true) };
+        return written;
+      };
+      try {
+        const gioCaller = await callerOf(gio);
+        const gioSink = sink();
+        await hub.open(gioCaller, publicId, undefined, gioSink);
+        expect(await eventually(() => gioSink.text.includes('event: stream.ready'))).toBe(true);
+
+        let entered!: () => void;
+        const inFlight = new Promise<void>((resolve) => (entered = resolve));
+        let release!: () => void;
+        hold = { entered, released: new Promise<void>((resolve) => (release = resolve)) };
+        // A session minted in the account: its credentials changed, so the hub looks up its streams' sessions.
+        await viewer({ embedTenantName: 'customer-a' });
+        await inFlight;
+        expect(asked).toEqual([[gioCaller.sessionId]]);
+
+        // Hal's stream opens while the look-up is out; then its answer (Gio live) arrives.
+        const halSink = sink();
+        await hub.open(await callerOf(hal), publicId, undefined, halSink);
+        expect(await eventually(() => halSink.text.includes('event: stream.ready'))).toBe(true);
+        release();
+        const comment = await posted(ann, publicId, 'after the look-up came back');
+        for (const written of [gioSink, halSink]) {
+          expect(await eventually(() => written.text.includes(`"id":${comment.id},`))).toBe(true);
+          expect(written.text).not.toContain('stream.end');
+          expect(written.ended).toBe(false);
+        }
+
+        // Hal's stream is judged by the next look-up: a revocation still ends it, and only it.
+        await revokeViewer(hal, 'customer-a');
+        expect(await eventually(() => halSink.ended)).toBe(true);
+        expect(halSink.text).toContain('event: stream.end\ndata: {"reason":"revoked"}');
+        expect(gioSink.ended).toBe(false);
+        expect(failures).toEqual([]);
+      } finally {
+        hub.close();
+      }
     });
 
     it('ends when its embed user is deleted', async () => {

@@ -125,6 +125,7 @@ export class CommentStreamHub {
   #changes: ChangeFeed;
   #settings: CommentStreamSettings;
   #onError: (error: unknown, what: string) => void;
+  #liveSessions: typeof selectLiveSessions;
   #channels = new Map<string, Channel>();
   #perSession = new Map<string, number>();
   #byAccount = new Map<number, Set<Subscriber>>();
@@ -144,6 +145,8 @@ export class CommentStreamHub {
     changes: ChangeFeed;
     settings: CommentStreamSettings;
     onError: (error: unknown, what: string) => void;
+    /** Which of an account's sessions are still live (default `selectLiveSessions`); a test delays it to stage a race. */
+    liveSessions?: typeof selectLiveSessions;
   }) {
     this.#ctx = deps.ctx;
     this.#dialect = deps.ctx.dialect;
@@ -151,6 +154,7 @@ export class CommentStreamHub {
     this.#changes = deps.changes;
     this.#settings = deps.settings;
     this.#onError = deps.onError;
+    this.#liveSessions = deps.liveSessions ?? selectLiveSessions;
     // Retention runs in every process (deleting what another already deleted costs a read of an index).
     this.#every(Math.min(deps.settings.retentionMs, PRUNE_EVERY_MS), () => this.#prune());
   }
@@ -454,7 +458,7 @@ export class CommentStreamHub {
         // Only the streams asked about are judged: one that opened during the query is not in its answer (and was
         // authenticated after `next`, so a revocation since is seen by the next look).
         const checked = [...subscribers];
-        const live = await selectLiveSessions(this.#ctx, accountId, [...new Set(checked.map((s) => s.caller.sessionId))]);
+        const live = await this.#liveSessions(this.#ctx, accountId, [...new Set(checked.map((s) => s.caller.sessionId))]);
         if (next === undefined) this.#accountMarks.delete(accountId);
         else this.#accountMarks.set(accountId, next);
         for (const subscriber of checked) if (!live.has(subscriber.caller.sessionId)) this.#close(subscriber, 'revoked');
