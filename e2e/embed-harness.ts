@@ -18,6 +18,7 @@ import { openDatabase } from '../apps/server/src/db/db.database.js';
 import type { Db } from '../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../apps/server/src/db/db.migrations.js';
 import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
+import type { CommentStreamSettings } from '../apps/server/src/comments/comments.stream.js';
 import { RAISED_RATE_LIMITS } from '../apps/server/test/limits.js';
 
 /**
@@ -135,6 +136,7 @@ async function e2eDatabase(postgresUrl: string | undefined): Promise<{ url: stri
 
 export async function startSvc(options: {
   account: ImportAccount; lifetimes?: EmbedLifetimes; ai?: Partial<AiSettings>; data?: Partial<DataSettings>;
+  commentStreams?: Partial<CommentStreamSettings>;
   /** Run on a fresh database on this PostgreSQL server instead of SQLite. */
   postgresUrl?: string;
 }): Promise<RunningSvc> {
@@ -143,7 +145,8 @@ export async function startSvc(options: {
   await migrateToLatest(db);
   const { refs } = await importFile(db.kysely, { accounts: [options.account] });
   const app = await buildApp({
-    db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), ...(options.data ? { data: options.data } : {}), rateLimits: RAISED_RATE_LIMITS,
+    db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), ...(options.data ? { data: options.data } : {}),
+    ...(options.commentStreams ? { commentStreams: options.commentStreams } : {}), rateLimits: RAISED_RATE_LIMITS,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
