@@ -6,7 +6,7 @@ import type { SeededAccount } from '../../test/factory.js';
 import { bearer, seedAccount } from '../../test/factory.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
-import { CredentialCache } from './accounts.credential-cache.js';
+import { AccountCache } from '../db/db.account-cache.js';
 import { digestSecret } from './accounts.keys.js';
 import type { PlatformUserPrincipal } from './accounts.principal.js';
 import { findPlatformUserByKeyDigest } from './accounts.store.js';
@@ -36,7 +36,7 @@ describeEachDialect('credential cache', (t) => {
    */
   const keyCache = (db: Db, key: string) => {
     const digest = digestSecret(key);
-    const cache = new CredentialCache<PlatformUserPrincipal>(db.changes, 100);
+    const cache = new AccountCache<PlatformUserPrincipal>(db.changes, 100);
     const counter = { loads: 0 };
     const resolve = () => cache.resolve(digest, async () => {
       counter.loads++;
@@ -88,7 +88,7 @@ describeEachDialect('credential cache', (t) => {
   });
 
   it('never keeps an unknown key', async () => {
-    const cache = new CredentialCache<PlatformUserPrincipal>(t().db.changes, 100);
+    const cache = new AccountCache<PlatformUserPrincipal>(t().db.changes, 100);
     let loads = 0;
     const load = async () => {
       loads++;
@@ -100,7 +100,7 @@ describeEachDialect('credential cache', (t) => {
   });
 
   it('keeps at most its bound, least recently used out first', async () => {
-    const cache = new CredentialCache<{ accountId: number; key: string }>(t().db.changes, 2);
+    const cache = new AccountCache<{ accountId: number; key: string }>(t().db.changes, 2);
     const loaded: string[] = [];
     // An account id no row has: nothing in the database changes it.
     const load = (key: string) => async () => {
@@ -137,7 +137,7 @@ describeEachDialect('credential cache', (t) => {
   it('sees a role changed through another process (the principal is re-read, not only its existence)', async () => {
     const s = await seed();
     const digest = digestSecret(s.keys.alice!);
-    const cache = new CredentialCache<PlatformUserPrincipal>(t().db.changes, 100);
+    const cache = new AccountCache<PlatformUserPrincipal>(t().db.changes, 100);
     const load = () => findPlatformUserByKeyDigest(t().db.kysely, digest);
     expect((await cache.resolve(digest, load))?.role).toBe('admin');
     await other.kysely.updateTable('users').set({ role: 'member' }).where('id', '=', s.refs.alice!).execute();

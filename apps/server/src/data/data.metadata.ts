@@ -1,4 +1,4 @@
-import { CredentialCache } from '../accounts/accounts.credential-cache.js';
+import { AccountCache } from '../db/db.account-cache.js';
 import { findDeploymentData, findEmbedAccountSettings } from '../accounts/accounts.store.js';
 import { parseJson, presentReportSnapshot } from '../dashboards/dashboards.presenter.js';
 import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
@@ -25,10 +25,10 @@ export type HeldDashboard = DashboardRow & { readonly parsedConfig: DashboardCon
  * (migration 0009). What is not found is not kept. `maxEntries` 0 reads the database every time.
  */
 export class MetadataReads {
-  readonly #held: CredentialCache<{ accountId: number; value: unknown }>;
+  readonly #held: AccountCache<{ accountId: number; value: unknown }>;
 
   constructor(feed: ChangeFeed, maxEntries: number) {
-    this.#held = new CredentialCache(feed, maxEntries);
+    this.#held = new AccountCache(feed, maxEntries);
   }
 
   /** The dashboard with this public id in the account, with its config parsed. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { CredentialCache } from '../accounts/accounts.credential-cache.js';
+import { AccountCache } from '../db/db.account-cache.js';
 import { API_KEY_PREFIX, digestSecret } from '../accounts/accounts.keys.js';
 import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
 import { CONSOLE_COOKIE, CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
@@ -36,9 +36,9 @@ export function parseAuthorization(header: string | undefined): { scheme: string
 export interface Authenticator {
   ctx: ServiceContext;
   signer: TokenSigner;
-  apiKeys: CredentialCache<PlatformUserPrincipal>;
-  embedSessions: CredentialCache<EmbedPrincipal>;
-  consoleSessions: CredentialCache<ConsoleSession>;
+  apiKeys: AccountCache<PlatformUserPrincipal>;
+  embedSessions: AccountCache<EmbedPrincipal>;
+  consoleSessions: AccountCache<ConsoleSession>;
   verifiedTokens: VerifiedTokens;
 }
 
@@ -158,9 +158,9 @@ export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext
   const auth: Authenticator = {
     ctx,
     signer,
-    apiKeys: new CredentialCache<PlatformUserPrincipal>(feed, credentialCacheEntries),
-    embedSessions: new CredentialCache<EmbedPrincipal>(feed, credentialCacheEntries),
-    consoleSessions: new CredentialCache<ConsoleSession>(feed, credentialCacheEntries),
+    apiKeys: new AccountCache<PlatformUserPrincipal>(feed, credentialCacheEntries),
+    embedSessions: new AccountCache<EmbedPrincipal>(feed, credentialCacheEntries),
+    consoleSessions: new AccountCache<ConsoleSession>(feed, credentialCacheEntries),
     verifiedTokens: new VerifiedTokens(signer, credentialCacheEntries),
   };
   app.decorateRequest('principal', null as never);
