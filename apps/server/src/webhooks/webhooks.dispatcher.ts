@@ -12,7 +12,7 @@ import type { ResolvedAddress, ResolveHost } from './webhooks.addresses.js';
 import { onWebhookNudge } from './webhooks.outbox.js';
 import { signWebhook } from './webhooks.signing.js';
 import { isAllowedPrivateWebhookUrls } from '../accounts/accounts.store.js';
-import { claimDueDeliveries, recordAttempt } from './webhooks.store.js';
+import { claimDueDeliveries, deleteFinishedDeliveries, recordAttempt } from './webhooks.store.js';
 import type { ClaimedDelivery } from './webhooks.store.js';
 
 /** What the dispatcher logs: an endpoint disabled (warn), and its own failures (error). Never a secret. */
@@ -32,14 +32,27 @@ export interface DispatcherOptions {
   /** DNS (default node:dns); tests pass a stand-in to show a name that turns private (DNS rebinding). */
   resolveHost?: ResolveHost;
   log: DispatcherLog;
-  /** Deliver only these accounts' events (tests and benchmarks that share a database with other work); default all. */
+  /**
+   * Deliver only these accounts' events, and remove only their old deliveries (tests and benchmarks that share a
+   * database with other work); default all.
+   */
   accountIds?: readonly number[];
+  /** Deliveries retention removes per statement (default PRUNE_BATCH); a test makes it small to see the batches. */
+  pruneBatch?: number;
 }
 
 /** The most of an answer's body read (and dropped) before the connection is released. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 /** A claim outlives the attempt's timeout by this much, so another process never takes over a live attempt. */
 const LEASE_MARGIN_MS = 30_000;
+/** Retention runs at start and then at least this often (more often when the retention is shorter). */
+const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * Deliveries one retention statement removes at most, with their attempts (up to 8 each by default): about 30 ms
+ * (median of a 20,000-delivery backlog of 8 attempts each, on a busy 2-core machine, both databases), so a backlog
+ * of millions goes in many short statements instead of one that holds the lock for minutes.
+ */
+export const PRUNE_BATCH = 1000;
 
 /** The outcome of posting one delivery. */
 interface PostResult {
@@ -71,7 +84,9 @@ function spoken(ms: number): string {
  * attempt made by one process: `claimDueDeliveries`), posts each to its endpoint signed as Standard Webhooks says,
  * with a timeout and to an address checked at delivery time, and records the attempt. A failure is retried after
  * the schedule's next step under full jitter; after the last, the delivery has failed, and an endpoint that failed
- * all that time without one success is disabled with the reason (and a log line).
+ * all that time without one success is disabled with the reason (and a log line). It also keeps the delivery log
+ * to its retention: at start and then periodically it removes the deliveries that finished (delivered, or failed
+ * for good) more than `retentionMs` ago, in every process (removing what another already removed costs an index read).
  *
  * @example
  * const dispatcher = new WebhookDispatcher({ db, dialect: 'sqlite', settings, now: () => new Date(), log: app.log });
@@ -83,8 +98,10 @@ export class WebhookDispatcher {
   readonly #random: () => number;
   readonly #resolveHost: ResolveHost;
   #timer: NodeJS.Timeout | undefined;
+  #pruneTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   #running: Promise<number> | undefined;
+  #pruning: Promise<number> | undefined;
   #again = false;
   #stopped = false;
   readonly #inFlight = new Set<AbortController>();
@@ -95,13 +112,46 @@ export class WebhookDispatcher {
     this.#resolveHost = options.resolveHost ?? resolveWithDns;
   }
 
-  /** Polls every `pollMs`, and at once when this process commits deliveries (a nudge). */
+  /**
+   * Polls every `pollMs`, and at once when this process commits deliveries (a nudge); applies the retention now and
+   * then every `retentionMs` (at most an hour apart), so that a process restarted more often than that still does.
+   */
   start(): void {
     if (this.#timer !== undefined || this.#stopped) return;
-    this.#timer = setInterval(() => this.#kick(), this.#options.settings.pollMs);
+    const { settings } = this.#options;
+    this.#timer = setInterval(() => this.#kick(), settings.pollMs);
     this.#timer.unref();
     this.#unsubscribe = onWebhookNudge(() => this.#kick());
+    this.#pruneTimer = setInterval(() => this.#pruneInBackground(), Math.min(settings.retentionMs, PRUNE_EVERY_MS));
+    this.#pruneTimer.unref();
     this.#kick();
+    this.#pruneInBackground();
+  }
+
+  #pruneInBackground(): void {
+    if (this.#stopped || this.#pruning !== undefined) return;
+    this.#pruning = this.prune().catch((error: unknown) => {
+      this.#options.log.error({ err: error }, 'webhook delivery log retention failed to run');
+      return 0;
+    }).finally(() => {
+      this.#pruning = undefined;
+    });
+  }
+
+  /**
+   * Removes the deliveries that finished (delivered, or failed for good) more than `retentionMs` ago by this
+   * dispatcher's clock, with their attempts, batch after batch until none is left; how many. Pending deliveries stay.
+   */
+  async prune(): Promise<number> {
+    const { db, dialect, settings, now, accountIds } = this.#options;
+    const batch = this.#options.pruneBatch ?? PRUNE_BATCH;
+    const cutoff = isoTimestamp(new Date(now().getTime() - settings.retentionMs));
+    let total = 0;
+    for (;;) {
+      const removed = await deleteFinishedDeliveries(db, dialect, cutoff, batch, accountIds);
+      total += removed;
+      if (removed < batch || this.#stopped) return total;
+    }
   }
 
   #kick(): void {
@@ -236,12 +286,16 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Stops polling and waits for the attempts under way (cut off after the timeout); their leases lapse if not recorded. */
+  /**
+   * Stops polling and retention, and waits for the attempts under way (cut off after the timeout; their leases lapse
+   * if not recorded) and for the retention statement under way.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
+    clearInterval(this.#pruneTimer);
     this.#unsubscribe?.();
-    await this.#running;
+    await Promise.all([this.#running, this.#pruning]);
   }
 }
 
