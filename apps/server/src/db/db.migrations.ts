@@ -12,6 +12,7 @@ import { commentEvents } from './migrations/0008-comment-events.js';
 import { metadataNotifications } from './migrations/0009-metadata-notifications.js';
 import { webhooks } from './migrations/0010-webhooks.js';
 import { webhookRetention } from './migrations/0011-webhook-retention.js';
+import { webhookWakeUps } from './migrations/0012-webhook-wake-ups.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -31,6 +32,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0009_metadata_notifications': metadataNotifications(dialect),
       '0010_webhooks': webhooks(dialect),
       '0011_webhook_retention': webhookRetention(dialect),
+      '0012_webhook_wake_ups': webhookWakeUps(dialect),
     }),
   };
 }
