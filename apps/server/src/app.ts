@@ -193,7 +193,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.register(webhookRoutes({ ...ctx, allowPrivate: webhooks.allowPrivate, resolveHost }));
   const dispatcher = webhooks.deliver
     ? new WebhookDispatcher({
-      db: ctx.db, dialect: ctx.dialect, settings: webhooks, now: ctx.now, resolveHost, log: logging.failures ?? app.log,
+      db: ctx.db, dialect: ctx.dialect, settings: webhooks, now: ctx.now, resolveHost, notifications: config.db.notifications, log: logging.failures ?? app.log,
       ...(config.webhooks?.random === undefined ? {} : { random: config.webhooks.random }),
     })
     : undefined;

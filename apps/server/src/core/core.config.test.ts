@@ -51,6 +51,8 @@ describe('configuration', () => {
     expect(config.listingCacheBytes).toBe(32 * 1024 * 1024);
     expect(config.embedSourceMaps).toBe(false);
     expect(config.rateLimitStore).toEqual({ redisUrl: undefined, redisPrefix: 'svc:rate-limit:' });
+    expect(config.webhooks.retentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ SVC_WEBHOOK_RETENTION_MS: '3600000' }).webhooks.retentionMs).toBe(3_600_000);
   });
 
   it('reads each type strictly: whole numbers, numbers, booleans, one of a list', () => {
@@ -70,6 +72,9 @@ describe('configuration', () => {
     ['SVC_EMBED_SOURCE_MAPS', 'yes', /SVC_EMBED_SOURCE_MAPS must be `true` or `false`/],
     ['SVC_LOG_LEVEL', 'loud', /SVC_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     ['SVC_TRUST_PROXY', 'loadbalancer.internal', /SVC_TRUST_PROXY .*"loadbalancer.internal"/],
+    ['SVC_WEBHOOK_RETENTION_MS', '30d', /SVC_WEBHOOK_RETENTION_MS must be a whole number >= 1000 and <= 315360000000, got "30d"/],
+    ['SVC_WEBHOOK_RETENTION_MS', '999', /SVC_WEBHOOK_RETENTION_MS must be a whole number >= 1000/],
+    ['SVC_WEBHOOK_RETENTION_MS', '315360000001', /SVC_WEBHOOK_RETENTION_MS must be .*<= 315360000000, got "315360000001"/],
   ])('refuses %s=%j, naming the variable and what it must be', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message);
     expect(() => readSetting(name as SettingName, { [name]: value })).toThrow(message);

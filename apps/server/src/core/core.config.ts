@@ -34,11 +34,12 @@ export const SETTINGS = Type.Object({
   SVC_COMMENT_STREAM_REPLAY_MAX: whole(1, 1000, 'most missed events a reconnecting comment stream replays after its `Last-Event-ID`; more sends `stream.reset` (reload the list)'),
   SVC_COMMENT_EVENT_RETENTION_MS: whole(1000, 86_400_000, 'how long comment events are kept for streams to resume from (ms; 24 h); a stream that resumes from before gets `stream.reset`'),
   SVC_WEBHOOKS_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'let every account register webhook URLs on private, loopback and link-local addresses (else only accounts whose `allowPrivateWebhookUrls` setting is on); for development and tests' }),
-  SVC_WEBHOOK_DELIVERY: Type.Boolean({ default: true, description: '`svc serve` delivers due webhooks in the background; `false` leaves delivery to other processes' }),
+  SVC_WEBHOOK_DELIVERY: Type.Boolean({ default: true, description: '`svc serve` delivers due webhooks in the background, and removes finished ones from the delivery log after `SVC_WEBHOOK_RETENTION_MS`; `false` leaves both to other processes' }),
   SVC_WEBHOOK_TIMEOUT_MS: whole(100, 10_000, 'how long one webhook delivery attempt may take (ms), connection included; longer is a failed attempt'),
-  SVC_WEBHOOK_POLL_MS: whole(10, 1000, 'how often each process looks for due webhook deliveries (ms); a process also looks at once after its own writes'),
+  SVC_WEBHOOK_POLL_MS: whole(10, 1000, 'how often each process looks for due webhook deliveries (ms), besides looking at once after its own writes, when a retry it scheduled comes due, and on PostgreSQL after any process commits new deliveries (NOTIFY); the poll finds the rest, such as retries another process scheduled'),
   SVC_WEBHOOK_CONCURRENCY: whole(1, 8, 'webhook deliveries one process attempts at once'),
   SVC_WEBHOOK_RETRY_SCHEDULE: Type.String({ minLength: 1, default: '5s,5m,30m,2h,5h,10h,10h', description: 'the waits before each retry of a failed webhook delivery (`ms`, `s`, `m`, `h`), each drawn at random between 0 and the step (full jitter); after the last, the delivery has failed' }),
+  SVC_WEBHOOK_RETENTION_MS: Type.Integer({ minimum: 1000, maximum: 315_360_000_000, default: 2_592_000_000, description: 'how long a webhook delivery stays in the delivery log after it finished, delivered or failed for good (ms; 30 days; at most 10 years); then it is removed with its attempts. A pending delivery is never removed' }),
   SVC_DATA_ROW_CAP: whole(1, 10_000, "most rows a widget's result carries; `truncated` says when more matched"),
   SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite statement's process is killed, PostgreSQL's `statement_timeout` stops it, a DuckDB statement is interrupted; 504 `query_timeout`"),
   SVC_RESULT_CACHE_MB: Type.Number({ minimum: 0, default: 64, description: "memory for data answers shared by every viewer of a process (the result cache), in MiB; an entry lasts until its data source's `refreshKey` changes; `0` turns the cache off" }),
@@ -76,6 +77,7 @@ export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
   SVC_COMMENT_STREAM_REPLAY_MAX: 'comments.md#live-updates', SVC_COMMENT_EVENT_RETENTION_MS: 'comments.md#live-updates',
   SVC_WEBHOOKS_ALLOW_PRIVATE: 'webhooks.md#addresses', SVC_WEBHOOK_DELIVERY: 'webhooks.md#delivery', SVC_WEBHOOK_TIMEOUT_MS: 'webhooks.md#delivery',
   SVC_WEBHOOK_POLL_MS: 'webhooks.md#delivery', SVC_WEBHOOK_CONCURRENCY: 'webhooks.md#delivery', SVC_WEBHOOK_RETRY_SCHEDULE: 'webhooks.md#retries',
+  SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention',
 };
 
 /** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */
@@ -117,6 +119,8 @@ export interface WebhookSettings {
   concurrency: number;
   /** The waits before each retry (ms): at most this many retries, each waiting up to its step. */
   retryScheduleMs: number[];
+  /** How long a finished delivery (delivered, or failed for good) is kept in the delivery log (ms). */
+  retentionMs: number;
 }
 
 const DURATION = /^(0|[1-9][0-9]*)(ms|s|m|h)$/;
@@ -255,7 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     webhooks: {
       allowPrivate: s.SVC_WEBHOOKS_ALLOW_PRIVATE, deliver: s.SVC_WEBHOOK_DELIVERY, timeoutMs: s.SVC_WEBHOOK_TIMEOUT_MS, pollMs: s.SVC_WEBHOOK_POLL_MS,
-      concurrency: s.SVC_WEBHOOK_CONCURRENCY, retryScheduleMs: parseRetrySchedule(s.SVC_WEBHOOK_RETRY_SCHEDULE)!,
+      concurrency: s.SVC_WEBHOOK_CONCURRENCY, retryScheduleMs: parseRetrySchedule(s.SVC_WEBHOOK_RETRY_SCHEDULE)!, retentionMs: s.SVC_WEBHOOK_RETENTION_MS,
     },
   };
 }

@@ -82,6 +82,9 @@ export const CREDENTIAL_CHANNEL = 'svc_credentials';
 /** The notification channel the PostgreSQL comment triggers send on (migration 0008): `account:tenant:dashboard`. */
 export const COMMENT_EVENT_CHANNEL = 'svc_comment_events';
 
+/** The notification channel of webhook deliveries that became due now (migration 0012's triggers): the account id. */
+export const WEBHOOK_DELIVERY_CHANNEL = 'svc_webhook_deliveries';
+
 /** How often SQLite's listeners look for commits (a counter read while nothing changed: about 3 µs). */
 export const SQLITE_COMMIT_POLL_MS = 25;
 

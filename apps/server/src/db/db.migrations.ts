@@ -1,5 +1,5 @@
 import { Migrator } from 'kysely';
-import type { MigrationProvider } from 'kysely';
+import type { MigrationProvider, MigrationResultSet } from 'kysely';
 import type { Db, Dialect } from './db.database.js';
 import { initialSchema } from './migrations/0001-initial-schema.js';
 import { credentialNotifications } from './migrations/0002-credential-notifications.js';
@@ -11,6 +11,8 @@ import { sessionAccess } from './migrations/0007-session-access.js';
 import { commentEvents } from './migrations/0008-comment-events.js';
 import { metadataNotifications } from './migrations/0009-metadata-notifications.js';
 import { webhooks } from './migrations/0010-webhooks.js';
+import { webhookRetention } from './migrations/0011-webhook-retention.js';
+import { webhookWakeUps } from './migrations/0012-webhook-wake-ups.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -29,14 +31,31 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0008_comment_events': commentEvents(dialect),
       '0009_metadata_notifications': metadataNotifications(dialect),
       '0010_webhooks': webhooks(dialect),
+      '0011_webhook_retention': webhookRetention(dialect),
+      '0012_webhook_wake_ups': webhookWakeUps(dialect),
     }),
   };
 }
 
 /** Brings the schema to the latest migration; safe to call from several processes at once. */
 export async function migrateToLatest(db: Db): Promise<void> {
+  await migrate(db, (migrator) => migrator.migrateToLatest());
+}
+
+/**
+ * Brings the schema up to the migration `name` (a key of the list above) and no further: a test of what a later
+ * migration does to rows written before it starts there.
+ *
+ * @example
+ * await migrateUpTo(db, '0010_webhooks');
+ */
+export async function migrateUpTo(db: Db, name: string): Promise<void> {
+  await migrate(db, (migrator) => migrator.migrateTo(name));
+}
+
+async function migrate(db: Db, run: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<void> {
   const migrator = new Migrator({ db: db.kysely, provider: migrationProvider(db.dialect) });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await run(migrator);
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? 'unknown error');

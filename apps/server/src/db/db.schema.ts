@@ -329,6 +329,8 @@ export interface WebhookDeliveriesTable {
   lock_token: string | null;
   created_at: string;
   delivered_at: string | null;
+  /** When it was delivered or failed for good (retention counts from it); null while pending (migration 0011). */
+  finished_at: string | null;
 }
 
 /** One attempt of a delivery: the delivery log. */

@@ -5,14 +5,15 @@ import { request as httpsRequest } from 'node:https';
 import type { Kysely } from 'kysely';
 import type { WebhookSettings } from '../core/core.config.js';
 import { isoTimestamp } from '../core/core.context.js';
-import type { Dialect } from '../db/db.database.js';
+import { WEBHOOK_DELIVERY_CHANNEL } from '../db/db.database.js';
+import type { Dialect, Notifications } from '../db/db.database.js';
 import type { Database } from '../db/db.schema.js';
 import { hostOf, resolveDeliveryAddress, resolveWithDns } from './webhooks.addresses.js';
 import type { ResolvedAddress, ResolveHost } from './webhooks.addresses.js';
 import { onWebhookNudge } from './webhooks.outbox.js';
 import { signWebhook } from './webhooks.signing.js';
 import { isAllowedPrivateWebhookUrls } from '../accounts/accounts.store.js';
-import { claimDueDeliveries, recordAttempt } from './webhooks.store.js';
+import { claimDueDeliveries, deleteFinishedDeliveries, recordAttempt } from './webhooks.store.js';
 import type { ClaimedDelivery } from './webhooks.store.js';
 
 /** What the dispatcher logs: an endpoint disabled (warn), and its own failures (error). Never a secret. */
@@ -32,14 +33,37 @@ export interface DispatcherOptions {
   /** DNS (default node:dns); tests pass a stand-in to show a name that turns private (DNS rebinding). */
   resolveHost?: ResolveHost;
   log: DispatcherLog;
-  /** Deliver only these accounts' events (tests and benchmarks that share a database with other work); default all. */
+  /**
+   * The database's wake-ups (`Db.notifications`). On PostgreSQL the dispatcher listens to WEBHOOK_DELIVERY_CHANNEL,
+   * so that a delivery any process commits is looked for at once; without it (and on SQLite, one process, whose
+   * own writes nudge it) only the nudges, its own retries' due times and the poll.
+   */
+  notifications?: Notifications;
+  /**
+   * Deliver only these accounts' events, and remove only their old deliveries (tests and benchmarks that share a
+   * database with other work); default all.
+   */
   accountIds?: readonly number[];
+  /** Deliveries retention removes per statement (default PRUNE_BATCH); a test makes it small to see the batches. */
+  pruneBatch?: number;
 }
 
 /** The most of an answer's body read (and dropped) before the connection is released. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 /** A claim outlives the attempt's timeout by this much, so another process never takes over a live attempt. */
 const LEASE_MARGIN_MS = 30_000;
+/** Retention runs at start and then at least this often (more often when the retention is shorter). */
+const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * Deliveries one retention statement removes at most, with their attempts (up to 8 each by default): about 30 ms
+ * (median of a 20,000-delivery backlog of 8 attempts each, on a busy 2-core machine, both databases), so a backlog
+ * of millions goes in many short statements instead of one that holds the lock for minutes.
+ */
+export const PRUNE_BATCH = 1000;
+/** Retry times a dispatcher keeps a timer for at most; later ones are found by the poll. */
+const MAX_DUE_TIMES = 1000;
+/** Node's timers hold at most 2^31 - 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** The outcome of posting one delivery. */
 interface PostResult {
@@ -73,6 +97,14 @@ function spoken(ms: number): string {
  * the schedule's next step under full jitter; after the last, the delivery has failed, and an endpoint that failed
  * all that time without one success is disabled with the reason (and a log line).
  *
+ * It looks for due deliveries when this process commits some (a nudge), on PostgreSQL when any process does (a
+ * NOTIFY, migration 0012), when a retry it scheduled comes due, and every `pollMs` (the fallback: other processes'
+ * retries, lapsed leases, a lost notification connection, SQLite).
+ *
+ * It also keeps the delivery log to its retention: at start and then periodically it removes the deliveries that
+ * finished (delivered, or failed for good) more than `retentionMs` ago, in every process (removing what another
+ * already removed costs an index read).
+ *
  * @example
  * const dispatcher = new WebhookDispatcher({ db, dialect: 'sqlite', settings, now: () => new Date(), log: app.log });
  * dispatcher.start();
@@ -83,8 +115,14 @@ export class WebhookDispatcher {
   readonly #random: () => number;
   readonly #resolveHost: ResolveHost;
   #timer: NodeJS.Timeout | undefined;
+  #pruneTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
+  #unlisten: (() => void) | undefined;
+  /** The due times (epoch ms, by `now`) of retries this dispatcher scheduled, ascending, and the timer of the first. */
+  readonly #dueTimes: number[] = [];
+  #dueTimer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
+  #pruning: Promise<number> | undefined;
   #again = false;
   #stopped = false;
   readonly #inFlight = new Set<AbortController>();
@@ -95,13 +133,97 @@ export class WebhookDispatcher {
     this.#resolveHost = options.resolveHost ?? resolveWithDns;
   }
 
-  /** Polls every `pollMs`, and at once when this process commits deliveries (a nudge). */
+  /**
+   * Polls every `pollMs`, and looks at once when this process commits deliveries (a nudge), on PostgreSQL when any
+   * process does (a notification; also after the listening connection is back, for what it missed), and when a retry
+   * it scheduled comes due; applies the retention now and then every `retentionMs` (at most an hour apart), so that
+   * a process restarted more often than that still does.
+   */
   start(): void {
     if (this.#timer !== undefined || this.#stopped) return;
-    this.#timer = setInterval(() => this.#kick(), this.#options.settings.pollMs);
+    const { settings, dialect, notifications } = this.#options;
+    this.#timer = setInterval(() => this.#kick(), settings.pollMs);
     this.#timer.unref();
     this.#unsubscribe = onWebhookNudge(() => this.#kick());
+    if (dialect === 'postgres' && notifications !== undefined) {
+      const { accountIds } = this.#options;
+      this.#unlisten = notifications.listen(WEBHOOK_DELIVERY_CHANNEL, {
+        // The payload is the account id: a dispatcher of some accounts only (tests, benchmarks) skips the others'.
+        notified: (payload) => {
+          if (accountIds === undefined || !/^[0-9]+$/.test(payload) || accountIds.includes(Number(payload))) this.#kick();
+        },
+        resync: () => this.#kick(),
+      });
+    }
+    this.#pruneTimer = setInterval(() => this.#pruneInBackground(), Math.min(settings.retentionMs, PRUNE_EVERY_MS));
+    this.#pruneTimer.unref();
     this.#kick();
+    this.#pruneInBackground();
+  }
+
+  #pruneInBackground(): void {
+    if (this.#stopped || this.#pruning !== undefined) return;
+    this.#pruning = this.prune().catch((error: unknown) => {
+      this.#options.log.error({ err: error }, 'webhook delivery log retention failed to run');
+      return 0;
+    }).finally(() => {
+      this.#pruning = undefined;
+    });
+  }
+
+  /**
+   * Removes the deliveries that finished (delivered, or failed for good) more than `retentionMs` ago by this
+   * dispatcher's clock, with their attempts, batch after batch until none is left; how many. Pending deliveries stay.
+   */
+  async prune(): Promise<number> {
+    const { db, dialect, settings, now, accountIds } = this.#options;
+    const batch = this.#options.pruneBatch ?? PRUNE_BATCH;
+    const cutoff = isoTimestamp(new Date(now().getTime() - settings.retentionMs));
+    let total = 0;
+    for (;;) {
+      const removed = await deleteFinishedDeliveries(db, dialect, cutoff, batch, accountIds);
+      total += removed;
+      if (removed < batch || this.#stopped) return total;
+    }
+  }
+
+  /**
+   * Wakes at a retry this dispatcher scheduled (once started): the poll would find it up to `pollMs` late. Only this
+   * process's own retries; the times past MAX_DUE_TIMES (a large failing backlog) are left to the poll.
+   */
+  #wakeAt(at: number): void {
+    if (this.#timer === undefined || this.#stopped) return;
+    const times = this.#dueTimes;
+    let low = 0;
+    let high = times.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (times[middle]! < at) low = middle + 1;
+      else high = middle;
+    }
+    if (times[low] === at) return;
+    if (times.length >= MAX_DUE_TIMES) {
+      if (low === times.length) return;
+      times.pop();
+    }
+    times.splice(low, 0, at);
+    if (low === 0) this.#armDueTimer();
+  }
+
+  #armDueTimer(): void {
+    clearTimeout(this.#dueTimer);
+    this.#dueTimer = undefined;
+    const next = this.#dueTimes[0];
+    if (next === undefined || this.#stopped) return;
+    const wait = Math.min(MAX_TIMER_MS, Math.max(0, next - this.#options.now().getTime()));
+    this.#dueTimer = setTimeout(() => {
+      const now = this.#options.now().getTime();
+      const due = this.#dueTimes.findIndex((time) => time > now);
+      this.#dueTimes.splice(0, due === -1 ? this.#dueTimes.length : due);
+      this.#kick();
+      this.#armDueTimer();
+    }, wait);
+    this.#dueTimer.unref();
   }
 
   #kick(): void {
@@ -165,13 +287,15 @@ export class WebhookDispatcher {
     const disable = failedForGood && delivery.final_attempt === null && failingSince <= delivery.created_at
       ? `every attempt failed for ${spoken(attemptedAt.getTime() - Date.parse(failingSince))}: ${attempt} attempts of ${delivery.event_type} event ${delivery.event_id}, the last: ${error}`
       : null;
+    const retryAt = ok || failedForGood ? null : attemptedAt.getTime() + retryDelayMs(settings.retryScheduleMs, attempt, this.#random);
     const written = await recordAttempt(this.#options.db, {
       deliveryId: delivery.id, accountId: delivery.account_id, endpointId: delivery.endpoint_id, token, attempt, attemptedAt: at,
       statusCode: result.statusCode, durationMs, error,
       status: ok ? 'delivered' : failedForGood ? 'failed' : 'pending',
-      nextAttemptAt: ok || failedForGood ? null : isoTimestamp(new Date(attemptedAt.getTime() + retryDelayMs(settings.retryScheduleMs, attempt, this.#random))),
+      nextAttemptAt: retryAt === null ? null : isoTimestamp(new Date(retryAt)),
       disableReason: disable,
     });
+    if (written && retryAt !== null) this.#wakeAt(retryAt);
     if (written && disable !== null) {
       this.#options.log.warn({ accountId: delivery.account_id, endpointId: delivery.endpoint_id, host: safeHost(delivery.url), reason: disable }, 'webhook endpoint disabled');
     }
@@ -236,12 +360,18 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Stops polling and waits for the attempts under way (cut off after the timeout); their leases lapse if not recorded. */
+  /**
+   * Stops polling and retention, and waits for the attempts under way (cut off after the timeout; their leases lapse
+   * if not recorded) and for the retention statement under way.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
+    clearInterval(this.#pruneTimer);
+    clearTimeout(this.#dueTimer);
     this.#unsubscribe?.();
-    await this.#running;
+    this.#unlisten?.();
+    await Promise.all([this.#running, this.#pruning]);
   }
 }
 

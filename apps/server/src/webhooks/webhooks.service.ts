@@ -162,10 +162,13 @@ export async function listDeliveries(ctx: ServiceContext, principal: PlatformUse
   };
 }
 
+const deliveryNotFound = (endpointId: number, deliveryId: number) =>
+  new AppError('not_found', `delivery ${deliveryId} of webhook endpoint ${endpointId} not found (finished deliveries are removed from the log after the retention period)`, 'deliveryId');
+
 async function requireDelivery(ctx: ServiceContext, accountId: number, endpointId: number, deliveryId: number): Promise<WebhookDeliveryRow> {
   await requireEndpoint(ctx, accountId, endpointId);
   const row = await findDelivery(ctx.db, accountId, endpointId, deliveryId);
-  if (row === undefined) throw new AppError('not_found', `delivery ${deliveryId} of webhook endpoint ${endpointId} not found`, 'deliveryId');
+  if (row === undefined) throw deliveryNotFound(endpointId, deliveryId);
   return row;
 }
 
@@ -187,7 +190,11 @@ export async function replayDelivery(ctx: ServiceContext, principal: PlatformUse
   if (endpoint.disabled_at !== null) throw new AppError('conflict', `webhook endpoint ${endpointId} is disabled: re-enable it (PATCH {"enabled": true}) before replaying`, 'endpointId');
   if (existing.status === 'pending') throw new AppError('conflict', `delivery ${deliveryId} is still pending: it will be attempted at ${existing.next_attempt_at}`, 'deliveryId');
   const row = await markDeliveryForReplay(ctx.db, principal.accountId, endpointId, deliveryId, isoTimestamp(ctx.now()));
-  if (row === undefined) throw new AppError('conflict', `delivery ${deliveryId} is already pending again`, 'deliveryId');
+  if (row === undefined) {
+    // Changed since it was read: replayed by another call, or removed by retention in between.
+    if (await findDelivery(ctx.db, principal.accountId, endpointId, deliveryId) === undefined) throw deliveryNotFound(endpointId, deliveryId);
+    throw new AppError('conflict', `delivery ${deliveryId} is already pending again`, 'deliveryId');
+  }
   nudgeWebhookDelivery();
   return presentDelivery(row, await selectAttempts(ctx.db, principal.accountId, [row.id]));
 }

@@ -80,7 +80,7 @@ export async function selectAttempts(db: Kysely<Database>, accountId: number, de
  */
 export async function markDeliveryForReplay(db: Kysely<Database>, accountId: number, endpointId: number, deliveryId: number, now: string): Promise<WebhookDeliveryRow | undefined> {
   return db.updateTable('webhook_deliveries')
-    .set((eb) => ({ status: 'pending', next_attempt_at: now, final_attempt: eb('attempts', '+', 1), locked_until: null, lock_token: null }))
+    .set((eb) => ({ status: 'pending', next_attempt_at: now, final_attempt: eb('attempts', '+', 1), locked_until: null, lock_token: null, finished_at: null }))
     .where('id', '=', deliveryId).where('endpoint_id', '=', endpointId).where('account_id', '=', accountId)
     .where('status', '!=', 'pending')
     .returningAll()
@@ -173,6 +173,7 @@ export async function recordAttempt(db: Kysely<Database>, outcome: AttemptOutcom
       .set({
         status: outcome.status, attempts: outcome.attempt, next_attempt_at: outcome.nextAttemptAt, locked_until: null, lock_token: null,
         ...(outcome.status === 'delivered' ? { delivered_at: outcome.attemptedAt } : {}),
+        finished_at: outcome.status === 'pending' ? null : outcome.attemptedAt,
       })
       .where('id', '=', outcome.deliveryId).where('account_id', '=', outcome.accountId).where('lock_token', '=', outcome.token)
       .executeTakeFirst();
@@ -195,4 +196,27 @@ export async function recordAttempt(db: Kysely<Database>, outcome: AttemptOutcom
     }
     return true;
   });
+}
+
+/**
+ * Retention: deletes up to `limit` deliveries that finished (delivered, or failed for good) before `cutoff`, oldest
+ * first, with their attempts (by cascade); how many. One short statement per batch, so that a large backlog never
+ * holds a long lock. A pending delivery is never deleted: the condition is checked again on each row as it is
+ * deleted, so a replay that committed meanwhile keeps its delivery, and on PostgreSQL rows locked by a writer
+ * (a replay under way) or by another process's retention are skipped (`SKIP LOCKED`) rather than waited for.
+ */
+export async function deleteFinishedDeliveries(
+  db: Kysely<Database>, dialect: Dialect, cutoff: string, limit: number, accountIds?: readonly number[],
+): Promise<number> {
+  const finished = ['delivered', 'failed'] as const satisfies readonly WebhookDeliveryStatus[];
+  let old = db.selectFrom('webhook_deliveries').select('id')
+    .where('finished_at', '<', cutoff).where('status', 'in', finished)
+    .orderBy('finished_at').limit(limit);
+  if (accountIds !== undefined) old = old.where('account_id', 'in', accountIds.length === 0 ? [0] : [...accountIds]);
+  if (dialect === 'postgres') old = old.forUpdate().skipLocked();
+  const result = await db.deleteFrom('webhook_deliveries')
+    .where('id', 'in', old)
+    .where('finished_at', '<', cutoff).where('status', 'in', finished)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

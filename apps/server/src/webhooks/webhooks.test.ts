@@ -53,7 +53,7 @@ describeEachDialect('webhooks', (t) => {
     if (hostname === 'inside.test') return [{ address: '10.1.2.3', family: 4 }];
     throw new Error(`ENOTFOUND ${hostname}`);
   };
-  const settings: WebhookSettings = { allowPrivate: false, deliver: false, timeoutMs: 2000, pollMs: 1000, concurrency: 4, retryScheduleMs: SCHEDULE_MS };
+  const settings: WebhookSettings = { allowPrivate: false, deliver: false, timeoutMs: 2000, pollMs: 1000, concurrency: 4, retryScheduleMs: SCHEDULE_MS, retentionMs: 2_592_000_000 };
   /** svc without private addresses (the default), and svc for the delivery tests, allowed loopback by the setting. */
   let strict: FastifyInstance;
   let open: FastifyInstance;
