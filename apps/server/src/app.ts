@@ -44,6 +44,7 @@ import type { WebhookSettings } from './core/core.config.js';
 import { resolveWithDns } from './webhooks/webhooks.addresses.js';
 import type { ResolveHost } from './webhooks/webhooks.addresses.js';
 import { WebhookDispatcher } from './webhooks/webhooks.dispatcher.js';
+import { Sealer } from './core/core.sealed.js';
 import { webhookRoutes } from './webhooks/webhooks.routes.js';
 
 export interface AppConfig {
@@ -65,6 +66,8 @@ export interface AppConfig {
   rateLimits?: Partial<RateLimits>;
   /** HS256 secret for embed tokens (default SVC_JWT_SECRET); without one, EdDSA with the key kept in the database. */
   jwtSecret?: string;
+  /** Keys that seal webhook signing secrets at rest, the first sealing (default SVC_ENCRYPTION_KEY); none: not sealed. */
+  encryptionKeys?: readonly string[];
   /** The built embed runtime (default apps/embed/dist); tests point it elsewhere to check a missing build. */
   embedDistDir?: string;
   /** Serve the embed runtime's source maps (default SVC_EMBED_SOURCE_MAPS, off). */
@@ -190,10 +193,11 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   await app.register(workspaceRoutes(ctx, pages));
   const webhooks = { ...env.webhooks, deliver: false, ...config.webhooks };
   const resolveHost = config.webhooks?.resolveHost ?? resolveWithDns;
-  await app.register(webhookRoutes({ ...ctx, allowPrivate: webhooks.allowPrivate, resolveHost }));
+  const sealer = new Sealer(config.encryptionKeys ?? env.encryptionKeys);
+  await app.register(webhookRoutes({ ...ctx, allowPrivate: webhooks.allowPrivate, resolveHost, sealer }));
   const dispatcher = webhooks.deliver
     ? new WebhookDispatcher({
-      db: ctx.db, dialect: ctx.dialect, settings: webhooks, now: ctx.now, resolveHost, notifications: config.db.notifications, log: logging.failures ?? app.log,
+      db: ctx.db, dialect: ctx.dialect, settings: webhooks, now: ctx.now, resolveHost, sealer, notifications: config.db.notifications, log: logging.failures ?? app.log,
       ...(config.webhooks?.random === undefined ? {} : { random: config.webhooks.random }),
     })
     : undefined;

@@ -53,6 +53,12 @@ describe('configuration', () => {
     expect(config.rateLimitStore).toEqual({ redisUrl: undefined, redisPrefix: 'svc:rate-limit:' });
     expect(config.webhooks.retentionMs).toBe(30 * 86_400_000);
     expect(loadConfig({ SVC_WEBHOOK_RETENTION_MS: '3600000' }).webhooks.retentionMs).toBe(3_600_000);
+    expect(config.encryptionKeys).toEqual([]);
+    expect(loadConfig({ SVC_ENCRYPTION_KEY: ` ${'a'.repeat(32)} , ${'b'.repeat(40)}` }).encryptionKeys).toEqual(['a'.repeat(32), 'b'.repeat(40)]);
+  });
+
+  it('never repeats an encryption key in its error', () => {
+    expect(() => loadConfig({ SVC_ENCRYPTION_KEY: 'secret-but-short' })).toThrow(expect.objectContaining({ message: expect.not.stringContaining('secret-but-short') }));
   });
 
   it('reads each type strictly: whole numbers, numbers, booleans, one of a list', () => {
@@ -75,6 +81,8 @@ describe('configuration', () => {
     ['SVC_WEBHOOK_RETENTION_MS', '30d', /SVC_WEBHOOK_RETENTION_MS must be a whole number >= 1000 and <= 315360000000, got "30d"/],
     ['SVC_WEBHOOK_RETENTION_MS', '999', /SVC_WEBHOOK_RETENTION_MS must be a whole number >= 1000/],
     ['SVC_WEBHOOK_RETENTION_MS', '315360000001', /SVC_WEBHOOK_RETENTION_MS must be .*<= 315360000000, got "315360000001"/],
+    ['SVC_ENCRYPTION_KEY', 'too-short-a-key', /SVC_ENCRYPTION_KEY must be keys of at least 32 bytes each .*; key 1 is shorter$/],
+    ['SVC_ENCRYPTION_KEY', `${'k'.repeat(32)},short`, /key 2 is shorter$/],
   ])('refuses %s=%j, naming the variable and what it must be', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message);
     expect(() => readSetting(name as SettingName, { [name]: value })).toThrow(message);

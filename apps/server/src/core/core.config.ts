@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Type } from 'typebox';
 import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
+import { MIN_KEY_BYTES } from './core.sealed.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -25,6 +26,7 @@ export const SETTINGS = Type.Object({
   SVC_SQLITE_CACHE_MB: whole(1, 8, "SQLite's page cache in MiB (one connection). Reads go through a memory map of the database file; the cache holds written pages and those still in the WAL. Raise it for very large imports, which spill to the WAL past it"),
   SVC_PREPARED_STATEMENTS: Type.Boolean({ default: true, description: "compile svc's hot statements once per database and run them with new values; `false` builds every query afresh (slower: only to measure the difference, bench/README.md)" }),
   SVC_LISTING_CACHE_MB: Type.Number({ minimum: 0, default: 32, description: 'memory for cached pages, in MiB: workspace listings and comment thread lists; `0` turns the cache off' }),
+  SVC_ENCRYPTION_KEY: optional('seals secrets svc must use again (webhook signing secrets) in the database with AES-256-GCM: at least 32 bytes, e.g. `openssl rand -base64 32`; a comma-separated list changes keys (the first seals, each opens). Unset: they are stored as they are'),
   SVC_JWT_SECRET: optional('HS256 secret (at least 32 bytes) for embed tokens; unset: EdDSA with a key generated at first start and kept in the database (`server_keys`); every process sharing the database must use the same setting'),
   SVC_EMBED_SESSION_TTL_MS: whole(1000, 300_000, 'how long a minted session id can be exchanged (ms; 5 min)'),
   SVC_EMBED_TOKEN_TTL_MS: whole(1000, 86_400_000, 'nominal embed token lifetime (ms; 24 h); the effective end is 1/24 earlier, the expiring warning 1/48 before that'),
@@ -77,7 +79,7 @@ export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
   SVC_COMMENT_STREAM_REPLAY_MAX: 'comments.md#live-updates', SVC_COMMENT_EVENT_RETENTION_MS: 'comments.md#live-updates',
   SVC_WEBHOOKS_ALLOW_PRIVATE: 'webhooks.md#addresses', SVC_WEBHOOK_DELIVERY: 'webhooks.md#delivery', SVC_WEBHOOK_TIMEOUT_MS: 'webhooks.md#delivery',
   SVC_WEBHOOK_POLL_MS: 'webhooks.md#delivery', SVC_WEBHOOK_CONCURRENCY: 'webhooks.md#delivery', SVC_WEBHOOK_RETRY_SCHEDULE: 'webhooks.md#retries',
-  SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention',
+  SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention', SVC_ENCRYPTION_KEY: '#secrets-at-rest',
 };
 
 /** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */
@@ -93,6 +95,8 @@ export interface Config {
   sqliteCacheMiB: number;
   listingCacheBytes: number;
   jwtSecret: string | undefined;
+  /** SVC_ENCRYPTION_KEY split at commas: the first seals, each opens (core.sealed.ts); empty: nothing is sealed. */
+  encryptionKeys: string[];
   embedLifetimes: { sessionTtlMs: number; tokenTtlMs: number };
   embedSourceMaps: boolean;
   preparedStatements: boolean;
@@ -187,6 +191,7 @@ export function readSetting<N extends SettingName>(name: N, env: NodeJS.ProcessE
   const value = convert(schema, raw);
   if (!Value.Check(schema, value)) throw new Error(`${name} must be ${expected(schema)}, got ${JSON.stringify(raw)}`);
   if (name === 'SVC_TRUST_PROXY') checkTrustProxy(raw);
+  if (name === 'SVC_ENCRYPTION_KEY') checkEncryptionKeys(raw);
   if (name === 'SVC_WEBHOOK_RETRY_SCHEDULE' && parseRetrySchedule(raw) === undefined) {
     throw new Error(`SVC_WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated durations such as 5s,5m,2h (units ms, s, m, h), got ${JSON.stringify(raw)}`);
   }
@@ -197,6 +202,17 @@ export function readSetting<N extends SettingName>(name: N, env: NodeJS.ProcessE
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const names = Object.keys(SETTINGS.properties) as SettingName[];
   return Object.fromEntries(names.map((name) => [name, readSetting(name, env)])) as Settings;
+}
+
+/** SVC_ENCRYPTION_KEY's keys, in order (none when unset). */
+function encryptionKeysOf(raw: string | undefined): string[] {
+  return raw === undefined || raw === '' ? [] : raw.split(',').map((key) => key.trim());
+}
+
+function checkEncryptionKeys(raw: string): void {
+  const short = encryptionKeysOf(raw).findIndex((key) => Buffer.byteLength(key, 'utf8') < MIN_KEY_BYTES);
+  // Never the key itself in the message: it is a secret.
+  if (short !== -1) throw new Error(`SVC_ENCRYPTION_KEY must be keys of at least ${MIN_KEY_BYTES} bytes each (e.g. openssl rand -base64 32), separated by commas; key ${short + 1} is shorter`);
 }
 
 function checkTrustProxy(raw: string): void {
@@ -234,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteCacheMiB: s.SVC_SQLITE_CACHE_MB,
     listingCacheBytes: Math.round(s.SVC_LISTING_CACHE_MB * 1024 * 1024),
     jwtSecret: s.SVC_JWT_SECRET,
+    encryptionKeys: encryptionKeysOf(s.SVC_ENCRYPTION_KEY),
     embedLifetimes: { sessionTtlMs: s.SVC_EMBED_SESSION_TTL_MS, tokenTtlMs: s.SVC_EMBED_TOKEN_TTL_MS },
     embedSourceMaps: s.SVC_EMBED_SOURCE_MAPS,
     preparedStatements: s.SVC_PREPARED_STATEMENTS,

@@ -11,9 +11,10 @@ import type { Database } from '../db/db.schema.js';
 import { hostOf, resolveDeliveryAddress, resolveWithDns } from './webhooks.addresses.js';
 import type { ResolvedAddress, ResolveHost } from './webhooks.addresses.js';
 import { onWebhookNudge } from './webhooks.outbox.js';
+import { Sealer } from '../core/core.sealed.js';
 import { signWebhook } from './webhooks.signing.js';
 import { isAllowedPrivateWebhookUrls } from '../accounts/accounts.store.js';
-import { claimDueDeliveries, deleteFinishedDeliveries, recordAttempt } from './webhooks.store.js';
+import { claimDueDeliveries, deleteFinishedDeliveries, recordAttempt, replaceEndpointSecret, selectEndpointSecrets } from './webhooks.store.js';
 import type { ClaimedDelivery } from './webhooks.store.js';
 
 /** What the dispatcher logs: an endpoint disabled (warn), and its own failures (error). Never a secret. */
@@ -33,6 +34,8 @@ export interface DispatcherOptions {
   /** DNS (default node:dns); tests pass a stand-in to show a name that turns private (DNS rebinding). */
   resolveHost?: ResolveHost;
   log: DispatcherLog;
+  /** Opens the endpoints' signing secrets (SVC_ENCRYPTION_KEY); default: none sealed. */
+  sealer?: Sealer;
   /**
    * The database's wake-ups (`Db.notifications`). On PostgreSQL the dispatcher listens to WEBHOOK_DELIVERY_CHANNEL,
    * so that a delivery any process commits is looked for at once; without it (and on SQLite, one process, whose
@@ -64,6 +67,8 @@ export const PRUNE_BATCH = 1000;
 const MAX_DUE_TIMES = 1000;
 /** Node's timers hold at most 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2_147_483_647;
+/** Endpoints read per page when resealing their secrets. */
+const RESEAL_PAGE = 500;
 
 /** The outcome of posting one delivery. */
 interface PostResult {
@@ -114,6 +119,7 @@ export class WebhookDispatcher {
   readonly #options: DispatcherOptions;
   readonly #random: () => number;
   readonly #resolveHost: ResolveHost;
+  readonly #sealer: Sealer;
   #timer: NodeJS.Timeout | undefined;
   #pruneTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
@@ -123,6 +129,7 @@ export class WebhookDispatcher {
   #dueTimer: NodeJS.Timeout | undefined;
   #running: Promise<number> | undefined;
   #pruning: Promise<number> | undefined;
+  #resealing: Promise<number> | undefined;
   #again = false;
   #stopped = false;
   readonly #inFlight = new Set<AbortController>();
@@ -131,6 +138,7 @@ export class WebhookDispatcher {
     this.#options = options;
     this.#random = options.random ?? Math.random;
     this.#resolveHost = options.resolveHost ?? resolveWithDns;
+    this.#sealer = options.sealer ?? new Sealer([]);
   }
 
   /**
@@ -159,6 +167,38 @@ export class WebhookDispatcher {
     this.#pruneTimer.unref();
     this.#kick();
     this.#pruneInBackground();
+    if (this.#sealer.isSealing) {
+      this.#resealing = this.reseal().catch((error: unknown) => {
+        this.#options.log.error({ err: error }, 'resealing webhook secrets failed');
+        return 0;
+      });
+    }
+  }
+
+  /**
+   * Seals the endpoints' secrets that are not sealed with SVC_ENCRYPTION_KEY's first key: stored before a key was
+   * set, or under a key listed after it (a key change); how many. Each is rewritten only if it is still the value
+   * read, so a rotation meanwhile wins. Secrets that do not open are left as they are (their deliveries say why).
+   */
+  async reseal(): Promise<number> {
+    const { db, accountIds } = this.#options;
+    let resealed = 0;
+    for (let afterId = 0; !this.#stopped;) {
+      const page = await selectEndpointSecrets(db, afterId, RESEAL_PAGE, accountIds);
+      for (const endpoint of page) {
+        if (!this.#sealer.needsResealing(endpoint.secret)) continue;
+        let secret: string;
+        try {
+          secret = this.#sealer.open(endpoint.secret);
+        } catch {
+          continue;
+        }
+        if (await replaceEndpointSecret(db, endpoint.account_id, endpoint.id, endpoint.secret, this.#sealer.seal(secret))) resealed++;
+      }
+      if (page.length < RESEAL_PAGE) break;
+      afterId = page[page.length - 1]!.id;
+    }
+    return resealed;
   }
 
   #pruneInBackground(): void {
@@ -316,6 +356,13 @@ export class WebhookDispatcher {
     } catch (error) {
       return { statusCode: null, error: error instanceof Error ? error.message : String(error) };
     }
+    let secret: string;
+    try {
+      secret = this.#sealer.open(delivery.secret);
+    } catch (error) {
+      // A failed attempt, whose error the delivery log shows (and, kept up, the endpoint's disabled reason).
+      return { statusCode: null, error: `the endpoint's signing secret cannot be read: ${error instanceof Error ? error.message : String(error)}` };
+    }
     const timestamp = Math.floor(attemptedAt.getTime() / 1000);
     const body = Buffer.from(delivery.payload, 'utf8');
     const headers = {
@@ -324,7 +371,7 @@ export class WebhookDispatcher {
       'user-agent': 'svc-webhooks/1',
       'webhook-id': delivery.event_id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signWebhook(delivery.secret, delivery.event_id, timestamp, delivery.payload),
+      'webhook-signature': signWebhook(secret, delivery.event_id, timestamp, delivery.payload),
     };
     // The connection goes to the address just checked, whatever DNS answers next (no second lookup to rebind).
     const lookup: LookupFunction = (_hostname, options, callback) => {
@@ -371,7 +418,7 @@ export class WebhookDispatcher {
     clearTimeout(this.#dueTimer);
     this.#unsubscribe?.();
     this.#unlisten?.();
-    await Promise.all([this.#running, this.#pruning]);
+    await Promise.all([this.#running, this.#pruning, this.#resealing]);
   }
 }
 

@@ -15,6 +15,7 @@ import {
   countEndpoints, deleteEndpoint, findDelivery, findEndpoint, insertEndpoint, markDeliveryForReplay, selectAttempts,
   selectDeliveries, selectEndpoints, updateEndpoint,
 } from './webhooks.store.js';
+import type { Sealer } from '../core/core.sealed.js';
 import type { EndpointChanges, WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from './webhooks.store.js';
 
 /** What the webhook endpoints' rules need besides the database: which addresses every account may use, and DNS. */
@@ -22,6 +23,8 @@ export interface WebhookContext extends ServiceContext {
   /** SVC_WEBHOOKS_ALLOW_PRIVATE: every account may use private addresses. */
   allowPrivate: boolean;
   resolveHost: ResolveHost;
+  /** Seals signing secrets at rest (SVC_ENCRYPTION_KEY); the answers show them as given or generated. */
+  sealer: Sealer;
 }
 
 /** The reason recorded when an account disables its endpoint itself. */
@@ -93,7 +96,7 @@ export async function createEndpoint(ctx: WebhookContext, principal: PlatformUse
   const now = isoTimestamp(ctx.now());
   const row = await insertEndpoint(ctx.db, {
     account_id: principal.accountId, url, description: body.description ?? null, event_types: JSON.stringify(body.eventTypes),
-    include_comment_body: body.includeCommentBody === true ? 1 : 0, secret, created_at: now, updated_at: now,
+    include_comment_body: body.includeCommentBody === true ? 1 : 0, secret: ctx.sealer.seal(secret), created_at: now, updated_at: now,
   });
   return { ...presentEndpoint(row), secret };
 }
@@ -128,7 +131,7 @@ export async function changeEndpoint(ctx: WebhookContext, principal: PlatformUse
   if (body.enabled === true) Object.assign(changes, { disabled_at: null, disabled_reason: null, failing_since: null });
   if (body.enabled === false && existing.disabled_at === null) Object.assign(changes, { disabled_at: now, disabled_reason: DISABLED_BY_ACCOUNT });
   const secret = body.rotateSecret === true ? generateWebhookSecret() : body.secret === undefined ? undefined : requireSecret(body.secret);
-  if (secret !== undefined) changes.secret = secret;
+  if (secret !== undefined) changes.secret = ctx.sealer.seal(secret);
   const row = await updateEndpoint(ctx.db, principal.accountId, endpointId, changes);
   if (row === undefined) throw notFound(endpointId);
   if (body.enabled === true) nudgeWebhookDelivery();

@@ -220,3 +220,23 @@ export async function deleteFinishedDeliveries(
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * Up to `limit` endpoints after `afterId` (by id) with their stored secrets, of every account or of `accountIds`:
+ * for resealing the secrets under SVC_ENCRYPTION_KEY's first key (server-wide upkeep, like the signing keys).
+ */
+export async function selectEndpointSecrets(
+  db: Kysely<Database>, afterId: number, limit: number, accountIds?: readonly number[],
+): Promise<Array<Pick<WebhookEndpointRow, 'id' | 'account_id' | 'secret'>>> {
+  let query = db.selectFrom('webhook_endpoints').select(['id', 'account_id', 'secret']).where('id', '>', afterId).orderBy('id').limit(limit);
+  if (accountIds !== undefined) query = query.where('account_id', 'in', accountIds.length === 0 ? [0] : [...accountIds]);
+  return query.execute();
+}
+
+/** Replaces an endpoint's stored secret if it still is `from` (a rotation meanwhile wins); whether it did. */
+export async function replaceEndpointSecret(db: Kysely<Database>, accountId: number, endpointId: number, from: string, to: string): Promise<boolean> {
+  const result = await db.updateTable('webhook_endpoints').set({ secret: to })
+    .where('account_id', '=', accountId).where('id', '=', endpointId).where('secret', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
