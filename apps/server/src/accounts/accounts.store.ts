@@ -233,9 +233,13 @@ export async function findAccountOfConsoleDigest(db: Kysely<Database>, digest: s
  * (`allowPrivateWebhookUrls` of the import file's settings; issue 23, docs/webhooks.md "Addresses").
  */
 export async function isAllowedPrivateWebhookUrls(db: Kysely<Database>, accountId: number): Promise<boolean> {
-  const row = await accountSettings.first(db, { accountId });
+  return settingsAllowPrivateWebhookUrls((await accountSettings.first(db, { accountId }))?.settings);
+}
+
+/** The same, from the account row's `settings` JSON as read (a webhook claim reads it with its deliveries). */
+export function settingsAllowPrivateWebhookUrls(settings: string | null | undefined): boolean {
   try {
-    const parsed = JSON.parse(row?.settings ?? '{}') as unknown;
+    const parsed = JSON.parse(settings ?? '{}') as unknown;
     return typeof parsed === 'object' && parsed !== null && (parsed as Record<string, unknown>).allowPrivateWebhookUrls === true;
   } catch {
     return false;

@@ -13,7 +13,7 @@ import type { ResolvedAddress, ResolveHost } from './webhooks.addresses.js';
 import { onWebhookNudge } from './webhooks.outbox.js';
 import { Sealer } from '../core/core.sealed.js';
 import { signWebhook } from './webhooks.signing.js';
-import { isAllowedPrivateWebhookUrls } from '../accounts/accounts.store.js';
+import { settingsAllowPrivateWebhookUrls } from '../accounts/accounts.store.js';
 import { claimDueDeliveries, deleteFinishedDeliveries, recordAttempt, replaceEndpointSecret, selectEndpointSecrets } from './webhooks.store.js';
 import type { ClaimedDelivery } from './webhooks.store.js';
 
@@ -53,7 +53,7 @@ export interface DispatcherOptions {
 
 /** The most of an answer's body read (and dropped) before the connection is released. */
 const MAX_ANSWER_BYTES = 64 * 1024;
-/** A claim outlives the attempt's timeout by this much, so another process never takes over a live attempt. */
+/** A claim outlives its wait for a slot and the attempt's timeout by this much, so no other process takes over a live attempt. */
 const LEASE_MARGIN_MS = 30_000;
 /** Retention runs at start and then at least this often (more often when the retention is shorter). */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -284,37 +284,57 @@ export class WebhookDispatcher {
     });
   }
 
-  /** Attempts every delivery due now, batch after batch, until none is left; how many attempts were made. */
+  /**
+   * Attempts every delivery due now, until none is left, with up to `concurrency` attempts in flight. Deliveries are
+   * claimed `concurrency` at a time into a queue, and a slot that frees takes the next one at once: a slow endpoint
+   * holds up one slot rather than the deliveries claimed beside it, and a claim still serves many attempts. How many
+   * attempts were made. An attempt whose outcome cannot be written is logged; its lease lapses and it is tried again.
+   */
   async drain(): Promise<number> {
+    const { concurrency } = this.#options.settings;
+    const inFlight = new Set<Promise<void>>();
+    const queue: Array<{ delivery: ClaimedDelivery; token: string }> = [];
     let total = 0;
-    for (;;) {
-      const made = await this.runOnce();
-      total += made;
-      if (made < this.#options.settings.concurrency || this.#stopped) return total;
+    let more = true;
+    while (!this.#stopped) {
+      while (inFlight.size < concurrency && queue.length > 0) {
+        const { delivery, token } = queue.shift()!;
+        const attempt = this.#attempt(delivery, token)
+          .catch((error: unknown) => this.#options.log.error({ err: error, deliveryId: delivery.id }, 'recording a webhook attempt failed'))
+          .finally(() => inFlight.delete(attempt));
+        inFlight.add(attempt);
+        total++;
+      }
+      if (more && queue.length === 0 && inFlight.size < concurrency) {
+        const { claimed, token } = await this.#claim(concurrency);
+        more = claimed.length === concurrency;
+        for (const delivery of claimed) queue.push({ delivery, token });
+        if (claimed.length > 0) continue;
+      }
+      if (inFlight.size === 0) break;
+      await Promise.race(inFlight);
     }
+    await Promise.all(inFlight);
+    return total;
   }
 
-  /** Claims up to `concurrency` due deliveries and attempts them together; how many were attempted. */
-  async runOnce(): Promise<number> {
+  /** Claims up to `limit` due deliveries under a new lease token. */
+  async #claim(limit: number): Promise<{ claimed: ClaimedDelivery[]; token: string }> {
     const { db, dialect, settings, now } = this.#options;
     const start = now();
     const token = randomBytes(12).toString('base64url');
-    const lockedUntil = isoTimestamp(new Date(start.getTime() + settings.timeoutMs + LEASE_MARGIN_MS));
-    const claimed = await claimDueDeliveries(db, dialect, isoTimestamp(start), lockedUntil, token, settings.concurrency, this.#options.accountIds);
-    // Whether each account may use private addresses: read now, as each attempt checks the address now.
-    const allowed = new Map<number, boolean>();
-    for (const accountId of new Set(claimed.map((delivery) => delivery.account_id))) {
-      allowed.set(accountId, settings.allowPrivate || await isAllowedPrivateWebhookUrls(db, accountId));
-    }
-    await Promise.all(claimed.map((delivery) => this.#attempt(delivery, token, allowed.get(delivery.account_id) === true)));
-    return claimed.length;
+    // A claimed delivery may wait for a slot (at most one attempt's timeout) before its own attempt starts.
+    const lockedUntil = isoTimestamp(new Date(start.getTime() + 2 * settings.timeoutMs + LEASE_MARGIN_MS));
+    return { claimed: await claimDueDeliveries(db, dialect, isoTimestamp(start), lockedUntil, token, limit, this.#options.accountIds), token };
   }
 
-  async #attempt(delivery: ClaimedDelivery, token: string, allowPrivate: boolean): Promise<void> {
+  async #attempt(delivery: ClaimedDelivery, token: string): Promise<void> {
     const { settings, now } = this.#options;
     const attempt = delivery.attempts + 1;
     const attemptedAt = now();
     const started = performance.now();
+    // Whether the account may use private addresses, as the claim read it: each attempt checks the address now.
+    const allowPrivate = settings.allowPrivate || settingsAllowPrivateWebhookUrls(delivery.account_settings);
     const result = await this.#post(delivery, attemptedAt, allowPrivate);
     const durationMs = Math.round(performance.now() - started);
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
@@ -328,7 +348,7 @@ export class WebhookDispatcher {
       ? `every attempt failed for ${spoken(attemptedAt.getTime() - Date.parse(failingSince))}: ${attempt} attempts of ${delivery.event_type} event ${delivery.event_id}, the last: ${error}`
       : null;
     const retryAt = ok || failedForGood ? null : attemptedAt.getTime() + retryDelayMs(settings.retryScheduleMs, attempt, this.#random);
-    const written = await recordAttempt(this.#options.db, {
+    const written = await recordAttempt(this.#options.db, this.#options.dialect, {
       deliveryId: delivery.id, accountId: delivery.account_id, endpointId: delivery.endpoint_id, token, attempt, attemptedAt: at,
       statusCode: result.statusCode, durationMs, error,
       status: ok ? 'delivered' : failedForGood ? 'failed' : 'pending',

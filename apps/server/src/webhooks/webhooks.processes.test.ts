@@ -170,7 +170,7 @@ for (const dialect of ['sqlite', 'postgres'] as const satisfies readonly Dialect
         return [...afterKill.committed].every((id) => got.has(id));
       };
       // At least once: some were attempted (and refused) before the kill; all arrive after the restart. Those the
-      // killed process was attempting at that moment keep its lease (the 1 s timeout + 30 s) before the new one takes them.
+      // killed process was attempting at that moment keep its lease (twice the 1 s timeout + 30 s) before the new one takes them.
       expect(await eventually(complete, 60_000), `delivered ${delivered().size} of ${afterKill.committed.size}`).toBe(true);
       const got = receivedFor('?kill=1', endpoint.secret);
       expect(got.every((r) => afterKill.committed.has(r.commentId)), 'an event for a comment that did not commit').toBe(true);
