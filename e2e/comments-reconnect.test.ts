@@ -3,8 +3,8 @@ import type { Frame, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { cutProxy } from './cut-proxy.js';
-import type { CutProxy } from './cut-proxy.js';
+import { cutProxy } from '../apps/server/test/cut-proxy.js';
+import type { CutProxy } from '../apps/server/test/cut-proxy.js';
 import { bundle, e2eAccount, embedCaller, serve, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';
 

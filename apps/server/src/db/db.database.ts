@@ -253,6 +253,9 @@ function openPostgres(url: string): Db {
   // int8 (count(*), sums) as JS numbers: our counts stay far below 2^53.
   pg.types.setTypeParser(20, (value: string) => Number(value));
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection that breaks (the server restarted, an operator or a proxy cut it) is dropped by the pool and
+  // the next query opens a new one; the error is also emitted on the pool, and without a listener it would end svc.
+  pool.on('error', () => undefined);
   const listener = new CredentialListener(url);
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withLocalWriteNotes(pool, listener) }) });
   return {
@@ -445,6 +448,25 @@ class CredentialListener implements ChangeFeed, Notifications {
     this.#client = undefined;
     await client?.end().catch(() => undefined);
   }
+}
+
+/** Node's codes for a connection that could not be made or was cut. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether a failed query failed because the database could not be reached or was going away, not because of the
+ * query: a connection refused or cut, PostgreSQL's connection exceptions (class 08), a shutdown or a restart
+ * (57P01-57P03), node-postgres's word for a connection that ended, or SQLite still locked after its busy timeout.
+ * A request that meets one is answered 503 (try again), not 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (CONNECTION_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
+    if (code === 'SQLITE_BUSY') return true;
+  }
+  return error.message.startsWith('Connection terminated') || error.message === 'timeout exceeded when trying to connect';
 }
 
 /** True when the database answers a trivial query. */

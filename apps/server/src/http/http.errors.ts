@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { AppError, errorBody } from '../core/core.errors.js';
 import type { AppErrorCode } from '../core/core.errors.js';
+import { isDatabaseUnavailable } from '../db/db.database.js';
 
 interface ValidationIssue {
   instancePath: string;
@@ -50,6 +51,7 @@ function toAppError(error: FastifyError | AppError | Error): AppError {
   }
   if (status === 404) return new AppError('not_found', 'not found');
   if (status > 400 && status < 500) return new AppError('invalid_parameter', error.message);
+  if (isDatabaseUnavailable(error)) return new AppError('service_unavailable', 'the database cannot be reached right now; try again shortly');
   return new AppError('internal_error', 'internal error');
 }
 

@@ -1,7 +1,7 @@
 import { connect, createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 
-/** A TCP proxy in front of a server, whose connections a test can drop as a network would. */
+/** A TCP proxy in front of a server, whose connections a test can drop as a network (or a restart) would. */
 export interface CutProxy {
   /** `http://127.0.0.1:<port>`: the proxied server as the browser reaches it. */
   origin: string;
@@ -9,7 +9,9 @@ export interface CutProxy {
   cut(): void;
   /** Holds new connections unanswered (accepted, not passed on) until `release()`: the network is still down. */
   hold(): void;
-  /** Passes held and new connections on again. */
+  /** Resets new connections at once (the server is down: nothing listens), until `release()`. */
+  refuse(): void;
+  /** Passes held and new connections on again (and stops refusing). */
   release(): void;
   /** Connections held right now. */
   held(): number;
@@ -17,7 +19,7 @@ export interface CutProxy {
 }
 
 /**
- * A cuttable proxy to `127.0.0.1:<port>` (e2e tests of what a client does when its connection is lost). Bytes pass
+ * A cuttable proxy to `127.0.0.1:<port>` (tests of what a client does when its connection is lost: the embed, svc with its database). Bytes pass
  * through untouched; only the connections' lives are the test's.
  *
  * @example
@@ -30,6 +32,7 @@ export interface CutProxy {
 export async function cutProxy(port: number): Promise<CutProxy> {
   const open = new Set<Socket>();
   let waiting: Socket[] | undefined;
+  let refusing = false;
   const pass = (client: Socket) => {
     const upstream = connect(port, '127.0.0.1');
     open.add(client);
@@ -46,7 +49,8 @@ export async function cutProxy(port: number): Promise<CutProxy> {
     client.resume();
   };
   const server = createServer({ pauseOnConnect: true }, (client) => {
-    if (waiting === undefined) pass(client);
+    if (refusing) client.resetAndDestroy();
+    else if (waiting === undefined) pass(client);
     else {
       waiting.push(client);
       client.on('error', () => client.destroy());
@@ -61,7 +65,11 @@ export async function cutProxy(port: number): Promise<CutProxy> {
     hold() {
       waiting ??= [];
     },
+    refuse() {
+      refusing = true;
+    },
     release() {
+      refusing = false;
       const held = waiting ?? [];
       waiting = undefined;
       for (const client of held) if (!client.destroyed) pass(client);
