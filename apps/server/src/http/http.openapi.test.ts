@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
@@ -17,6 +20,18 @@ describeEachDialect('OpenAPI document and API reference', (t) => {
     const result = await validator.validate(document);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
+  });
+
+  it('declares the Apache-2.0 licence, the same as LICENSE and every package.json of the repository', async () => {
+    const document = (await t().app.inject({ url: '/api/v1/openapi.json' })).json();
+    expect(document.info.license).toEqual({ name: 'Apache License 2.0', identifier: 'Apache-2.0' });
+    const root = fileURLToPath(new URL('../../../../', import.meta.url));
+    expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004/);
+    const manifests = ['package.json', 'bench/package.json', ...['apps', 'packages'].flatMap((dir) =>
+      readdirSync(join(root, dir)).map((name) => join(dir, name, 'package.json')))];
+    const licences = Object.fromEntries(manifests.map((path) => [path, JSON.parse(readFileSync(join(root, path), 'utf8')).license]));
+    expect(Object.keys(licences).length).toBeGreaterThanOrEqual(8);
+    expect(Object.values(licences).filter((licence) => licence !== 'Apache-2.0')).toEqual([]);
   });
 
   it('describes workspaceObjects with its tag, bearer security, parameters and response', async () => {

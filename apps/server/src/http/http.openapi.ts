@@ -88,8 +88,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: 'svc platform and embed API',
         version: '1.0.0',
         description: 'Workspace listing (platform API), embed sessions, embedded dashboards and their data, and dashboard comments of svc.',
-        // svc has no licence file yet: an SPDX reference of its own (`LicenseRef-`) until one is chosen here.
-        license: { name: 'svc licence (not yet chosen)', identifier: 'LicenseRef-svc' },
+        // The LICENSE file at the repository's root; every package.json says the same.
+        license: { name: 'Apache License 2.0', identifier: 'Apache-2.0' },
       },
       // The instance that serves the document: a relative URL, so it holds behind any proxy or port.
       servers: [{ url: '/', description: 'This svc instance' }],
