@@ -12,6 +12,7 @@ import { answerClientError, answerFrameworkError, registerErrorHandling } from '
 import { registerInFlight } from './http/http.in-flight.js';
 import { registerSecurityHeaders } from './http/http.security-headers.js';
 import { healthRoutes } from './http/http.health.js';
+import { registerRoot } from './http/http.root.js';
 import { loggingFor } from './http/http.logging.js';
 import { buildStrictBodyValidator, registerJsonBodyParser } from './http/http.validation.js';
 import type { LoggingConfig } from './http/http.logging.js';
@@ -168,6 +169,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   // One byte budget for every serialized page kept in memory: workspace listings and comment thread lists.
   const pages = new PageCache(config.listingCacheBytes ?? env.listingCacheBytes);
   await registerOpenApi(app);
+  registerRoot(app);
   const data = { ...env.data, ...config.data };
   const results = new ResultCache(data.resultCacheBytes);
   registerMetrics(app, config.db, config.metricsToken ?? env.metricsToken, results);

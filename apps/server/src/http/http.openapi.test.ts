@@ -90,6 +90,23 @@ describeEachDialect('OpenAPI document and API reference', (t) => {
     }
   });
 
+  it('leads the root URL, the first address npm start prints, to the API reference, and serves a favicon', async () => {
+    const root = await t().app.inject({ url: '/' });
+    expect(root.statusCode).toBe(302);
+    expect(root.headers.location).toBe('/docs');
+    const reference = await t().app.inject({ url: '/docs' });
+    expect([200, 301, 302]).toContain(reference.statusCode);
+    for (const url of ['/favicon.ico', '/favicon.svg', '/docs/favicon.svg']) {
+      const icon = await t().app.inject({ url });
+      expect(icon.statusCode, url).toBe(200);
+      expect(icon.headers['content-type'], url).toBe('image/svg+xml');
+      expect(icon.body, url).toMatch(/^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    }
+    // Hidden from the document: they are pages for a browser, not API operations.
+    const document = (await t().app.inject({ url: '/api/v1/openapi.json' })).json();
+    expect(Object.keys(document.paths).filter((path) => path === '/' || path.startsWith('/favicon'))).toEqual([]);
+  });
+
   it('serves the API reference page at /docs, its script and fonts from svc only, under a same-origin CSP', async () => {
     const res = await t().app.inject({ url: '/docs' });
     const page = [301, 302].includes(res.statusCode) ? await t().app.inject({ url: res.headers.location as string }) : res;

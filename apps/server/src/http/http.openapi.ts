@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readDocsFonts } from './http.docs-fonts.js';
+import { FAVICON } from './http.root.js';
 import { toOpenApiSchema } from './http.openapi-schema.js';
 
 /** The one answer a non-2xx response has (DESIGN.md's error body): what each status means to the caller. */
@@ -144,6 +145,3 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   app.get('/docs/favicon.svg', { schema: { hide: true }, onRequest: docsHeaders }, async (_request, reply) =>
     reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON));
 }
-
-/** A plain mark for the tab, so that the browser does not ask for /favicon.ico. */
-const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2b5bd7"/><path d="M4 11h8M4 8h6M4 5h8" stroke="#fff" stroke-width="1.5"/></svg>';
