@@ -122,7 +122,7 @@ export function embed(options: EmbedOptions): EmbedHandle {
   if (options.surface === 'dashboard' && !options.publicId) throw new SvcEmbedError('invalid-option', 'a dashboard embed needs publicId');
   const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   if (typeof readyTimeoutMs !== 'number' || !(readyTimeoutMs > 0)) {
-    throw new SvcEmbedError('invalid-option', `readyTimeoutMs must be a number above 0 (Infinity to wait for ever), got ${String(readyTimeoutMs)}`);
+    throw new SvcEmbedError('invalid-option', `readyTimeoutMs must be a number above 0, got ${String(readyTimeoutMs)}`);
   }
   const log = (...args: unknown[]) => {
     if (options.debug) console.debug('[svc-embed]', ...args);
@@ -254,11 +254,9 @@ export function embed(options: EmbedOptions): EmbedHandle {
   // `load` fires as for any page), so silence is the only sign; the message names what usually causes it.
   const onReadyTimeout = () => {
     if (destroyed || isReady) return;
-    const page = typeof location === 'undefined' ? 'this page' : `this page's origin (${location.origin})`;
-    const message = `the svc embed sent no ready within ${readyTimeoutMs} ms (readyTimeoutMs). Likely causes: ${page} is not in`
-      + ` the account's allowedEmbedOrigins, so the browser refused to show the frame (Content-Security-Policy frame-ancestors);`
-      + ` svc at ${origin} is out of reach from this browser (network, proxy, TLS); or the embed URL is wrong`
-      + ` (baseUrl ${JSON.stringify(options.baseUrl)}${options.publicId === undefined ? '' : `, publicId ${JSON.stringify(options.publicId)}`}).`;
+    const message = `svc embed: no ready within ${readyTimeoutMs} ms. Likely causes: ${location.origin} is not in the account's`
+      + ` allowedEmbedOrigins (the browser refused the frame: CSP frame-ancestors); ${origin} is out of reach (network);`
+      + ` or baseUrl/publicId is wrong (${iframe?.src.split('?')[0]})`;
     log(message);
     emit('error', { message, name: 'EmbedFrameTimeoutError', context: 'embed-load', fatal: true });
     failReady(new SvcEmbedError('frame-timeout', message));
@@ -329,7 +327,7 @@ export function embed(options: EmbedOptions): EmbedHandle {
         waiting.reject(new SvcEmbedError('destroyed', 'this embed was destroyed'));
       }
       pending.clear();
-      failReady(new SvcEmbedError('destroyed', 'this embed was destroyed before it was ready'));
+      failReady(new SvcEmbedError('destroyed', 'this embed was destroyed'));
       handlers.clear();
       queue.length = 0;
       iframe?.remove();
