@@ -114,7 +114,7 @@ function originOf(baseUrl: string): string {
  *
  * @example
  * const handle = embed({ container, baseUrl: 'https://analytics.example.com', surface: 'dashboard',
- *   publicId: 'q1-review', getSessionId: () => fetch('/api/svc-session').then((r) => r.text()) });
+ *   publicId: 'q1-review', getSessionId: () => fetch('/api/svc-session').then((r) => r.text()), autoResize: true });
  * handle.on('dashboard-loaded', ({ widgetCount }) => console.log(widgetCount));
  */
 export function embed(options: EmbedOptions): EmbedHandle {
