@@ -167,6 +167,7 @@ suite('@svc/embed-sdk in Chromium', () => {
       const handle = w.sdk.embed({ container: document.getElementById(id)!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, ...extra });
       w.handles[id] = handle;
       handle.on('error', (payload) => w.events.push([id, 'error', payload]));
+      handle.on('ready', (payload) => w.events.push([id, 'ready', payload]));
       const started = performance.now();
       return handle.ready.then(
         (payload) => ({ resolved: payload.publicId, afterMs: performance.now() - started }),
@@ -323,6 +324,17 @@ suite('@svc/embed-sdk in Chromium', () => {
     expect(errors).toEqual([{ name: 'EmbedFrameTimeoutError', context: 'embed-load', fatal: true, message: settled.message }]);
     // The frame was there, refused by the browser (it never ran svc's page), not missing.
     expect(await page.evaluate(() => document.querySelectorAll('#a iframe').length)).toBe(1);
+    await page.close();
+  });
+
+  it('still delivers a ready that comes after the timeout to on("ready"), and the embed then takes actions', async () => {
+    const { page } = await hostPage();
+    // 1 ms: the timer fires long before the real embed's ready can arrive.
+    const settled = await mountSettled(page, 'a', 'sales-e2e', svc.origin, { readyTimeoutMs: 1 });
+    expect(settled).toMatchObject({ code: 'frame-timeout' });
+    await expect.poll(() => named(page, 'a', 'ready'), { timeout: 15_000 }).toEqual([expect.objectContaining({ publicId: 'sales-e2e' })]);
+    await page.evaluate(() => (window as unknown as HostWindow).handles.a!.setColorScheme('dark'));
+    await expect.poll(() => embedFrame(page, svc.origin, 'sales-e2e').evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
     await page.close();
   });
 
