@@ -130,7 +130,7 @@ suite('the SDK, delivered, in Chromium', () => {
   /** The embed's iframe height once its dashboard is shown (the frame is 150 px without autoResize or a height). */
   const frameHeight = (page: Page) => page.evaluate(() => document.querySelector('#analytics iframe')!.getBoundingClientRect().height);
 
-  it('packs only built code, declarations, README and LICENSE, and installs them as plain folders, offline', () => {
+  it('packs only built code, declarations, self-contained source maps, README and LICENSE, and installs them as plain folders, offline', () => {
     for (const name of ['embed-sdk', 'protocol', 'client']) {
       const dir = join(project, 'node_modules', '@svc', name);
       // Installed from the tarball, not linked to this repository's workspace.
@@ -138,6 +138,13 @@ suite('the SDK, delivered, in Chromium', () => {
       const files = readdirSync(dir, { recursive: true }).map(String).sort();
       expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts']));
       expect(files.filter((f) => /(^|\/)(src|test)\/|\.test\.|tsbuildinfo|build-stamp/.test(f))).toEqual([]);
+      // A source map a file names is shipped, with the sources inside it (src/ is not packed).
+      for (const file of files.filter((f) => /\.(c?js)$/.test(f))) {
+        const map = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(readFileSync(join(dir, file), 'utf8'))?.[1];
+        if (map === undefined) continue;
+        const content = JSON.parse(readFileSync(join(dir, file, '..', map), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+        expect(content.sourcesContent?.length, `${name}/${file}`).toBe(content.sources.length);
+      }
     }
     // The SDK needs nothing else at run time: no dependency was installed besides the three tarballs.
     expect(readdirSync(join(project, 'node_modules')).filter((d) => !d.startsWith('.'))).toEqual(['@svc']);
