@@ -88,6 +88,8 @@ suite('@svc/embed-sdk in Chromium', () => {
   let fixtureServer: Server;
   let thirdServer: Server;
   let hostOrigin: string;
+  /** The same host page on an origin the account does not allow (127.0.0.1 instead of localhost). */
+  let refusedHostOrigin: string;
   let fixtureOrigin: string;
   let thirdOrigin: string;
   let svc: RunningSvc;
@@ -120,6 +122,7 @@ suite('@svc/embed-sdk in Chromium', () => {
     fixtureServer = fixtureHost.server;
     thirdServer = third.server;
     hostOrigin = `http://localhost:${host.port}`;
+    refusedHostOrigin = `http://127.0.0.1:${host.port}`;
     fixtureOrigin = `http://127.0.0.1:${fixtureHost.port}`;
     thirdOrigin = `http://localhost:${third.port}`;
     svc = await startSvc({ account: e2eAccount([hostOrigin]) });
@@ -134,11 +137,11 @@ suite('@svc/embed-sdk in Chromium', () => {
     for (const server of [hostServer, fixtureServer, thirdServer]) server?.close();
   });
 
-  async function hostPage(query = ''): Promise<{ page: Page; logs: string[] }> {
+  async function hostPage(query = '', origin = hostOrigin): Promise<{ page: Page; logs: string[] }> {
     const page = await browser.context.newPage();
     const logs: string[] = [];
     page.on('console', (message) => logs.push(message.text()));
-    await page.goto(`${hostOrigin}/${query}`);
+    await page.goto(`${origin}/${query}`);
     await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
     return { page, logs };
   }
@@ -154,6 +157,25 @@ suite('@svc/embed-sdk in Chromium', () => {
         handle.on(name, (payload: unknown) => w.events.push([id, name, payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]));
       }
       await handle.ready;
+    }, { id, publicId, baseUrl, extra });
+
+  interface Settled { resolved?: string; isSvcEmbedError?: boolean; code?: string; message?: string; afterMs: number }
+  /** Like mount, but answers how `ready` settled: its payload's publicId, or the SvcEmbedError's code and message. */
+  const mountSettled = (page: Page, id: string, publicId: string, baseUrl: string, extra: Record<string, unknown> = {}) =>
+    page.evaluate(async ({ id, publicId, baseUrl, extra }): Promise<Settled> => {
+      const w = window as unknown as HostWindow;
+      const handle = w.sdk.embed({ container: document.getElementById(id)!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, ...extra });
+      w.handles[id] = handle;
+      handle.on('error', (payload) => w.events.push([id, 'error', payload]));
+      handle.on('ready', (payload) => w.events.push([id, 'ready', payload]));
+      const started = performance.now();
+      return handle.ready.then(
+        (payload) => ({ resolved: payload.publicId, afterMs: performance.now() - started }),
+        (error: unknown) => ({
+          isSvcEmbedError: error instanceof w.sdk.SvcEmbedError, code: (error as Sdk.SvcEmbedError).code, message: (error as Error).message,
+          afterMs: performance.now() - started,
+        }),
+      );
     }, { id, publicId, baseUrl, extra });
 
   const events = (page: Page) => page.evaluate(() => (window as unknown as { events: Array<[string, string, unknown]> }).events);
@@ -286,6 +308,56 @@ suite('@svc/embed-sdk in Chromium', () => {
     await page.evaluate(() => (window as unknown as { unmount(): void }).unmount());
     expect(await page.evaluate(() => document.querySelectorAll('#react iframe').length)).toBe(0);
     expect(await messageListeners()).toBe(before);
+    await page.close();
+  });
+
+  it('rejects ready with frame-timeout naming allowedEmbedOrigins, and emits an error event, when the host origin may not frame the embed', async () => {
+    const { page } = await hostPage('', refusedHostOrigin);
+    const settled = await mountSettled(page, 'a', 'sales-e2e', svc.origin, { readyTimeoutMs: 3_000 });
+    expect(settled).toMatchObject({ isSvcEmbedError: true, code: 'frame-timeout' });
+    // It waited the time it was given, no less (Chromium refuses the frame at once, so this is the timer's doing).
+    expect(settled.afterMs).toBeGreaterThanOrEqual(2_900);
+    expect(settled.message).toBe(`svc embed: no ready within 3000 ms. Likely causes: ${refusedHostOrigin} is not in the account's`
+      + ` allowedEmbedOrigins (the browser refused the frame: CSP frame-ancestors); ${svc.origin} is out of reach (network);`
+      + ` or baseUrl/publicId is wrong (${svc.origin}/embed/dashboard/sales-e2e)`);
+    const errors = await named(page, 'a', 'error');
+    expect(errors).toEqual([{ name: 'EmbedFrameTimeoutError', context: 'embed-load', fatal: true, message: settled.message }]);
+    // The frame was there, refused by the browser (it never ran svc's page), not missing.
+    expect(await page.evaluate(() => document.querySelectorAll('#a iframe').length)).toBe(1);
+    await page.close();
+  });
+
+  it('still delivers a ready that comes after the timeout to on("ready"), and the embed then takes actions', async () => {
+    const { page } = await hostPage();
+    // 1 ms: the timer fires long before the real embed's ready can arrive.
+    const settled = await mountSettled(page, 'a', 'sales-e2e', svc.origin, { readyTimeoutMs: 1 });
+    expect(settled).toMatchObject({ code: 'frame-timeout' });
+    await expect.poll(() => named(page, 'a', 'ready'), { timeout: 15_000 }).toEqual([expect.objectContaining({ publicId: 'sales-e2e' })]);
+    await page.evaluate(() => (window as unknown as HostWindow).handles.a!.setColorScheme('dark'));
+    await expect.poll(() => embedFrame(page, svc.origin, 'sales-e2e').evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
+    await page.close();
+  });
+
+  it('rejects ready with load-failed at once when the embed refuses the first session, and resolves it on an allowed origin', async () => {
+    const { page } = await hostPage();
+    await page.evaluate(() => { (window as unknown as HostWindow).nextIds = ['ses_refusedBySvc0000000000000000000000000000']; });
+    const refused = await mountSettled(page, 'a', 'sales-e2e', svc.origin);
+    expect(refused).toMatchObject({ isSvcEmbedError: true, code: 'load-failed' });
+    expect(refused.afterMs).toBeLessThan(10_000);
+    expect(await named(page, 'a', 'error')).toEqual([expect.objectContaining({ context: 'embed-auth', fatal: true })]);
+    expect(await mountSettled(page, 'b', 'sales-e2e', svc.origin)).toMatchObject({ resolved: 'sales-e2e' });
+    await page.close();
+  });
+
+  it('destroy() before ready rejects ready with destroyed', async () => {
+    const { page } = await hostPage();
+    const code = await page.evaluate(() => {
+      const w = window as unknown as HostWindow;
+      const handle = w.sdk.embed({ container: document.getElementById('a')!, baseUrl: location.origin, surface: 'dashboard', publicId: 'sales-e2e', getSessionId: () => 'ses_x' });
+      handle.destroy();
+      return handle.ready.then(() => 'resolved', (error: Sdk.SvcEmbedError) => error.code);
+    });
+    expect(code).toBe('destroyed');
     await page.close();
   });
 

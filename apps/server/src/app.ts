@@ -35,6 +35,7 @@ import { MetadataReads } from './data/data.metadata.js';
 import { RollupStore } from './data/data.rollups.js';
 import { RollupScheduler, ROLLUP_BUILD_TIMEOUT_MS } from './data/data.rollup-builder.js';
 import { embedRoutes } from './embed/embed.routes.js';
+import { sdkRoutes } from './embed/embed.sdk.js';
 import type { EmbedLifetimes } from './sessions/sessions.config.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import type { SessionContext } from './sessions/sessions.service.js';
@@ -73,6 +74,8 @@ export interface AppConfig {
   embedDistDir?: string;
   /** Serve the embed runtime's source maps (default SVC_EMBED_SOURCE_MAPS, off). */
   embedSourceMaps?: boolean;
+  /** The SDK's files for pages without a bundler (default packages/embed-sdk/dist/browser); tests point it elsewhere. */
+  sdkDistDir?: string;
   /** Compile hot statements once (default from SVC_PREPARED_STATEMENTS: on). */
   preparedStatements?: boolean;
   /** Build due pre-aggregations in the background (`svc serve`: SVC_PREAGG_REFRESH; default false). */
@@ -207,6 +210,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     await dispatcher?.stop();
   });
   await app.register(embedRoutes(ctx, { distDir: config.embedDistDir, sourceMaps: config.embedSourceMaps ?? env.embedSourceMaps }));
+  await app.register(sdkRoutes({ distDir: config.sdkDistDir }));
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
   const rollups = new RollupStore(data.preAggregationDir);
   // `svc serve` builds due pre-aggregations in the background (SVC_PREAGG_REFRESH); other apps only read them.

@@ -33,6 +33,13 @@ export interface EmbedOptions {
   /** How long `setSession()` and other awaited actions wait for the embed's answer (default 30 s). */
   actionTimeoutMs?: number;
   /**
+   * How long `ready` may take once the iframe is created (default 15 s; `Infinity` waits for ever). A frame the
+   * browser refuses (this page's origin is not in the account's `allowedEmbedOrigins`), an svc out of reach or a
+   * wrong `baseUrl` never sends `ready`: after this long, `ready` rejects with an `SvcEmbedError` of code
+   * `frame-timeout` that names those causes, and an `error` event says the same.
+   */
+  readyTimeoutMs?: number;
+  /**
    * Fits the iframe's height to the embed's content (svc's `content-size` event), growing and shrinking with it,
    * so that the host page scrolls instead of the frame. The iframe gets no scroll bar of its own, so its width, and
    * with it the content's height, does not change with its height: no layout loop. Default false: the iframe fills
@@ -47,7 +54,11 @@ export interface EmbedOptions {
 /** The handle `embed()` returns. */
 export interface EmbedHandle {
   readonly iframe: HTMLIFrameElement | undefined;
-  /** Resolves with the first `ready` event's payload. */
+  /**
+   * Resolves with the first `ready` event's payload. Rejects with an `SvcEmbedError`: `frame-timeout` when no
+   * `ready` came within `readyTimeoutMs`, `load-failed` when `getSessionId()` failed or the embed refused its first
+   * session, `destroyed` when `destroy()` came first.
+   */
   readonly ready: Promise<EmbedEventMap['ready']>;
   on<N extends keyof EmbedEventMap>(name: N, handler: (payload: EmbedEventMap[N]) => void): () => void;
   off<N extends keyof EmbedEventMap>(name: N, handler: (payload: EmbedEventMap[N]) => void): void;
@@ -66,6 +77,10 @@ export interface EmbedHandle {
   destroy(): void;
 }
 
+
+/** How long `ready` may take by default (`readyTimeoutMs`): a slow first load on a poor connection stays well within it. */
+export const DEFAULT_READY_TIMEOUT_MS = 15_000;
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** The embed URL of SPEC.md: `{base_url}/embed/dashboard/<public_id>?session=<session_id>` (and app, chat). */
 export function embedUrl(options: Omit<EmbedOptions, 'container' | 'getSessionId'>, sessionId: string): string {
@@ -99,12 +114,16 @@ function originOf(baseUrl: string): string {
  *
  * @example
  * const handle = embed({ container, baseUrl: 'https://analytics.example.com', surface: 'dashboard',
- *   publicId: 'q1-review', getSessionId: () => fetch('/api/svc-session').then((r) => r.text()) });
+ *   publicId: 'q1-review', getSessionId: () => fetch('/api/svc-session').then((r) => r.text()), autoResize: true });
  * handle.on('dashboard-loaded', ({ widgetCount }) => console.log(widgetCount));
  */
 export function embed(options: EmbedOptions): EmbedHandle {
   const origin = originOf(options.baseUrl);
   if (options.surface === 'dashboard' && !options.publicId) throw new SvcEmbedError('invalid-option', 'a dashboard embed needs publicId');
+  const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  if (typeof readyTimeoutMs !== 'number' || !(readyTimeoutMs > 0)) {
+    throw new SvcEmbedError('invalid-option', `readyTimeoutMs must be a number above 0, got ${String(readyTimeoutMs)}`);
+  }
   const log = (...args: unknown[]) => {
     if (options.debug) console.debug('[svc-embed]', ...args);
   };
@@ -116,6 +135,19 @@ export function embed(options: EmbedOptions): EmbedHandle {
   let destroyed = false;
   let requestCounter = 0;
   const timeoutMs = options.actionTimeoutMs ?? 30_000;
+  let settleReady: { resolve(payload: EmbedEventMap['ready']): void; reject(error: SvcEmbedError): void } | undefined;
+  const readyPromise = new Promise<EmbedEventMap['ready']>((resolve, reject) => {
+    settleReady = { resolve, reject };
+  });
+  // A host that never awaits `ready` must not get an unhandled rejection; one that does still sees it.
+  readyPromise.catch(() => undefined);
+  let readyTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Rejects `ready` (once, and only while it is pending). */
+  const failReady = (error: SvcEmbedError) => {
+    clearTimeout(readyTimer);
+    settleReady?.reject(error);
+    settleReady = undefined;
+  };
 
   const emit = (name: string, payload: unknown) => {
     for (const handler of [...(handlers.get(name) ?? [])]) {
@@ -177,7 +209,16 @@ export function embed(options: EmbedOptions): EmbedHandle {
       case 'svc:event:ready':
         if (!isReady) {
           isReady = true;
+          clearTimeout(readyTimer);
+          settleReady?.resolve(message.payload);
+          settleReady = undefined;
           for (const send of queue.splice(0)) send();
+        }
+        break;
+      case 'svc:event:error':
+        // A fatal error before `ready` (the embed could not authenticate) means no `ready` will come.
+        if (!isReady && message.payload.fatal === true) {
+          failReady(new SvcEmbedError('load-failed', `the svc embed could not load: ${message.payload.message}`, { cause: message.payload }));
         }
         break;
       case 'svc:event:session-expiring':
@@ -209,6 +250,18 @@ export function embed(options: EmbedOptions): EmbedHandle {
     emit(message.type.slice(10), message.payload);
   };
 
+  // The browser tells the parent nothing when it refuses a frame (CSP frame-ancestors shows its error page, and
+  // `load` fires as for any page), so silence is the only sign; the message names what usually causes it.
+  const onReadyTimeout = () => {
+    if (destroyed || isReady) return;
+    const message = `svc embed: no ready within ${readyTimeoutMs} ms. Likely causes: ${location.origin} is not in the account's`
+      + ` allowedEmbedOrigins (the browser refused the frame: CSP frame-ancestors); ${origin} is out of reach (network);`
+      + ` or baseUrl/publicId is wrong (${iframe?.src.split('?')[0]})`;
+    log(message);
+    emit('error', { message, name: 'EmbedFrameTimeoutError', context: 'embed-load', fatal: true });
+    failReady(new SvcEmbedError('frame-timeout', message));
+  };
+
   window.addEventListener('message', onMessage);
   void Promise.resolve(options.getSessionId()).then((sessionId) => {
     if (destroyed) return;
@@ -220,10 +273,14 @@ export function embed(options: EmbedOptions): EmbedHandle {
     if (options.autoResize) iframe.setAttribute('scrolling', 'no');
     iframe.allow = 'clipboard-write; fullscreen';
     options.container.appendChild(iframe);
+    // setTimeout fires at once for a delay past 2^31 - 1 ms (Infinity included): no timer is what waiting for ever means.
+    if (readyTimeoutMs <= MAX_TIMER_MS) readyTimer = setTimeout(onReadyTimeout, readyTimeoutMs);
     if (options.theme !== undefined) sendAction('svc:action:set-theme', options.theme);
   }, (error: unknown) => {
     log('getSessionId failed', error);
-    emit('error', { message: error instanceof Error ? error.message : String(error), name: 'GetSessionIdError', context: 'embed-load', fatal: true });
+    const message = error instanceof Error ? error.message : String(error);
+    emit('error', { message, name: 'GetSessionIdError', context: 'embed-load', fatal: true });
+    failReady(new SvcEmbedError('load-failed', `getSessionId() failed: ${message}`, { cause: error }));
   });
 
   const handle: EmbedHandle = {
@@ -270,12 +327,12 @@ export function embed(options: EmbedOptions): EmbedHandle {
         waiting.reject(new SvcEmbedError('destroyed', 'this embed was destroyed'));
       }
       pending.clear();
+      failReady(new SvcEmbedError('destroyed', 'this embed was destroyed'));
       handlers.clear();
       queue.length = 0;
       iframe?.remove();
       iframe = undefined;
     },
   };
-  const readyPromise = handle.once('ready');
   return handle;
 }

@@ -4,7 +4,11 @@ export type SvcEmbedErrorCode =
   | 'destroyed'
   | 'renewal-failed'
   | 'action-rejected'
-  | 'timeout';
+  | 'timeout'
+  /** No `ready` from the frame within `readyTimeoutMs`: refused by frame-ancestors, unreachable, or not an svc embed. */
+  | 'frame-timeout'
+  /** The first load failed before `ready`: `getSessionId()` threw, or the embed refused its session (a fatal error). */
+  | 'load-failed';
 
 /**
  * The SDK's one error class. `code` says what failed; `cause` keeps the underlying error when there is one.
