@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs';
+import type { Frame, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: apps/demo-host is plain JavaScript without type declarations.
+import { startDemoHost } from '../apps/demo-host/server.js';
+import type { ImportAccount } from '../apps/server/src/import/import.js';
+import { hasChromium, launchChromium } from './browser.js';
+import { freePort, startSvc } from './embed-harness.js';
+import type { RunningSvc } from './embed-harness.js';
+
+// Issue 31 items 4 and 5: the demo host (as `npm start` serves it, with autoResize) over the demo account of
+// apps/server/demo/demo.json. The grid takes the frame's width, the first screen at 1280 x 800 shows data, and a
+// drill-down opens where the viewer is looking, whatever the frame's height.
+
+/** The demo account's admin key: public, it is in demo.json. */
+const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
+const DEMO_FILE = new URL('../apps/server/demo/demo.json', import.meta.url);
+
+const readDemoAccount = () => (JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as { accounts: Array<ImportAccount & { settings: { allowedEmbedOrigins: string[] } }> }).accounts[0]!;
+
+const suite = hasChromium ? describe : describe.skip;
+
+suite('the demo host: the grid, the first screen and the drill-down dialog (Chromium)', () => {
+  let svc: RunningSvc;
+  let demo: { close(): Promise<void> };
+  let hostOrigin: string;
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    hostOrigin = `http://localhost:${port}`;
+    const account = readDemoAccount();
+    account.settings.allowedEmbedOrigins.push(hostOrigin);
+    svc = await startSvc({ account });
+    demo = await startDemoHost({ port, host: '127.0.0.1', svcUrl: svc.origin, apiKey: DEMO_ADMIN_KEY, deploymentId: svc.refs.prod, publicId: 'sales-performance', webhooks: false });
+    browser = await launchChromium();
+    browser.context.setDefaultTimeout(20_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await demo?.close();
+    await svc?.close();
+  });
+
+  /** The demo host at `width` x `height`, once the dashboard reported dashboard-loaded and the frame took its height. */
+  async function open(width: number, height: number): Promise<{ page: Page; frame: Frame }> {
+    const page = await browser.context.newPage();
+    await page.setViewportSize({ width, height });
+    await page.goto(`${hostOrigin}/`);
+    await page.locator('#log').filter({ hasText: 'dashboard-loaded' }).waitFor();
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/dashboard/`))!;
+    // autoResize: the iframe is as tall as the dashboard (react-grid-layout animates heights for 200 ms).
+    await expect.poll(async () => {
+      const frameHeight = await page.evaluate(() => document.querySelector('#embed iframe')!.getBoundingClientRect().height);
+      const contentHeight = await frame.evaluate(() => Math.ceil(document.querySelector('.embed > *')!.getBoundingClientRect().bottom));
+      return Math.abs(frameHeight - contentHeight);
+    }).toBeLessThanOrEqual(1);
+    return { page, frame };
+  }
+
+  it('opens the comment panel when the grid beside it keeps the author layout (1920 px)', async () => {
+    const { page, frame } = await open(1920, 1080);
+    expect(await frame.locator('button.comments-toggle').getAttribute('aria-expanded')).toBe('true');
+    expect(await frame.locator('#comment-panel').isVisible()).toBe(true);
+    await page.close();
+  });
+
+  it.each([768, 1046])('gives the grid the frame\'s width with the comment panel open (demo host at %i px)', async (width) => {
+    const { page, frame } = await open(width, 900);
+    const toggle = frame.locator('button.comments-toggle');
+    if (await toggle.getAttribute('aria-expanded') === 'false') await toggle.click();
+    await frame.locator('#comment-panel').waitFor();
+    const frameWidth = await page.evaluate(() => document.querySelector('#embed iframe')!.getBoundingClientRect().width);
+    expect(frameWidth).toBeLessThanOrEqual(720);
+    // 16 px of padding on each side, nothing kept for a panel that is no longer beside the grid.
+    await expect.poll(() => frame.locator('.widget-grid').evaluate((n) => n.getBoundingClientRect().width)).toBeGreaterThanOrEqual(frameWidth - 33);
+    // The panel unfolds under its button, above the dashboard.
+    const panel = await frame.locator('#comment-panel').evaluate((n) => n.getBoundingClientRect().bottom);
+    expect(panel).toBeLessThanOrEqual(await frame.locator('.dashboard-header').evaluate((n) => n.getBoundingClientRect().top));
+    await page.close();
+  });
+
+});
