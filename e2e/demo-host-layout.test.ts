@@ -81,4 +81,33 @@ suite('the demo host: the grid, the first screen and the drill-down dialog (Chro
     await page.close();
   });
 
+  it('keeps "Export ▾" on one line and shows names, not three letters, in the table at 420 px', async () => {
+    const { page, frame } = await open(420, 900);
+    const triggers = await frame.locator('button.export-trigger').evaluateAll((buttons) => buttons.map((b) => {
+      const style = getComputedStyle(b);
+      const lineHeight = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.45;
+      const chrome = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom) + parseFloat(style.borderTopWidth) + parseFloat(style.borderBottomWidth);
+      return { lines: Math.round((b.getBoundingClientRect().height - chrome) / lineHeight), text: b.textContent };
+    }));
+    expect(triggers.length).toBeGreaterThan(5);
+    for (const trigger of triggers) expect(trigger.lines, `${trigger.text} is on one line`).toBe(1);
+
+    // Top customers: the name and city columns show at least 7 characters before their ellipsis (they showed 3).
+    const widths = await frame.locator('[data-widget-id="top-customers"]').evaluate((widget) => {
+      const cell = widget.querySelector('.table-row [role="cell"]') as HTMLElement;
+      const probe = document.createElement('span');
+      probe.textContent = '0000000000';
+      probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap';
+      cell.append(probe);
+      const ch = probe.getBoundingClientRect().width / 10;
+      probe.remove();
+      const cells = [...widget.querySelectorAll('.table-row')[0]!.querySelectorAll('[role="cell"]')] as HTMLElement[];
+      return cells.map((c) => ({ chars: c.getBoundingClientRect().width / ch, clipped: c.scrollWidth > c.clientWidth + 1, numeric: c.classList.contains('numeric') }));
+    });
+    for (const [i, cell] of widths.entries()) {
+      if (cell.numeric) expect(cell.clipped, `figure column ${i} is never clipped`).toBe(false);
+      else expect(cell.chars, `text column ${i} shows at least 7 characters`).toBeGreaterThanOrEqual(6.9);
+    }
+    await page.close();
+  });
 });
