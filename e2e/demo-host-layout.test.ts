@@ -15,8 +15,11 @@ import type { RunningSvc } from './embed-harness.js';
 /** The demo account's admin key: public, it is in demo.json. */
 const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
 const DEMO_FILE = new URL('../apps/server/demo/demo.json', import.meta.url);
+const ARTIFACTS = 'e2e/artifacts';
 
 const readDemoAccount = () => (JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as { accounts: Array<ImportAccount & { settings: { allowedEmbedOrigins: string[] } }> }).accounts[0]!;
+
+interface Rect { top: number; bottom: number; left: number; right: number }
 
 const suite = hasChromium ? describe : describe.skip;
 
@@ -58,6 +61,68 @@ suite('the demo host: the grid, the first screen and the drill-down dialog (Chro
     }).toBeLessThanOrEqual(1);
     return { page, frame };
   }
+
+  /** Where `selector`'s first match in the frame is in the host's viewport. */
+  async function inHost(page: Page, frame: Frame, selector: string): Promise<Rect> {
+    const offset = await page.evaluate(() => {
+      const box = document.querySelector('#embed iframe')!.getBoundingClientRect();
+      return { top: box.top, left: box.left };
+    });
+    const box = await frame.locator(selector).first().evaluate((n) => {
+      const r = n.getBoundingClientRect();
+      return { top: r.top, bottom: r.bottom, left: r.left, right: r.right };
+    });
+    return { top: box.top + offset.top, bottom: box.bottom + offset.top, left: box.left + offset.left, right: box.right + offset.left };
+  }
+
+  it('shows the KPIs and a drawn chart above the fold at 1280 x 800 (the comment panel starts as its button)', async () => {
+    const { page, frame } = await open(1280, 800);
+    const fold = 800;
+    // The panel would squeeze the grid out of its author's layout at this width: it starts collapsed, with its count.
+    const toggle = frame.locator('button.comments-toggle');
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    await expect.poll(() => frame.getByTestId('comments-count').textContent()).toMatch(/^\d+\+?$/);
+    expect(await frame.locator('#comment-panel').isHidden()).toBe(true);
+
+    for (const id of ['kpi-revenue', 'kpi-orders']) {
+      const box = await inHost(page, frame, `[data-widget-id="${id}"]`);
+      expect(box.bottom, `${id} ends above the fold`).toBeLessThanOrEqual(fold);
+      expect(await frame.locator(`[data-widget-id="${id}"] .kpi-value`).innerText()).toMatch(/\d/);
+    }
+
+    // Charts whose marks vega drew (svg paths with a shape), wholly above the fold.
+    const charts = await frame.evaluate(() => [...document.querySelectorAll('[data-widget-id] .vega-chart svg')].map((svg) => {
+      const marks = [...svg.querySelectorAll('.role-mark path, .role-mark line, .role-mark rect, .role-mark circle')]
+        .filter((mark) => mark.getAttribute('d') !== '' && mark.getBoundingClientRect().width > 0);
+      const box = svg.getBoundingClientRect();
+      return { id: (svg.closest('[data-widget-id]') as HTMLElement).dataset.widgetId!, marks: marks.length, top: box.top, bottom: box.bottom, left: box.left, right: box.right };
+    }));
+    const frameTop = await page.evaluate(() => document.querySelector('#embed iframe')!.getBoundingClientRect().top);
+    const aboveFold = charts.filter((chart) => chart.marks > 0 && chart.top + frameTop >= 0 && chart.bottom + frameTop <= fold);
+    expect(aboveFold.map((chart) => chart.id), `charts with marks above the fold, of ${JSON.stringify(charts)}`).not.toEqual([]);
+
+    // The screenshot shows it: inside the chart's box, pixels of the marks' colour, not a blank widget.
+    const chart = aboveFold[0]!;
+    const frameLeft = await page.evaluate(() => document.querySelector('#embed iframe')!.getBoundingClientRect().left);
+    const shot = await page.screenshot({ path: `${ARTIFACTS}/demo-host-1280x800.png` });
+    const drawn = await page.evaluate(async ({ png, box }) => {
+      const image = new Image();
+      image.src = `data:image/png;base64,${png}`;
+      await image.decode();
+      const canvas = document.createElement('canvas');
+      canvas.width = image.width;
+      canvas.height = image.height;
+      const context = canvas.getContext('2d')!;
+      context.drawImage(image, 0, 0);
+      const { data } = context.getImageData(Math.round(box.left), Math.round(box.top), Math.round(box.right - box.left), Math.round(box.bottom - box.top));
+      // Saturated pixels: the marks (vega's default blue), not the grey axes and text or the white ground.
+      let coloured = 0;
+      for (let i = 0; i < data.length; i += 4) if (Math.max(data[i]!, data[i + 1]!, data[i + 2]!) - Math.min(data[i]!, data[i + 1]!, data[i + 2]!) > 60) coloured++;
+      return coloured;
+    }, { png: shot.toString('base64'), box: { top: chart.top + frameTop, bottom: chart.bottom + frameTop, left: chart.left + frameLeft, right: chart.right + frameLeft } });
+    expect(drawn, `coloured pixels of ${chart.id} in the screenshot`).toBeGreaterThan(200);
+    await page.close();
+  });
 
   it('opens the comment panel when the grid beside it keeps the author layout (1920 px)', async () => {
     const { page, frame } = await open(1920, 1080);
