@@ -175,4 +175,28 @@ suite('the demo host: the grid, the first screen and the drill-down dialog (Chro
     }
     await page.close();
   });
+
+  it.each([1920, 420])('opens a drill-down in the visible part of the host page with autoResize (%i px): its title and Back are on screen', async (width) => {
+    const { page, frame } = await open(width, 900);
+    // A mark far down the dashboard: the frame is several screens tall at 420 px.
+    const mark = frame.locator('[data-widget-id="top-customers"] button.drillable').first();
+    await mark.scrollIntoViewIfNeeded();
+    await mark.click();
+    const dialog = frame.locator('[role="dialog"]');
+    await dialog.locator('[data-testid="drill-count"]').waitFor();
+    const back = dialog.getByRole('button', { name: 'Back to the dashboard' });
+    await expect.poll(() => back.evaluate((n) => n === document.activeElement)).toBe(true);
+    const viewport = page.viewportSize()!;
+    for (const selector of ['#drill-title', '.drill-panel header button']) {
+      const box = await inHost(page, frame, selector);
+      expect(box.top, `${selector} top in the host viewport`).toBeGreaterThanOrEqual(0);
+      expect(box.bottom, `${selector} bottom in the host viewport`).toBeLessThanOrEqual(viewport.height);
+    }
+    const panel = await inHost(page, frame, '.drill-panel');
+    expect(panel.bottom).toBeLessThanOrEqual(viewport.height);
+    await page.screenshot({ path: `${ARTIFACTS}/demo-host-drill-${width}.png` });
+    await back.click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.close();
+  });
 });
