@@ -101,7 +101,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const w = window as unknown as HostWindow;
         w.who = who;
         w.tenant = tenant;
-        const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId });
+        const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, comments: 'open' });
         handle.on('error', (payload: unknown) => w.events.push(['error', payload]));
         await handle.ready;
       }, { baseUrl: svc.origin, publicId, who, tenant });
@@ -233,8 +233,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const first = await annika.post('live-count', 'Closed-panel news 1');
       await within(LIVE_MS, 'the count shows 1', async () => (await badge.count()) === 1 && (await badge.innerText()) === '1 new');
       expect(await toggle.getAttribute('aria-expanded')).toBe('false');
-      // Its name says it to a screen reader.
-      expect(await bert.frame.getByRole('button', { name: /^Show comments\s*, new threads: 1$/ }).count()).toBe(1);
+      // Its name says it to a screen reader (with the count of open threads the closed panel's button shows).
+      expect(await bert.frame.getByRole('button', { name: /^Comments\s*, open threads: \d+\s*, new threads: 1$/ }).count()).toBe(1);
       await annika.post('live-count', 'Closed-panel news 2');
       await within(LIVE_MS, 'the count shows 2', async () => (await badge.innerText()) === '2 new');
       // A reply is not a new thread; a thread deleted meanwhile is no longer counted.

@@ -113,7 +113,8 @@ suite('the comment panel in Chromium (real svc API)', () => {
     await page.evaluate(async ({ baseUrl, publicId, who }) => {
       const w = window as unknown as HostWindow;
       w.who = who;
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId });
+      // The panel open from the start (at 1100 px `auto` would start it as its button): these tests are about the panel.
+      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, comments: 'open' });
       w.handle = handle;
       for (const name of ['ready', 'error', 'session-expired', 'action-result', 'comment'] as const) {
         handle.on(name, (payload: unknown) => w.events.push([name, payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]));

@@ -137,7 +137,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await page.evaluate(async ({ baseUrl, publicId }) => {
         const w = window as unknown as HostWindow;
         w.who = 'bert-1';
-        w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId });
+        w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, comments: 'open' });
         w.handle.on('error', (payload: unknown) => w.events.push(['error', payload]));
         await w.handle.ready;
       }, { baseUrl: proxy.origin, publicId });

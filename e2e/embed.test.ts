@@ -295,7 +295,7 @@ suite('the embed runtime in Chromium', () => {
 
   it('set-session before the lapse swaps the token invisibly: filters and an unsaved comment draft stay; a refused id keeps the embed working', async () => {
     const page = await hostPage();
-    const frame = await mount(page);
+    const frame = await mount(page, { comments: 'open' });
     await act(page, "setFilter('orders', 'status', 'completed')");
     const draft = frame.getByLabel('New comment');
     await draft.fill('half-written thought');

@@ -156,7 +156,8 @@ suite('the demo dashboard at any width, the iframe fitted to its content, the HT
   });
 
   it('fits the iframe to its content with autoResize: it grows and shrinks with the filter chips and the comment panel, and settles', async () => {
-    const { page, frame } = await mount(700);
+    // The panel open from the start (`auto` starts it as its button at this width), to see the frame follow it.
+    const { page, frame } = await mount(700, { comments: 'open' });
     const sizeCount = () => page.evaluate(() => (window as unknown as HostWindow).sizes.length);
     /** Waits until no content-size event came for 500 ms (react-grid-layout animates its height for 200 ms). */
     const quiet = async () => {
@@ -193,7 +194,7 @@ suite('the demo dashboard at any width, the iframe fitted to its content, the HT
     await frame.locator('.filter-chip').waitFor({ state: 'detached' });
     expect(await settled()).toBe(first);
 
-    // The comment panel (open at first) is under the dashboard at this width: the frame shrinks when it closes,
+    // The comment panel (open at first) is above the dashboard at this width: the frame shrinks when it closes,
     // and grows back when it opens again.
     await frame.locator('.comments-toggle[aria-expanded="true"]').click();
     await frame.locator('#comment-panel').waitFor({ state: 'hidden' });

@@ -141,6 +141,9 @@ function mount() {
       allowExport: true,
       // The iframe takes the dashboard's height (svc's content-size event): the page scrolls, not the frame.
       autoResize: true,
+      // The default, said out loud: the comment panel starts open only where the grid beside it keeps the
+      // dashboard's own layout (at 1280 px it starts as its button, so that the first screen shows data).
+      comments: 'auto',
       debug: true,
     });
   } catch (error) {

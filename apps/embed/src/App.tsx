@@ -2,6 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import type { ActionMessage, EmbedTheme } from '@svc/protocol';
 import type { CurrentSession, Dashboard } from './api.js';
 import type { AiQueryEvent } from '@svc/protocol';
+import { isPanelOpenAtStart, parseCommentsStart } from './comments/panelPlacement.js';
 import { observeContentSize } from './contentSize.js';
 import { formattersFor } from './format.js';
 import type { HostChannel } from './host.js';
@@ -53,7 +54,16 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
   const [isLapsed, setLapsed] = useState(false);
   // A session renewed after it lapsed starts the surface afresh (set-session rule 2: transient state is gone).
   const [epoch, setEpoch] = useState(0);
-  const [panelOpen, setPanelOpen] = useState(true);
+  // The comment panel starts as the host asked (`comments`), or, by default (`auto`), open only where the grid beside
+  // it keeps its author's layout: decided once, from the frame's width when the first dashboard arrives.
+  const [panelChoice, setPanelChoice] = useState<boolean | undefined>(() => {
+    const start = parseCommentsStart(url.comments);
+    return start === 'auto' ? undefined : start === 'open';
+  });
+  const panelAtStart = useRef<boolean | undefined>(undefined);
+  // The open threads the closed panel's button counts (`more`: there are further pages).
+  const [openThreads, setOpenThreads] = useState<{ count: number; more: boolean } | undefined>(undefined);
+  const onOpenCountChange = useCallback((count: number, more: boolean) => setOpenThreads({ count, more }), []);
   // Issue 23: threads others started while the comment panel was closed (its live stream runs either way).
   const [unseenThreads, setUnseenThreads] = useState(0);
   // Bumped by each accepted set-session: the comment stream reconnects with the new token.
@@ -244,28 +254,41 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
             channel.emit('svc:event:navigate', { path, previousPath: from });
             channel.emit('svc:event:view', { surface: 'dashboard', path, ...(route.kind === 'dashboard' ? { publicId: route.publicId } : {}) });
           }}
-          aside={showComments ? (dashboard) => (
-            <aside className={`comments-aside${panelOpen ? ' open' : ''}`}>
-              <button type="button" className="comments-toggle" aria-expanded={panelOpen} aria-controls="comment-panel" onClick={() => setPanelOpen((open) => !open)}>
-                {panelOpen ? t('closeComments') : t('openComments')}
-                {!panelOpen && unseenThreads > 0 ? (
-                  <>
-                    <span className="comments-badge" data-testid="comments-badge" aria-hidden="true">{t('newThreadsCount', { count: unseenThreads })}</span>
-                    <span className="visually-hidden">{`, ${t('newThreadsLabel', { count: unseenThreads })}`}</span>
-                  </>
-                ) : null}
-              </button>
-              <div id="comment-panel" hidden={!panelOpen}>
-                <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)}
-                  isOpen={panelOpen} onUnseenChange={setUnseenThreads} credentialKey={credentialKey}
-                  onPosted={(kind, comment, threadId) => channel.emit('svc:event:comment', {
-                    kind, publicId: dashboard.publicId, threadId, commentId: comment.id,
-                    mentionedExternalIds: (comment.mentions ?? []).map((mention) => mention.externalId),
-                    ...(current.commentEventText ? { body: comment.body } : {}),
-                  })} />
-              </div>
-            </aside>
-          ) : undefined}
+          aside={showComments ? (dashboard) => {
+            panelAtStart.current ??= isPanelOpenAtStart('auto', dashboard.config.layout, document.documentElement.clientWidth);
+            const panelOpen = panelChoice ?? panelAtStart.current;
+            const openCount = openThreads === undefined ? undefined : `${openThreads.count}${openThreads.more ? '+' : ''}`;
+            return (
+              <aside className={`comments-aside${panelOpen ? ' open' : ' collapsed'}`}>
+                <button type="button" className="comments-toggle" aria-expanded={panelOpen} aria-controls="comment-panel" title={panelOpen ? undefined : t('openComments')} onClick={() => setPanelChoice(!panelOpen)}>
+                  <svg className="comments-icon" aria-hidden="true" viewBox="0 0 16 16" width="16" height="16"><path d="M2 3.5A1.5 1.5 0 0 1 3.5 2h9A1.5 1.5 0 0 1 14 3.5v6a1.5 1.5 0 0 1-1.5 1.5H7l-3 3v-3h-.5A1.5 1.5 0 0 1 2 9.5z" fill="none" stroke="currentColor" stroke-width="1.4" stroke-linejoin="round" /></svg>
+                  {/* Collapsed, the button is short (its name, its count): it sits beside the dashboard's title. */}
+                  {panelOpen ? t('closeComments') : t('comments')}
+                  {!panelOpen && openCount !== undefined ? (
+                    <>
+                      <span className="comments-count" data-testid="comments-count" aria-hidden="true">{openCount}</span>
+                      <span className="visually-hidden">{`, ${t('openThreadsLabel', { count: openCount })}`}</span>
+                    </>
+                  ) : null}
+                  {!panelOpen && unseenThreads > 0 ? (
+                    <>
+                      <span className="comments-badge" data-testid="comments-badge" aria-hidden="true">{t('newThreadsCount', { count: unseenThreads })}</span>
+                      <span className="visually-hidden">{`, ${t('newThreadsLabel', { count: unseenThreads })}`}</span>
+                    </>
+                  ) : null}
+                </button>
+                <div id="comment-panel" hidden={!panelOpen}>
+                  <CommentPanel session={session} publicId={dashboard.publicId} t={t} format={format} refreshKey={refreshKey} onError={(error, context) => reportError(error, context)}
+                    isOpen={panelOpen} onUnseenChange={setUnseenThreads} onOpenCountChange={onOpenCountChange} credentialKey={credentialKey}
+                    onPosted={(kind, comment, threadId) => channel.emit('svc:event:comment', {
+                      kind, publicId: dashboard.publicId, threadId, commentId: comment.id,
+                      mentionedExternalIds: (comment.mentions ?? []).map((mention) => mention.externalId),
+                      ...(current.commentEventText ? { body: comment.body } : {}),
+                    })} />
+                </div>
+              </aside>
+            );
+          } : undefined}
         />
       ) : route.kind === 'chat' ? (
         <main className="surface-chat" aria-labelledby="chat-title">

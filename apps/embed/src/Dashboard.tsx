@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ReactNode } from 'react';
 import { fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
 import type { Dashboard, DashboardWidget, ReportSnapshot, WidgetData, WidgetDataRequest } from './api.js';
@@ -7,6 +7,8 @@ import type { DashboardData, Drilldown, DownloadEvent } from './dashboard/data.j
 import { AppView } from './dashboard/AppView.js';
 import { DashboardGrid } from './dashboard/Grid.js';
 import { NotAvailable } from './dashboard/NotAvailable.js';
+import { dialogPlacement, measureVisiblePart } from './dashboard/visiblePart.js';
+import type { DialogPlacement } from './dashboard/visiblePart.js';
 import type { Formatters } from './format.js';
 import type { Translate } from './i18n.js';
 import type { Filter } from './preferences.js';
@@ -281,6 +283,22 @@ function DrillView({ drill, publicId, session, request, t, format, onClose, onEr
 }) {
   const [data, setData] = useState<WidgetData | 'loading' | 'forbidden' | 'failed'>('loading');
   const close = useRef<HTMLButtonElement>(null);
+  // Opened in the part of the frame the viewer sees (a frame fitted to its content is many screens tall), hidden
+  // until measured, then focused: the focus no longer scrolls the host to the middle of the frame.
+  const view = useRef<HTMLDivElement>(null);
+  const [placement, setPlacement] = useState<DialogPlacement | undefined | 'measuring'>('measuring');
+  useLayoutEffect(() => {
+    let isCurrent = true;
+    void measureVisiblePart(view.current!).then((visible) => {
+      if (isCurrent) setPlacement(dialogPlacement(visible, view.current?.clientHeight ?? innerHeight));
+    });
+    return () => {
+      isCurrent = false;
+    };
+  }, []);
+  useEffect(() => {
+    if (placement !== 'measuring') close.current?.focus();
+  }, [placement]);
   useEffect(() => {
     const controller = new AbortController();
     fetchWidgetData(session, publicId, drill.widgetId, { ...request, drilldown: { member: drill.member, point: drill.point } }, controller.signal)
@@ -294,14 +312,14 @@ function DrillView({ drill, publicId, session, request, t, format, onClose, onEr
         setData('failed');
         onError(error);
       });
-    close.current?.focus();
     return () => controller.abort();
     // One drill, one query.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [drill]);
   return (
-    <div className="drill-view" role="dialog" aria-modal="true" aria-labelledby="drill-title" onKeyDown={(event) => event.key === 'Escape' && onClose()}>
-      <div className="drill-panel">
+    <div className="drill-view" role="dialog" aria-modal="true" aria-labelledby="drill-title" onKeyDown={(event) => event.key === 'Escape' && onClose()} ref={view}
+      style={placement === 'measuring' ? { visibility: 'hidden' } : placement === undefined ? undefined : { paddingTop: placement.paddingTop, paddingBottom: placement.paddingBottom }}>
+      <div className="drill-panel" style={placement === 'measuring' || placement === undefined ? undefined : { maxHeight: placement.maxHeight }}>
         <header>
           <h2 id="drill-title">{t('drillTitle', { title: drill.title, member: drill.member })}</h2>
           <button type="button" ref={close} onClick={onClose}>{t('back')}</button>

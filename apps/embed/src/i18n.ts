@@ -18,6 +18,7 @@ const en = {
   closeComments: 'Hide comments',
   newThreadsCount: '{count} new',
   newThreadsLabel: 'new threads: {count}',
+  openThreadsLabel: 'open threads: {count}',
   liveThread: 'Someone started a new thread.',
   liveReply: 'Someone replied.',
   filterOpen: 'Open',
@@ -96,7 +97,7 @@ export type MessageKey = keyof Messages;
 const catalogues: Record<string, Partial<Messages>> = {
   en,
   de: {
-    newThreadsCount: '{count} neu', newThreadsLabel: 'neue Diskussionen: {count}', liveThread: 'Jemand hat eine neue Diskussion begonnen.', liveReply: 'Jemand hat geantwortet.',
+    newThreadsCount: '{count} neu', newThreadsLabel: 'neue Diskussionen: {count}', openThreadsLabel: 'offene Diskussionen: {count}', liveThread: 'Jemand hat eine neue Diskussion begonnen.', liveReply: 'Jemand hat geantwortet.',
     widgetForbidden: 'Dieses Element ist für Sie nicht verfügbar.', filterForbidden: 'Dieser Filter ist für Sie nicht verfügbar.', drillForbidden: 'Diese Zeilen sind für Sie nicht verfügbar.',
     widgetError: 'Dieses Element konnte seine Daten nicht laden.', widgetEmpty: 'Keine Daten für diese Filter.', allValues: 'Alle', back: 'Zurück zum Dashboard',
     drillRows: '{count} Zeilen', timeGrain: 'Zeitraster', field: 'Kennzahl',
@@ -116,7 +117,7 @@ const catalogues: Record<string, Partial<Messages>> = {
     actionFailed: 'Das hat nicht geklappt: {message}', retry: 'Erneut versuchen',
   },
   fr: {
-    newThreadsCount: '{count} nouv.', newThreadsLabel: 'nouvelles discussions : {count}', liveThread: 'Quelqu’un a lancé une discussion.', liveReply: 'Quelqu’un a répondu.',
+    newThreadsCount: '{count} nouv.', newThreadsLabel: 'nouvelles discussions : {count}', openThreadsLabel: 'discussions ouvertes : {count}', liveThread: 'Quelqu’un a lancé une discussion.', liveReply: 'Quelqu’un a répondu.',
     widgetForbidden: 'Cet élément ne vous est pas accessible.', filterForbidden: 'Ce filtre ne vous est pas accessible.', drillForbidden: 'Ces lignes ne vous sont pas accessibles.',
     loading: 'Chargement…', updated: 'Mis à jour {time}', widgets: '{count} éléments', filters: 'Filtres', removeFilter: 'Retirer le filtre {name}',
     notFound: 'Rien à afficher à {path}.', dashboardError: "Ce tableau de bord n'a pas pu être chargé : {message}",
@@ -134,7 +135,7 @@ const catalogues: Record<string, Partial<Messages>> = {
     actionFailed: "Cela n'a pas fonctionné : {message}", retry: 'Réessayer',
   },
   es: {
-    newThreadsCount: '{count} nuevas', newThreadsLabel: 'conversaciones nuevas: {count}', liveThread: 'Alguien inició una conversación.', liveReply: 'Alguien respondió.',
+    newThreadsCount: '{count} nuevas', newThreadsLabel: 'conversaciones nuevas: {count}', openThreadsLabel: 'conversaciones abiertas: {count}', liveThread: 'Alguien inició una conversación.', liveReply: 'Alguien respondió.',
     widgetForbidden: 'Este elemento no está disponible para ti.', filterForbidden: 'Este filtro no está disponible para ti.', drillForbidden: 'Estas filas no están disponibles para ti.',
     loading: 'Cargando…', updated: 'Actualizado {time}', widgets: '{count} elementos', filters: 'Filtros', removeFilter: 'Quitar el filtro {name}',
     notFound: 'No hay nada que mostrar en {path}.', dashboardError: 'No se pudo cargar este panel: {message}',
@@ -152,7 +153,7 @@ const catalogues: Record<string, Partial<Messages>> = {
     actionFailed: 'No ha funcionado: {message}', retry: 'Reintentar',
   },
   pt: {
-    newThreadsCount: '{count} novas', newThreadsLabel: 'conversas novas: {count}', liveThread: 'Alguém iniciou uma conversa.', liveReply: 'Alguém respondeu.',
+    newThreadsCount: '{count} novas', newThreadsLabel: 'conversas novas: {count}', openThreadsLabel: 'conversas abertas: {count}', liveThread: 'Alguém iniciou uma conversa.', liveReply: 'Alguém respondeu.',
     widgetForbidden: 'Este elemento não está disponível para você.', filterForbidden: 'Este filtro não está disponível para você.', drillForbidden: 'Estas linhas não estão disponíveis para você.',
     loading: 'Carregando…', updated: 'Atualizado {time}', widgets: '{count} elementos', filters: 'Filtros', removeFilter: 'Remover o filtro {name}',
     notFound: 'Não há nada para mostrar em {path}.', dashboardError: 'Não foi possível carregar este painel: {message}',

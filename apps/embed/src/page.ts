@@ -56,7 +56,7 @@ export function normalizePath(rawPath: string): string {
   return path.length > 1 ? path.replace(/\/+$/, '') : path;
 }
 
-/** The embed URL's own options (SDK `embedUrl`): `allowExport`, `colorScheme`, `locale`, `timezone`, `path`, `f_*` filters. */
+/** The embed URL's own options (SDK `embedUrl`): `allowExport`, `colorScheme`, `locale`, `timezone`, `path`, `comments`, `f_*` filters. */
 export interface UrlOptions {
   sessionId: string | undefined;
   allowExport: boolean;
@@ -64,6 +64,8 @@ export interface UrlOptions {
   locale: string | undefined;
   timezone: string | undefined;
   path: string | undefined;
+  /** How the comment panel starts: `open`, `collapsed` or `auto` (comments/panelPlacement.ts). */
+  comments: string | undefined;
   filters: string[];
 }
 
@@ -78,6 +80,7 @@ export function readUrlOptions(url: URL): UrlOptions {
     locale: params.get('locale') ?? undefined,
     timezone: params.get('timezone') ?? undefined,
     path: params.get('path') ?? undefined,
+    comments: params.get('comments') ?? undefined,
     filters,
   };
 }

@@ -30,6 +30,11 @@ export interface EmbedOptions {
   theme?: EmbedTheme;
   /** Logs every dropped message with the reason, and every renewal step. */
   debug?: boolean;
+  /**
+   * How the comment panel starts: `open`, `collapsed` (its button, with the count of open threads), or `auto` (the
+   * default): open only when the frame is wide enough for the grid beside it to keep the dashboard's own layout.
+   */
+  comments?: 'open' | 'collapsed' | 'auto';
   /** How long `setSession()` and other awaited actions wait for the embed's answer (default 30 s). */
   actionTimeoutMs?: number;
   /**
@@ -88,7 +93,7 @@ export function embedUrl(options: Omit<EmbedOptions, 'container' | 'getSessionId
   const url = new URL(`${base}/embed/${options.surface}${options.surface === 'dashboard' ? `/${encodeURIComponent(options.publicId ?? '')}` : ''}`);
   const params: Record<string, string | undefined> = {
     session: sessionId, path: options.path, allowExport: options.allowExport ? 'true' : undefined,
-    colorScheme: options.colorScheme, locale: options.locale, timezone: options.timezone,
+    colorScheme: options.colorScheme, locale: options.locale, timezone: options.timezone, comments: options.comments,
   };
   for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
   return url.toString();

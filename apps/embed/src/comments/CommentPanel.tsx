@@ -29,6 +29,8 @@ export interface CommentPanelProps {
   isOpen?: boolean;
   /** The count of threads others started while the panel was closed (0 once it opens). */
   onUnseenChange?(count: number): void;
+  /** The open threads loaded (`more`: a further page exists), for the closed panel's button; told while Open is shown. */
+  onOpenCountChange?(count: number, more: boolean): void;
   /** Bumped when the host swapped in a new session (set-session): the live stream reconnects with its token. */
   credentialKey?: number;
   /** The viewer started a thread or replied, and svc stored it (the host's svc:event:comment). */
@@ -153,6 +155,10 @@ export function CommentPanel(props: CommentPanelProps) {
     onUnseenChange.current = props.onUnseenChange;
   }, [props.onUnseenChange]);
   useEffect(() => onUnseenChange.current?.(unseenCount), [unseenCount]);
+  const onOpenCountChange = useRef(props.onOpenCountChange);
+  useEffect(() => {
+    onOpenCountChange.current = props.onOpenCountChange;
+  }, [props.onOpenCountChange]);
 
   // The viewer's place on the page across a change the stream makes (set before the change, restored after it).
   const scrollAnchor = useRef<ScrollAnchor | undefined>(undefined);
@@ -324,6 +330,11 @@ export function CommentPanel(props: CommentPanelProps) {
   };
 
   const { threads, status } = state;
+  const openCount = state.filter === 'open' && status === 'ready' ? threads.length : undefined;
+  const hasMoreOpen = canLoadMore(state);
+  useEffect(() => {
+    if (openCount !== undefined) onOpenCountChange.current?.(openCount, hasMoreOpen);
+  }, [openCount, hasMoreOpen]);
   const isLoading = status === 'loading';
   const emptyMessage = filter === 'open' ? t('noOpenThreads') : filter === 'resolved' ? t('noResolvedThreads') : t('noThreads');
 

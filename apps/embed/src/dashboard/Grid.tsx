@@ -4,20 +4,7 @@ import type { Layout, LayoutItem, ResponsiveLayouts } from 'react-grid-layout';
 import 'react-grid-layout/css/styles.css';
 import type { Dashboard, DashboardWidget, ReportSnapshot } from '../api.js';
 import { Widget } from './Widget.js';
-import { BREAKPOINTS, byReadingOrder, deriveLayout, isFullWidth } from './layout.js';
-
-const DEFAULT_BREAKPOINTS = { lg: 1200, md: 996, sm: 768, xs: 480, xxs: 0 };
-const DEFAULT_COLS = { lg: 12, md: 10, sm: 6, xs: 4, xxs: 2 };
-
-/** DashboardLayout's per-breakpoint values over react-grid-layout's defaults (null keeps the default). */
-function perBreakpoint(given: Record<string, number | null> | null | undefined, defaults: Record<string, number>): Record<string, number> {
-  const result = { ...defaults };
-  for (const key of BREAKPOINTS) {
-    const value = given?.[key];
-    if (typeof value === 'number') result[key] = value;
-  }
-  return result;
-}
+import { BREAKPOINTS, DEFAULT_BREAKPOINTS, DEFAULT_COLS, byReadingOrder, deriveLayout, isFullWidth, perBreakpoint } from './layout.js';
 
 const parentOf = (widget: DashboardWidget) => (typeof widget.config?.parentId === 'string' ? widget.config.parentId : undefined);
 
@@ -34,13 +21,13 @@ export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard;
   const top = widgets.filter((w) => parentOf(w) === undefined);
   const cols = perBreakpoint(config.cols, DEFAULT_COLS);
   const layouts: ResponsiveLayouts<string> = {};
-  const placed = top.map((widget) => ({ id: widget.id, lg: widget.position, own: widget.responsiveLayouts ?? undefined, smallH: smallHeightOf(widget, widgets, cols.lg!) }));
+  const placed = top.map((widget) => ({ id: widget.id, lg: widget.position, own: widget.responsiveLayouts ?? undefined, smallH: smallHeightOf(widget, widgets, cols.lg) }));
   const breakpoints = perBreakpoint(config.breakpoints, DEFAULT_BREAKPOINTS);
   // react-grid-layout's rule: the widest breakpoint whose width the grid's exceeds.
-  const active = [...BREAKPOINTS].find((breakpoint) => width > breakpoints[breakpoint]!) ?? 'xxs';
+  const active = [...BREAKPOINTS].find((breakpoint) => width > breakpoints[breakpoint]) ?? 'xxs';
   const stacked = isFullWidth(active);
   for (const breakpoint of BREAKPOINTS) {
-    const positions = deriveLayout(placed, breakpoint, cols[breakpoint]!, cols.lg!);
+    const positions = deriveLayout(placed, breakpoint, cols[breakpoint], cols.lg);
     layouts[breakpoint] = top.map((widget): LayoutItem => ({ i: widget.id, ...positions[widget.id]!, static: true })) as Layout;
   }
   const margin = (config.margin?.length === 2 ? config.margin : [12, 12]) as [number, number];

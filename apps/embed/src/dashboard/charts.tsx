@@ -4,6 +4,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import type { ReportSnapshot, ResultColumn, WidgetData } from '../api.js';
 import { formatCell, formatNumber, rowObjects } from './data.js';
 import type { RenderedChart } from './vega.js';
+import { tableColumnTemplate } from './tableColumns.js';
 
 export interface ChartProps {
   widgetId: string;
@@ -63,8 +64,7 @@ export function TableChart({ data, locale, onRendered, onDrill }: ChartProps) {
   const virtualizer = useVirtualizer({ count: data.rows.length, getScrollElement: () => scroller.current, estimateSize: () => 30, overscan: 8 });
   useLayoutEffect(() => onRendered(), [onRendered]);
   const objects = useMemo(() => rowObjects(data), [data]);
-  // Text columns shrink (with an ellipsis) before figures do: a narrow widget never clips a number.
-  const template = data.columns.map((column) => (column.type === 'number' ? 'minmax(10ch, 1fr)' : 'minmax(0, 1fr)')).join(' ');
+  const template = useMemo(() => tableColumnTemplate(data.columns, data.rows, locale), [data, locale]);
   return (
     <div className="chart table-chart" role="table" aria-rowcount={data.rows.length + 1}>
       <div className="table-head" role="row" style={{ gridTemplateColumns: template }}>

@@ -4,6 +4,39 @@ import type { WidgetPosition } from '../api.js';
 export const BREAKPOINTS = ['lg', 'md', 'sm', 'xs', 'xxs'] as const;
 export type Breakpoint = (typeof BREAKPOINTS)[number];
 
+/** react-grid-layout's own breakpoints and cols, which DashboardLayout's values replace one by one. */
+export const DEFAULT_BREAKPOINTS: Readonly<Record<Breakpoint, number>> = { lg: 1200, md: 996, sm: 768, xs: 480, xxs: 0 };
+export const DEFAULT_COLS: Readonly<Record<Breakpoint, number>> = { lg: 12, md: 10, sm: 6, xs: 4, xxs: 2 };
+
+/** DashboardLayout's per-breakpoint values over react-grid-layout's defaults (null keeps the default). */
+export function perBreakpoint(given: Record<string, number | null> | null | undefined, defaults: Readonly<Record<Breakpoint, number>>): Record<Breakpoint, number> {
+  const result = { ...defaults };
+  for (const key of BREAKPOINTS) {
+    const value = given?.[key];
+    if (typeof value === 'number') result[key] = value;
+  }
+  return result;
+}
+
+/**
+ * The grid width above which the author's `lg` layout is shown as laid out: the breakpoint of the narrowest grid,
+ * counting down from lg, that still has lg's cols (deriveLayout keeps the lg places there). The grid needs more
+ * than this; below it, widgets are rescaled or stacked.
+ *
+ * @example
+ * authorLayoutWidth({ breakpoints: { lg: 1100, md: 900, sm: 640 }, cols: { lg: 12, md: 12, sm: 6 } }) // => 900
+ */
+export function authorLayoutWidth(layout: { breakpoints?: Record<string, number | null> | null; cols?: Record<string, number | null> | null } | null | undefined): number {
+  const breakpoints = perBreakpoint(layout?.breakpoints, DEFAULT_BREAKPOINTS);
+  const cols = perBreakpoint(layout?.cols, DEFAULT_COLS);
+  let needed = breakpoints.lg;
+  for (const breakpoint of BREAKPOINTS) {
+    if (cols[breakpoint] < cols.lg) break;
+    needed = breakpoints[breakpoint];
+  }
+  return needed;
+}
+
 /** The breakpoints where every widget takes the grid's full width, one under the other ("small"). */
 const FULL_WIDTH: readonly Breakpoint[] = ['xs', 'xxs'];
 
