@@ -144,6 +144,7 @@ suite('accessibility of the demo in Chromium', () => {
     await page.keyboard.press('Shift+Tab');
     await beforeFrame();
     await page.keyboard.press('Tab');
+    expect((await focused(page, frame)).text).toBe('Skip to the widgets');
     await page.keyboard.press('Enter');
     expect((await focused(page, frame)).widget).toBe('intro');
     await page.close();
@@ -248,13 +249,19 @@ suite('accessibility of the demo in Chromium', () => {
     await page.close();
   }, 120_000);
 
-  it('counts the violations axe finds on /docs (the API reference)', async () => {
+  // Scalar's client-library tabs hold a "more" button that is no tab (aria-required-children): its markup, left as
+  // it is (docs/decisions.md); every other serious or critical violation of the reference is repaired.
+  const SCALAR_KNOWN = new Set(['aria-required-children']);
+
+  it('axe finds no serious violation on /docs (the API reference, Scalar), and no critical one but the known one', async () => {
     const page = await browser.context.newPage();
     await page.goto(`${svc.origin}/docs`);
     await page.getByRole('heading', { name: 'svc platform and embed API' }).waitFor();
     await page.waitForLoadState('networkidle');
     const violations = await expectNoBlocking('docs', page);
-    console.log(describeViolations(violations));
+    expect(describeViolations(blocking(violations).filter((v) => !SCALAR_KNOWN.has(v.id)))).toBe('');
+    // Before the repair: 43 aria-allowed-attr (critical) and 627 color-contrast (serious).
+    expect(violations.find((v) => v.id === 'color-contrast')).toBeUndefined();
     await page.close();
   }, 120_000);
 });
