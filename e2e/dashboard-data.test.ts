@@ -113,7 +113,7 @@ suite('dashboards with real data in Chromium', () => {
     expect(await frame.locator('[data-widget-id="by-category"] svg .mark-rect.role-mark path').count()).toBe(6);
     expect(await frame.locator('[data-widget-id="top-customers"] [role="row"]').count()).toBeGreaterThan(5);
     // Virtual scrolling: 500 rows, far fewer in the DOM.
-    expect(await frame.locator('[data-widget-id="top-customers"] [role="table"]').getAttribute('aria-rowcount')).toBe('501');
+    expect(await frame.locator('[data-widget-id="top-customers"] [role="grid"]').getAttribute('aria-rowcount')).toBe('501');
     expect(await frame.locator('[data-widget-id="top-customers"] [role="row"]').count()).toBeLessThan(60);
     expect(await frame.locator('[data-widget-id="map"] svg .mark-symbol.role-mark path').count()).toBe(new Set(customers.map((c) => c.city)).size);
     expect(await frame.locator('[data-widget-id="flows"] path.sankey-link').count()).toBe(24);

@@ -565,7 +565,9 @@ export function renderPage({ svcUrl, publicId, deploymentId, customers }) {
         <h2 id="log-heading">Event log <span class="hint">(newest first)</span></h2>
         <button type="button" id="clear-log">Clear log</button>
       </div>
-      <ol id="log" class="log" role="log" aria-live="polite"></ol>
+      <!-- The live region and scroll box wraps the list: an <ol> with role="log" is no list, and its items none (axe:
+           listitem); a tab stop, so that the keyboard scrolls it (axe: scrollable-region-focusable). -->
+      <div class="log" role="log" aria-live="polite" aria-labelledby="log-heading" tabindex="0"><ol id="log" class="log-entries"></ol></div>
     </section>
   </main>
 </body>

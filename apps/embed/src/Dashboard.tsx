@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { ReactNode } from 'react';
+import type { MouseEvent, ReactNode, RefObject } from 'react';
 import { fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
 import type { Dashboard, DashboardWidget, ReportSnapshot, WidgetData, WidgetDataRequest } from './api.js';
 import { DashboardDataContext, formatCell, isNotAvailable } from './dashboard/data.js';
@@ -15,6 +15,7 @@ import type { Filter } from './preferences.js';
 import type { EmbedSession } from './session.js';
 import type { AiQueryEvent } from '@svc/protocol';
 import { ApiError } from './session.js';
+import { tabbables, useDialogFocus } from './dialogFocus.js';
 
 export interface DashboardTarget {
   publicId?: string;
@@ -226,6 +227,7 @@ function LoadedDashboard(props: LoadedProps) {
   return (
     <DashboardDataContext.Provider value={data}>
       <>
+        <SkipLinks t={t} main={main} comments={props.aside !== undefined} />
         <main className="dashboard" aria-labelledby="dashboard-title" ref={main}>
           <header className="dashboard-header">
             <h1 id="dashboard-title">{title}</h1>
@@ -277,6 +279,33 @@ function LoadedDashboard(props: LoadedProps) {
   );
 }
 
+/**
+ * The first tab stops of the dashboard, shown when focused (issue 31 item 10): past the header's controls to the
+ * first widget, and past every widget to the comments (the new thread's box when the panel is open, else the button
+ * that opens it). Each widget is one tab stop after that, so Tab goes from widget to widget.
+ */
+function SkipLinks({ t, main, comments }: { t: Translate; main: RefObject<HTMLElement | null>; comments: boolean }) {
+  const go = (event: MouseEvent<HTMLAnchorElement>, target: () => HTMLElement | null | undefined) => {
+    event.preventDefault();
+    target()?.focus();
+  };
+  const firstWidget = () => {
+    const grid = main.current?.querySelector<HTMLElement>('.widget-grid, .app-frame');
+    return grid ? tabbables(grid)[0] ?? grid : undefined;
+  };
+  const commentBox = () => {
+    const panel = document.getElementById('comment-panel');
+    const open = panel !== null && !panel.hidden && panel.getClientRects().length > 0;
+    return open ? tabbables(panel).find((element) => element instanceof HTMLTextAreaElement) : document.querySelector<HTMLElement>('[aria-controls="comment-panel"]');
+  };
+  return (
+    <nav className="skip-links" aria-label={t('skipLinks')}>
+      <a href="#widgets" onClick={(event) => go(event, firstWidget)}>{t('skipToWidgets')}</a>
+      {comments ? <a href="#comment-panel" onClick={(event) => go(event, commentBox)}>{t('skipToComments')}</a> : null}
+    </nav>
+  );
+}
+
 /** The rows under a drilled mark, in a dialog over the dashboard. */
 function DrillView({ drill, publicId, session, request, t, format, onClose, onError }: {
   drill: Drilldown; publicId: string; session: EmbedSession; request: WidgetDataRequest; t: Translate; format: Formatters; onClose(): void; onError(error: unknown): void;
@@ -299,6 +328,7 @@ function DrillView({ drill, publicId, session, request, t, format, onClose, onEr
   useEffect(() => {
     if (placement !== 'measuring') close.current?.focus();
   }, [placement]);
+  useDialogFocus(view);
   useEffect(() => {
     const controller = new AbortController();
     fetchWidgetData(session, publicId, drill.widgetId, { ...request, drilldown: { member: drill.member, point: drill.point } }, controller.signal)
@@ -325,7 +355,8 @@ function DrillView({ drill, publicId, session, request, t, format, onClose, onEr
           <button type="button" ref={close} onClick={onClose}>{t('back')}</button>
         </header>
         {data === 'loading' ? <p role="status">{t('loading')}</p> : data === 'forbidden' ? <NotAvailable message={t('drillForbidden')} /> : data === 'failed' ? <p role="alert">{t('widgetError')}</p> : (
-          <div className="drill-table-wrap">
+          // A tab stop, so that the keyboard scrolls the rows too (axe: scrollable-region-focusable).
+          <div className="drill-table-wrap" tabIndex={0} role="region" aria-labelledby="drill-title">
             <table className="drill-table">
               <thead><tr>{data.columns.map((c) => <th key={c.name} scope="col">{c.title}</th>)}</tr></thead>
               <tbody>

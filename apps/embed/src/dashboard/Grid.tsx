@@ -41,7 +41,7 @@ export function DashboardGrid({ dashboard, snapshotOf }: { dashboard: Dashboard;
     );
   };
   return (
-    <div className="widget-grid" ref={containerRef}>
+    <div className="widget-grid" id="widgets" ref={containerRef}>
       {mounted ? (
         <ResponsiveGridLayout
           width={width}

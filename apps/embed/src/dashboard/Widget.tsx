@@ -225,7 +225,7 @@ function ChartWidget({ widget, snapshot, title, settle }: { widget: DashboardWid
   else if (state.state === 'failed' || renderError !== undefined) body = <p className="widget-error" role="alert">{t('widgetError')}</p>;
   else if (data!.rows.length === 0) body = <p className="widget-empty">{t('widgetEmpty')}</p>;
   else {
-    const props: ChartProps = { widgetId: widget.id, snapshot, data: data!, locale: format.locale, dark, onRendered: settle, onDrill, onFailed, chartRef: chart };
+    const props: ChartProps = { widgetId: widget.id, snapshot, data: data!, locale: format.locale, dark, onRendered: settle, onDrill, onFailed, chartRef: chart, label: t('chartKeys', { title: name }) };
     const kind = snapshot.kind ?? 'table';
     body = kind === 'table' ? <TableChart {...props} /> : kind === 'kpi' ? <KpiChart {...props} /> : kind === 'html' ? <HtmlChart {...props} /> : kind === 'sankey' ? <Suspense fallback={null}><SankeyChart {...props} /></Suspense> : <VegaChart {...props} />;
   }

@@ -48,10 +48,12 @@ export function defaultSpec(data: WidgetData, kind: string | null | undefined, i
     return {
       projection: { type: 'equalEarth' },
       layer: [
-        { data: { graticule: { step: [30, 30] } }, mark: { type: 'geoshape', stroke: ink, strokeOpacity: 0.12, fill: null } },
+        // The graticule and the countries are backdrop (aria: false hides them from assistive technology; as
+        // unlabelled graphics they were axe's svg-img-alt): the points carry the data.
+        { data: { graticule: { step: [30, 30] } }, mark: { type: 'geoshape', stroke: ink, strokeOpacity: 0.12, fill: null, aria: false } },
         {
           data: { url: worldUrl, format: { type: 'topojson', feature: 'countries' } },
-          mark: { type: 'geoshape', fill: ink, fillOpacity: 0.1, stroke: ink, strokeOpacity: 0.35, strokeWidth: 0.5 },
+          mark: { type: 'geoshape', fill: ink, fillOpacity: 0.1, stroke: ink, strokeOpacity: 0.35, strokeWidth: 0.5, aria: false },
         },
         {
           mark: { type: 'circle', opacity: 0.7, color: 'var(--svc-primary, #2f6fdd)' },
@@ -92,6 +94,56 @@ export function defaultSpec(data: WidgetData, kind: string | null | undefined, i
 export interface RenderedChart {
   finalize(): void;
   toImageURL(type: 'png' | 'svg'): Promise<string>;
+  /** The marks that stand for data (those a click drills into), in reading order: for the keyboard. */
+  points(): ChartMark[];
+}
+
+/** A mark of a drawn chart: its datum (keyed by column name) and the SVG element vega drew for it. */
+export interface ChartMark {
+  datum: Record<string, unknown>;
+  element: Element | undefined;
+}
+
+/** What the scenegraph holds of a mark and its items (vega's types leave them open). */
+interface SceneMark {
+  marktype: string;
+  role?: string;
+  items?: SceneItem[];
+}
+interface SceneItem {
+  x?: number;
+  y?: number;
+  datum?: Record<string, unknown>;
+  bounds?: { x1: number; y1: number };
+  items?: SceneMark[];
+  /** The element vega's SVG renderer drew the item as. */
+  _svg?: Element;
+}
+
+/** Mark types drawn one item per datum; lines and areas are one shape over many data (their points come as symbols). */
+const POINT_MARKS = new Set(['rect', 'symbol', 'arc', 'shape', 'path', 'image']);
+
+/**
+ * The items of user marks (role `mark`: not axes, legends or titles) whose datum holds one of `measures`, in reading
+ * order (left to right, then top to bottom): the bars, points, slices and circles that a click drills into. Item
+ * bounds are relative to their group, so groups' offsets are added up.
+ */
+export function chartMarks(root: SceneMark, measures: ReadonlySet<string>): ChartMark[] {
+  const found: Array<ChartMark & { x: number; y: number }> = [];
+  const seen = new Set<unknown>();
+  const walk = (mark: SceneMark, x: number, y: number) => {
+    for (const item of mark.items ?? []) {
+      if (mark.marktype === 'group') {
+        for (const child of item.items ?? []) walk(child, x + (item.x ?? 0), y + (item.y ?? 0));
+      } else if (mark.role === 'mark' && POINT_MARKS.has(mark.marktype) && item.datum !== undefined && !seen.has(item.datum)
+        && Object.keys(item.datum).some((key) => measures.has(key))) {
+        seen.add(item.datum);
+        found.push({ datum: item.datum, element: item._svg, x: Math.round(x + (item.bounds?.x1 ?? item.x ?? 0)), y: Math.round(y + (item.bounds?.y1 ?? item.y ?? 0)) });
+      }
+    }
+  };
+  walk(root, 0, 0);
+  return found.sort((a, b) => a.x - b.x || a.y - b.y).map(({ datum, element }) => ({ datum, element }));
 }
 
 /** The item clicked: its datum (keyed by column name). */
@@ -130,5 +182,10 @@ export async function renderChart(element: HTMLElement, snapshotSpec: unknown, d
     const datum = (item as { datum?: Record<string, unknown> } | null | undefined)?.datum;
     if (datum !== undefined) onClick(datum);
   });
-  return { finalize: () => result.finalize(), toImageURL: (type) => result.view.toImageURL(type, 2) };
+  const measures = new Set(data.columns.filter((c) => c.kind === 'measure').map((c) => c.name));
+  return {
+    finalize: () => result.finalize(),
+    toImageURL: (type) => result.view.toImageURL(type, 2),
+    points: () => chartMarks((result.view.scenegraph() as unknown as { root: SceneMark }).root, measures),
+  };
 }

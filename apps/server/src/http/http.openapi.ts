@@ -127,7 +127,9 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       pageTitle: 'svc API reference',
       // Scalar's own fonts come from its CDN; the same faces are served from /docs/fonts instead.
       withDefaultFonts: false,
-      customCss: fonts.css,
+      customCss: `${fonts.css}\n${DOCS_CONTRAST_CSS}`,
+      // Runs in the page (Scalar inlines a function option's source): see repairDocsAccessibility.
+      onLoaded: repairDocsAccessibility,
       favicon: '/docs/favicon.svg',
       // Every tag open: about 25 operations, so the browser's own search finds each of them.
       defaultOpenAllTags: true,
@@ -144,4 +146,59 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   });
   app.get('/docs/favicon.svg', { schema: { hide: true }, onRequest: docsHeaders }, async (_request, reply) =>
     reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON));
+}
+
+/**
+ * Scalar's colours that axe measured under 4.5:1 on its backgrounds (issue 31 item 11: 627 color-contrast
+ * violations): the secondary greys, the HTTP method colours that also colour strings in examples, and "required"
+ * (orange). Darker in light mode and lighter in dark mode, the same hues; `!important` since Scalar adds its theme's
+ * variables after this sheet.
+ */
+export const DOCS_CONTRAST_CSS = `.light-mode {
+  --scalar-color-2: #545454 !important; --scalar-color-3: #5e5e5e !important; --scalar-color-accent: #0058b0 !important;
+  --scalar-color-blue: #00579a !important; --scalar-color-green: #006b45 !important; --scalar-color-orange: #a33f00 !important;
+  --scalar-color-red: #b80000 !important; --scalar-color-yellow: #6f5200 !important; --scalar-color-purple: #6232a8 !important;
+}
+.dark-mode {
+  --scalar-color-2: #b8b8b8 !important; --scalar-color-3: #a6a6a6 !important;
+  --scalar-color-blue: #6cb6ff !important; --scalar-color-green: #4cd38f !important; --scalar-color-orange: #ff9a5c !important;
+  --scalar-color-red: #ff7b7b !important; --scalar-color-yellow: #f2c94c !important; --scalar-color-purple: #c5a3ff !important;
+}`;
+
+/**
+ * What Scalar's markup gets wrong for axe and no option changes (issue 31 item 11), repaired in the page once the
+ * reference is drawn and again whenever it redraws: the page's language; `aria-selected` on the sidebar's buttons
+ * (allowed on tabs and options only: 43 critical aria-allowed-attr), which becomes `aria-current` on the selected
+ * one; the search button's name; and scrolling lists of operations made tab stops (scrollable-region-focusable).
+ * Self-contained: Scalar puts this function's source in the page.
+ */
+export function repairDocsAccessibility(): void {
+  // The server's program has no DOM types: the little of the page this uses, typed here.
+  interface Element {
+    textContent: string | null;
+    getAttribute(name: string): string | null;
+    setAttribute(name: string, value: string): void;
+    removeAttribute(name: string): void;
+    hasAttribute(name: string): boolean;
+  }
+  const page = globalThis as unknown as {
+    document: { documentElement: { lang: string }; body: unknown; querySelectorAll(selector: string): Iterable<Element> };
+    MutationObserver: new (callback: () => void) => { observe(target: unknown, options: object): void };
+  };
+  const { document } = page;
+  document.documentElement.lang = 'en';
+  const repair = () => {
+    for (const button of document.querySelectorAll('button[aria-selected]:not([role])')) {
+      if (button.getAttribute('aria-selected') === 'true') button.setAttribute('aria-current', 'page');
+      else button.removeAttribute('aria-current');
+      button.removeAttribute('aria-selected');
+    }
+    for (const button of document.querySelectorAll('button[role="search"]')) {
+      button.removeAttribute('role');
+      if (!button.hasAttribute('aria-label') && (button.textContent ?? '').trim() === '') button.setAttribute('aria-label', 'Search');
+    }
+    for (const list of document.querySelectorAll('ul[aria-label$=" endpoints"]:not([tabindex])')) list.setAttribute('tabindex', '0');
+  };
+  repair();
+  new page.MutationObserver(repair).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['aria-selected', 'role'] });
 }
