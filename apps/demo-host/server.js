@@ -124,7 +124,8 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
     try {
       response = await globalThis.fetch(`${svc}${path}`, {
         method,
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
+        // Only a request with a body says what it is: svc refuses a Content-Type of JSON with an empty body (a DELETE).
+        headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: globalThis.AbortSignal.timeout(SVC_TIMEOUT_MS),
       });
