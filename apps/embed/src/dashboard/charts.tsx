@@ -24,7 +24,7 @@ export const pointOf = (columns: readonly ResultColumn[], row: Record<string, un
   Object.fromEntries(columns.filter((c) => c.kind === 'dimension').map((c) => [c.name, row[c.name]]));
 
 /** vega and vega-lite charts (and the map), drawn by the lazily loaded vega module. */
-export function VegaChart({ snapshot, data, dark, onRendered, onDrill, onFailed, chartRef }: ChartProps) {
+export function VegaChart({ snapshot, data, locale, dark, onRendered, onDrill, onFailed, chartRef }: ChartProps) {
   const element = useRef<HTMLDivElement>(null);
   const callbacks = useRef({ onRendered, onDrill, onFailed });
   callbacks.current = { onRendered, onDrill, onFailed };
@@ -41,7 +41,7 @@ export function VegaChart({ snapshot, data, dark, onRendered, onDrill, onFailed,
         return [c.name, bucket];
       }));
       callbacks.current.onDrill(measure.name, datum[measure.name], point);
-    })).then((rendered) => {
+    }, locale)).then((rendered) => {
       if (cancelled) return rendered.finalize();
       chart = rendered;
       if (chartRef) chartRef.current = rendered;
@@ -53,7 +53,7 @@ export function VegaChart({ snapshot, data, dark, onRendered, onDrill, onFailed,
       cancelled = true;
       chart?.finalize();
     };
-  }, [snapshot, data, dark, chartRef]);
+  }, [snapshot, data, locale, dark, chartRef]);
   return <div className="chart vega-chart" ref={element} data-kind={snapshot.kind ?? 'vega'} />;
 }
 
