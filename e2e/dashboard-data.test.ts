@@ -149,6 +149,9 @@ suite('dashboards with real data in Chromium', () => {
       for (const label of labels) expect(label, id).toMatch(/^US\$\d/);
     }
     expect(await frame.locator('[data-widget-id="top-customers"] [role="row"]').nth(1).innerText()).toMatch(/US\$/);
+    // A point's tooltip too.
+    await frame.locator('[data-widget-id="trend"] svg .mark-symbol.role-mark path').nth(3).hover({ force: true });
+    await expect.poll(() => frame.locator('#vg-tooltip-element.visible').innerText()).toMatch(/US\$\d{1,3}(,\d{3})+\b/);
 
     await page.evaluate(() => (window as unknown as HostWindow).handle.setLocale('de-DE'));
     await expect.poll(() => kpi(frame, 'kpi-revenue')).toBe(new Intl.NumberFormat('de-DE', { style: 'currency', currency: 'USD', maximumFractionDigits: 0 }).format(revenue));
