@@ -106,7 +106,7 @@ describe.concurrent('npm start (apps/demo-host/start.js) prints human lines', { 
     expect(demo.stdout()).toMatch(/^ {2}curl -s /m);
   });
 
-  it('enables the mention toasts on a second start: the endpoint of the first is deleted without a Content-Type, and one endpoint is left', async ({ expect, onTestFinished }) => {
+  it('enables the mention toasts on a second start: the endpoint of the first is deleted without a Content-Type, and one endpoint is left', { timeout: 120_000 }, async ({ expect, onTestFinished }) => {
     // The demo host replaces the endpoint an earlier start registered on its port, so both starts need the same one.
     const free = createServer();
     await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
@@ -127,6 +127,31 @@ describe.concurrent('npm start (apps/demo-host/start.js) prints human lines', { 
     const listed = await fetch(`${svcUrl}/api/v1/webhooks/endpoints`, { headers: { authorization: 'Bearer svc_demo_admin_key_0001' } });
     const { items } = (await listed.json()) as { items: Array<{ id: number; url: string; enabled: boolean }> };
     expect(items.map(({ id, url, enabled }) => ({ id, url, enabled }))).toEqual([{ id: 2, url: `http://127.0.0.1:${hostPort}/api/svc-webhook`, enabled: true }]);
+
+    // And a toast comes: Ann's page hears of a comment that mentions her (svc -> webhook -> demo host -> page).
+    const controller = new AbortController();
+    onTestFinished(() => controller.abort());
+    const stream = await fetch(`http://127.0.0.1:${hostPort}/api/notifications?customer=customer-a`, { signal: controller.signal });
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let received = '';
+    const until = async (pattern: RegExp) => {
+      while (!pattern.test(received)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the notification stream ended without ${pattern}: ${received}`);
+        received += value;
+      }
+    };
+    await until(/event: ready\ndata: \{"webhooks":true\}/);
+    const admin = { authorization: 'Bearer svc_demo_admin_key_0001', 'content-type': 'application/json' };
+    const { deploymentId } = (await (await fetch(`${svcUrl}/api/v1/embed/dashboard/sales-performance`, { headers: admin })).json()) as { deploymentId: number };
+    const minted = await fetch(`${svcUrl}/api/v1/embed/generate-session`, { method: 'POST', headers: admin, body: JSON.stringify({ deploymentId, externalId: 'cara-1', embedTenantName: 'customer-a', username: 'cara', firstName: 'Cara' }) });
+    const { sessionId } = (await minted.json()) as { sessionId: string };
+    const { token } = (await (await fetch(`${svcUrl}/api/v1/embed/session/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }) })).json()) as { token: string };
+    const posted = await fetch(`${svcUrl}/api/v1/embed/dashboard/sales-performance/comments`, {
+      method: 'POST', headers: { authorization: `Embed-Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ body: '@ann, look at March' }),
+    });
+    expect(posted.status).toBe(201);
+    await until(/event: mention\ndata: .*"by":"Cara"/);
   });
 
   it('exits 1 with svc\'s one sentence when svc\'s port is in use, and adds nothing to it', async ({ expect, onTestFinished }) => {
