@@ -79,15 +79,15 @@ suite('questions in plain language in Chromium', () => {
     host?.close();
   });
 
-  async function mount(surface: 'chat' | 'dashboard' | 'app', target: RunningSvc, query = '', publicId = 'sales-performance'): Promise<{ page: Page; frame: Frame }> {
+  async function mount(surface: 'chat' | 'dashboard' | 'app', target: RunningSvc, query = '', publicId = 'sales-performance', extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
     const page = await openHostPage(browser.context, `${hostOrigin}/${query}`);
-    await page.evaluate(async ({ baseUrl, surface, publicId }) => {
+    await page.evaluate(async ({ baseUrl, surface, publicId, extra }) => {
       const w = window as unknown as HostWindow;
       const where = surface === 'dashboard' ? { publicId } : surface === 'app' ? { path: `/embed/app/${publicId}` } : {};
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface, getSessionId: w.getSessionId, ...where });
+      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface, getSessionId: w.getSessionId, ...where, ...extra });
       for (const name of ['ready', 'view', 'ai-query', 'error', 'dashboard-loaded'] as const) handle.on(name, (payload: unknown) => w.events.push([name, payload]));
       await handle.ready;
-    }, { baseUrl: target.origin, surface, publicId });
+    }, { baseUrl: target.origin, surface, publicId, extra });
     const frame = page.frames().find((f) => f.url().startsWith(`${target.origin}/embed/`))!;
     return { page, frame };
   }
@@ -134,11 +134,30 @@ suite('questions in plain language in Chromium', () => {
     const { page, frame } = await mount('chat', bare, '?bare=1');
     await frame.getByRole('textbox').fill('Revenue by category');
     await frame.getByRole('button', { name: 'Ask' }).click();
-    await expect.poll(() => frame.locator('.chat-error').innerText(), { timeout: 10_000 }).toBe('Questions in plain language are not set up on this svc server.');
+    await expect.poll(() => frame.locator('.chat-error').innerText(), { timeout: 10_000 }).toBe('Questions in plain language are not set up on this svc server. (error code: service_unavailable)');
     await expect.poll(() => events(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(2);
     expect(((await events(page, 'ai-query'))[1] as { status: string }).status).toBe('error');
     expect((await events(page, 'error')).length).toBe(1);
     await page.close();
+  });
+
+  it('speaks the viewer\'s language in de-DE, failures too: a German sentence and svc\'s code, not svc\'s English message', async () => {
+    fake.respond = () => ({ status: 500, body: { error: 'the model is down' } });
+    try {
+      const { page, frame } = await mount('chat', svc, '', 'sales-performance', { locale: 'de-DE' });
+      const box = frame.getByRole('textbox', { name: 'Eine Frage stellen' });
+      expect(await box.getAttribute('placeholder')).toBe('Fragen Sie nach Ihren Daten, z. B. Umsatz nach Kategorie');
+      await box.fill('Umsatz nach Kategorie');
+      await frame.getByRole('button', { name: 'Fragen' }).click();
+      // Before: "the AI endpoint answered 500" beside German words.
+      await expect.poll(() => frame.locator('.chat-error').innerText(), { timeout: 10_000 })
+        .toBe('Der KI-Dienst hat nicht richtig geantwortet. Versuchen Sie es später erneut. (Fehlercode: bad_gateway)');
+      // The host still gets svc's own message, for its logs.
+      await expect.poll(() => events(page, 'error'), { timeout: 10_000 }).toEqual([expect.objectContaining({ message: expect.stringMatching(/AI endpoint answered 500/) })]);
+      await page.close();
+    } finally {
+      fake.respond = undefined;
+    }
   });
 
   it('runs an APP dashboard in a sandboxed frame: data through the bridge only, no network, no parent; its questions report surface app', async () => {

@@ -379,17 +379,23 @@ suite('the comment panel in Chromium (real svc API)', () => {
     await expect.poll(() => box.inputValue()).toBe('Hello @annika see @bert ');
     expect(await box.evaluate((element) => element === document.activeElement)).toBe(true);
 
+    // An @ and letters that name nobody of the tenant stay as typed, and are not shown as a mention.
+    await box.pressSequentially('cc @be');
+    await listbox.waitFor();
+    await box.press('Escape');
+
     // Keyboard only: Tab reaches Post, Enter posts.
     await box.press('Tab');
     expect(await focusedLabel(frame)).toBe('Post');
     await page.keyboard.press('Enter');
-    const thread = threadWith(panel, 'Hello @annika see @bert');
+    const thread = threadWith(panel, 'Hello @annika see @bert cc @be');
     await thread.waitFor();
     expect(await thread.locator('.mention').allInnerTexts()).toEqual(['@annika', '@bert']);
+    expect(await thread.locator('.comment-body').innerText()).toBe('Hello @annika see @bert cc @be');
     const ann = await apiAs('ann-1');
     // Stored verbatim.
     const root = (await ann.list('cmt-mention')).items[0]!.root;
-    expect(root.body).toBe('Hello @annika see @bert ');
+    expect(root.body).toBe('Hello @annika see @bert cc @be');
     // The host page hears of it (svc:event:comment): ids and the mentioned viewers' external ids, not the text.
     const comments = (await page.evaluate(() => (window as unknown as HostWindow).events)).filter(([name]) => name === 'comment');
     expect(comments).toEqual([['comment', { kind: 'thread-created', publicId: 'cmt-mention', threadId: root.id, commentId: root.id, mentionedExternalIds: ['annika-1', 'bert-1'] }]]);

@@ -135,6 +135,31 @@ suite('dashboards with real data in Chromium', () => {
     await page.close();
   });
 
+  it('formats currency one way on KPIs, tables and chart axes in every locale: US$ in en-GB, a trailing $ in de-DE', async () => {
+    const { page, frame } = await mount('sales-performance', { locale: 'en-GB' });
+    // The y axes of revenue: the default line chart's and the author's own "$,.2s" on the bars.
+    const axisLabels = async (id: string) => (await frame.locator(`[data-widget-id="${id}"] svg .role-axis-label text`).allTextContents()).filter((text) => /\d/.test(text) && !/^\D{3} \d{4}$|^\d{4}$/.test(text));
+    const revenue = sum(orders.filter((o) => o.created_at.startsWith('2025')).map((o) => o.amount));
+    expect(await kpi(frame, 'kpi-revenue')).toBe(new Intl.NumberFormat('en-GB', { style: 'currency', currency: 'USD', maximumFractionDigits: 0 }).format(revenue));
+    expect(await kpi(frame, 'kpi-revenue')).toMatch(/^US\$/);
+    for (const id of ['trend', 'by-category']) {
+      const labels = await axisLabels(id);
+      expect(labels.length, id).toBeGreaterThan(2);
+      // Before: "$400,000" and "$1.8M" beside the KPI's "US$1,765,608".
+      for (const label of labels) expect(label, id).toMatch(/^US\$\d/);
+    }
+    expect(await frame.locator('[data-widget-id="top-customers"] [role="row"]').nth(1).innerText()).toMatch(/US\$/);
+    // A point's tooltip too.
+    await frame.locator('[data-widget-id="trend"] svg .mark-symbol.role-mark path').nth(3).hover({ force: true });
+    await expect.poll(() => frame.locator('#vg-tooltip-element.visible').innerText()).toMatch(/US\$\d{1,3}(,\d{3})+\b/);
+
+    await page.evaluate(() => (window as unknown as HostWindow).handle.setLocale('de-DE'));
+    await expect.poll(() => kpi(frame, 'kpi-revenue')).toBe(new Intl.NumberFormat('de-DE', { style: 'currency', currency: 'USD', maximumFractionDigits: 0 }).format(revenue));
+    await expect.poll(async () => (await axisLabels('trend')).every((label) => /^[\d.]+\u00a0\$$/.test(label))).toBe(true);
+    await expect.poll(async () => (await axisLabels('by-category')).every((label) => /^[\d,]+\s?[kMG]?\u00a0\$$/.test(label))).toBe(true);
+    await page.close();
+  });
+
   it('filters change the numbers: a FILTER control and set-filter share one state', async () => {
     const { page, frame } = await mount();
     const books = orders.filter((o) => o.created_at.startsWith('2025') && categoryOf.get(o.product_id) === 'Books');

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,12 +69,17 @@ describe('the demo host\'s mention toasts (svc webhook -> demo host backend -> p
     dir = mkdtempSync(join(tmpdir(), 'svc-demo-hooks-'));
     db = openDatabase(`sqlite:${join(dir, 'svc.db')}`);
     await migrateToLatest(db);
+    // The demo host's port is known before the account exists, so that the account lets the host's page embed.
+    const free = createServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const hostPort = (free.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => free.close(() => resolve()));
     // As in the demo account: the demo host receives on loopback, which this account is allowed.
-    const { refs } = await importFile(db.kysely, { accounts: [e2eAccount(['http://localhost:3001'], { settings: { allowPrivateWebhookUrls: true } })] });
+    const { refs } = await importFile(db.kysely, { accounts: [e2eAccount([`http://127.0.0.1:${hostPort}`], { settings: { allowPrivateWebhookUrls: true } })] });
     app = await buildApp({ db, rateLimits: RAISED_RATE_LIMITS, webhooks: { deliver: true, pollMs: 50 } });
     await app.listen({ port: 0, host: '127.0.0.1' });
     svcUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    demo = await startDemoHost({ svcUrl, apiKey: ADMIN_KEY, deploymentId: refs.prod, publicId: 'sales-e2e' });
+    demo = await startDemoHost({ port: hostPort, svcUrl, apiKey: ADMIN_KEY, deploymentId: refs.prod, publicId: 'sales-e2e' });
   }, 60_000);
 
   afterAll(async () => {
@@ -84,8 +90,8 @@ describe('the demo host\'s mention toasts (svc webhook -> demo host backend -> p
   });
 
   const json = (headers: Record<string, string>, body: unknown) => ({ headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  async function tokenOf(externalId: string, embedTenantName: string, username: string): Promise<Record<string, string>> {
-    const minted = await fetch(`${svcUrl}/api/v1/embed/generate-session`, { method: 'POST', ...json({ authorization: `Bearer ${ADMIN_KEY}` }, { deploymentId: 1, externalId, embedTenantName, username }) });
+  async function tokenOf(externalId: string, embedTenantName: string, username: string, firstName?: string): Promise<Record<string, string>> {
+    const minted = await fetch(`${svcUrl}/api/v1/embed/generate-session`, { method: 'POST', ...json({ authorization: `Bearer ${ADMIN_KEY}` }, { deploymentId: 1, externalId, embedTenantName, username, firstName }) });
     const { sessionId } = (await minted.json()) as { sessionId: string };
     const exchanged = await fetch(`${svcUrl}/api/v1/embed/session/token`, { method: 'POST', ...json({}, { sessionId }) });
     return { authorization: `Embed-Token ${((await exchanged.json()) as { token: string }).token}` };
@@ -105,7 +111,7 @@ describe('the demo host\'s mention toasts (svc webhook -> demo host backend -> p
   it('shows a toast to the signed-in viewer a comment mentions, and to nobody for a comment that mentions no viewer of its', async () => {
     // Ann (customer-a) signs in through the demo host, which makes her an embed user of customer-a named "ann".
     expect((await fetch(`${demo.url}/api/svc-session`, { method: 'POST', ...json({}, { customer: 'customer-a' }) })).status).toBe(200);
-    const carl = await tokenOf('carl-1', 'customer-a', 'carl');
+    const carl = await tokenOf('carl-1', 'customer-a', 'carl', 'Carl');
     let posted: Promise<unknown> | undefined;
     const events = await readEvents(`${demo.url}/api/notifications?customer=customer-a`, (all) => all.some((e) => e.type === 'mention'), 15_000, () => {
       posted = (async () => {
@@ -116,7 +122,8 @@ describe('the demo host\'s mention toasts (svc webhook -> demo host backend -> p
     });
     await posted;
     const mentions = events.filter((e) => e.type === 'mention').map((e) => JSON.parse(e.data) as Record<string, unknown>);
-    expect(mentions).toEqual([expect.objectContaining({ externalId: 'ann-1', by: 'carl-1', dashboardId: 'sales-e2e' })]);
+    // Carl is no customer of the host's: his name comes from svc's embed users; the dashboard by its title.
+    expect(mentions).toEqual([expect.objectContaining({ externalId: 'ann-1', by: 'Carl', byExternalId: 'carl-1', dashboardId: 'sales-e2e', dashboardTitle: 'Sales overview' })]);
     expect(JSON.parse(events[0]!.data)).toEqual({ webhooks: true });
   }, 30_000);
 
@@ -125,14 +132,46 @@ describe('the demo host\'s mention toasts (svc webhook -> demo host backend -> p
     try {
       const page = await browser.context.newPage();
       await page.goto(`${demo.url}/?customer=customer-a`);
-      const carl = await tokenOf('carl-1', 'customer-a', 'carl');
+      const carl = await tokenOf('carl-1', 'customer-a', 'carl', 'Carl');
       const toast = page.locator('#toasts .toast');
       // The page's notification stream may open after a post: post again until a toast shows (each mentions Ann).
       for (let i = 0; i < 20 && (await toast.count()) === 0; i++) {
         await postComment(carl, `@ann, have a look (${i})`);
         await toast.first().waitFor({ timeout: 1000 }).catch(() => undefined);
       }
-      expect(await toast.first().textContent()).toBe('carl-1 mentioned you in a comment on sales-e2e');
+      // Before: "carl-1 mentioned you in a comment on sales-e2e", ids where a person reads names.
+      expect(await toast.first().textContent()).toBe('Carl mentioned you in a comment on Sales overview');
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+
+  it('names the external ids of an event for the page: its own customers, then the embed users svc keeps, else the id', async () => {
+    await tokenOf('dora-1', 'customer-a', 'dora');
+    const people = await fetch(`${demo.url}/api/people?customer=customer-a&externalId=ann-1&externalId=dora-1&externalId=nobody-1`);
+    expect(await people.json()).toEqual({ people: [
+      { externalId: 'ann-1', name: 'Ann' }, { externalId: 'dora-1', name: 'dora' }, { externalId: 'nobody-1', name: 'nobody-1' },
+    ] });
+    expect((await fetch(`${demo.url}/api/people?customer=customer-z&externalId=ann-1`)).status).toBe(400);
+  });
+
+  (hasChromium ? it : it.skip)('tells the writer whom their comment mentioned, by name, from svc:event:comment (Chromium)', async () => {
+    await tokenOf('carl-1', 'customer-a', 'carl', 'Carl');
+    const browser = await launchChromium();
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(`${demo.url}/?customer=customer-a`);
+      await page.waitForFunction(() => document.getElementById('status')?.textContent === 'dashboard loaded', undefined, { timeout: 30_000 });
+      const frame = page.frames().find((f) => f.url().startsWith(`${svcUrl}/embed/`))!;
+      const show = frame.getByRole('button', { name: 'Show comments' });
+      if (await show.count() > 0) await show.click();
+      const panel = frame.getByRole('region', { name: 'Comments' });
+      await panel.getByLabel('New comment').fill('@carl and @dora, see the March dip');
+      await panel.getByRole('button', { name: 'Post' }).click();
+      // The event carries ["carl-1", "dora-1"]; the host's backend names them.
+      const toast = page.locator('#toasts .toast', { hasText: 'You mentioned' });
+      await toast.waitFor({ timeout: 15_000 });
+      expect(await toast.textContent()).toBe('You mentioned Carl and dora: they are told by webhook');
     } finally {
       await browser.close();
     }

@@ -26,8 +26,8 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-function startDemo(onTestFinished: TestContext['onTestFinished'], args: string[], env: Record<string, string> = {}): Started {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-npm-start-'));
+/** Runs start.js on a fresh database in a new folder, or on the database of `dir` (a second start). */
+function startDemo(onTestFinished: TestContext['onTestFinished'], args: string[], env: Record<string, string> = {}, dir = mkdtempSync(join(tmpdir(), 'svc-npm-start-'))): Started & { dir: string } {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, SVC_DEMO_HOST_PORT: '0', SVC_DEMO_WAREHOUSE: join(dir, 'warehouse.db'), ...env };
   for (const name of ['SVC_LOG_LEVEL', 'SVC_DEMO_LOGS', 'SVC_PORT', 'SVC_DATABASE_URL']) if (!(name in env)) delete childEnv[name];
   const child = spawn(process.execPath, [START, '--db', `sqlite:${join(dir, 'svc.db')}`, ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -62,7 +62,7 @@ function startDemo(onTestFinished: TestContext['onTestFinished'], args: string[]
     });
     check();
   });
-  return { child, stdout: () => stdout, stderr: () => stderr, waitFor, exited };
+  return { child, stdout: () => stdout, stderr: () => stderr, waitFor, exited, dir };
 }
 
 beforeAll(() => {
@@ -104,6 +104,54 @@ describe.concurrent('npm start (apps/demo-host/start.js) prints human lines', { 
     const records = demo.stdout().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; req?: { url: string } });
     expect(records.some((record) => record.msg === 'incoming request' && record.req?.url === '/readyz'), demo.stdout()).toBe(true);
     expect(demo.stdout()).toMatch(/^ {2}curl -s /m);
+  });
+
+  it('enables the mention toasts on a second start: the endpoint of the first is deleted without a Content-Type, and one endpoint is left', { timeout: 120_000 }, async ({ expect, onTestFinished }) => {
+    // The demo host replaces the endpoint an earlier start registered on its port, so both starts need the same one.
+    const free = createServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const hostPort = String((free.address() as AddressInfo).port);
+    await new Promise<void>((resolve) => free.close(() => resolve()));
+    const env = { SVC_DEMO_HOST_PORT: hostPort };
+    const first = startDemo(onTestFinished, ['--port', '0'], env);
+    await first.waitFor(/^demo host: /m);
+    first.child.kill('SIGINT');
+    await first.exited;
+
+    const second = startDemo(onTestFinished, ['--port', '0'], env, first.dir);
+    const [, svcUrl] = await second.waitFor(/^svc listening on (http:\S+)/m);
+    await second.waitFor(/^demo host: /m);
+    // Before the fix: "demo host: no mention toasts: svc answered 400 to /api/v1/webhooks/endpoints/1: request body
+    // is empty but Content-Type is application/json", and the first start's endpoint stayed, with its lost secret.
+    expect(second.stderr()).toBe('');
+    const listed = await fetch(`${svcUrl}/api/v1/webhooks/endpoints`, { headers: { authorization: 'Bearer svc_demo_admin_key_0001' } });
+    const { items } = (await listed.json()) as { items: Array<{ id: number; url: string; enabled: boolean }> };
+    expect(items.map(({ id, url, enabled }) => ({ id, url, enabled }))).toEqual([{ id: 2, url: `http://127.0.0.1:${hostPort}/api/svc-webhook`, enabled: true }]);
+
+    // And a toast comes: Ann's page hears of a comment that mentions her (svc -> webhook -> demo host -> page).
+    const controller = new AbortController();
+    onTestFinished(() => controller.abort());
+    const stream = await fetch(`http://127.0.0.1:${hostPort}/api/notifications?customer=customer-a`, { signal: controller.signal });
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let received = '';
+    const until = async (pattern: RegExp) => {
+      while (!pattern.test(received)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the notification stream ended without ${pattern}: ${received}`);
+        received += value;
+      }
+    };
+    await until(/event: ready\ndata: \{"webhooks":true\}/);
+    const admin = { authorization: 'Bearer svc_demo_admin_key_0001', 'content-type': 'application/json' };
+    const { deploymentId } = (await (await fetch(`${svcUrl}/api/v1/embed/dashboard/sales-performance`, { headers: admin })).json()) as { deploymentId: number };
+    const minted = await fetch(`${svcUrl}/api/v1/embed/generate-session`, { method: 'POST', headers: admin, body: JSON.stringify({ deploymentId, externalId: 'cara-1', embedTenantName: 'customer-a', username: 'cara', firstName: 'Cara' }) });
+    const { sessionId } = (await minted.json()) as { sessionId: string };
+    const { token } = (await (await fetch(`${svcUrl}/api/v1/embed/session/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }) })).json()) as { token: string };
+    const posted = await fetch(`${svcUrl}/api/v1/embed/dashboard/sales-performance/comments`, {
+      method: 'POST', headers: { authorization: `Embed-Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ body: '@ann, look at March' }),
+    });
+    expect(posted.status).toBe(201);
+    await until(/event: mention\ndata: .*"by":"Cara"/);
   });
 
   it('exits 1 with svc\'s one sentence when svc\'s port is in use, and adds nothing to it', async ({ expect, onTestFinished }) => {

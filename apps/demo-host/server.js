@@ -52,6 +52,10 @@ const SVC_TIMEOUT_MS = 10_000;
 const MAX_WEBHOOK_BYTES = 256 * 1024;
 /** Standard Webhooks: a delivery whose timestamp is further than this from now is refused (replays). */
 const WEBHOOK_TOLERANCE_S = 300;
+/** How often at most the backend reads svc's embed users again to name someone it does not know yet. */
+const NAMES_REREAD_MS = 5_000;
+/** The most external ids `/api/people` names at once (svc resolves at most 50 mentions per comment). */
+const MAX_PEOPLE = 50;
 /** What the demo host calls its own webhook endpoint in svc (it replaces its earlier ones on start). */
 const WEBHOOK_DESCRIPTION = 'svc demo host: mention toasts';
 
@@ -105,6 +109,8 @@ export function verifyWebhook(secret, headers, body, nowSeconds = Date.now() / 1
  * Starts the demo host: `GET /` (the page), `/sdk.js`, `/app.js`, `/styles.css`, `POST /api/svc-session` (mints a
  * session id with svc's Generate Session for one customer's viewer) and `POST /api/svc-logout` (revokes every
  * session of that viewer). Both POST routes take `{ "customer": "customer-b" }`; without a body, the first customer.
+ * With webhooks: `POST /api/svc-webhook` (svc's deliveries), `GET /api/notifications?customer=` (the page's mention
+ * toasts, Server-Sent Events) and `GET /api/people?customer=&externalId=` (names for the external ids of an event).
  * @param {DemoHostOptions} options
  * @returns {Promise<DemoHost>}
  */
@@ -124,7 +130,8 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
     try {
       response = await globalThis.fetch(`${svc}${path}`, {
         method,
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
+        // Only a request with a body says what it is: svc refuses a Content-Type of JSON with an empty body (a DELETE).
+        headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: globalThis.AbortSignal.timeout(SVC_TIMEOUT_MS),
       });
@@ -176,15 +183,54 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
     for (const response of listeners.get(tenant) ?? []) response.write(`event: mention\ndata: ${JSON.stringify(notification)}\n\n`);
   };
 
+  /**
+   * The names of embed users, as this host shows people: svc's events carry external ids (this host's own ids), so
+   * the host names them from what it knows: its own customers' viewers first, else the embed users svc keeps for it
+   * (`GET /api/v1/embed/users`, the first name it gave Generate Session, else the username), read once per tenant
+   * and again when an id is missing (at most every few seconds). An id nobody knows stays as it is.
+   */
+  const directories = new Map();
+  const namesOf = async (embedTenantName, externalIds) => {
+    const own = (id) => viewers.find((v) => v.embedTenantName === embedTenantName && v.externalId === id)?.firstName;
+    let directory = directories.get(embedTenantName);
+    const isMissing = externalIds.some((id) => own(id) === undefined && !directory?.names.has(id));
+    if (isMissing && (directory === undefined || Date.now() - directory.readAt > NAMES_REREAD_MS)) {
+      try {
+        const { users } = await (await callSvc(`/api/v1/embed/users?embedTenantName=${encodeURIComponent(embedTenantName)}`, undefined, 'GET')).json();
+        directory = { readAt: Date.now(), names: new Map(users.map((user) => [user.externalId, user.firstName?.trim() || user.username])) };
+        directories.set(embedTenantName, directory);
+      } catch (error) {
+        console.warn(`demo host: could not read the embed users of ${embedTenantName}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    return externalIds.map((id) => own(id) ?? directory?.names.get(id) ?? id);
+  };
+
+  /** Dashboard titles by publicId (a webhook names the dashboard by its publicId), read from svc once each. */
+  const titles = new Map();
+  const titleOf = async (publicId) => {
+    if (!titles.has(publicId)) {
+      try {
+        const dashboard = await (await callSvc(`/api/v1/embed/dashboard/${encodeURIComponent(publicId)}`, undefined, 'GET')).json();
+        if (typeof dashboard?.title === 'string' && dashboard.title !== '') titles.set(publicId, dashboard.title);
+      } catch {
+        // Shown by its publicId; asked again next time.
+      }
+    }
+    return titles.get(publicId) ?? publicId;
+  };
+
   /** A verified `comment.created`: a toast for each mentioned viewer of this host who is one of its customers. */
-  const onWebhook = (event) => {
+  const onWebhook = async (event) => {
     if (event?.type !== 'comment.created' || !Array.isArray(event.data?.mentions)) return;
-    const author = viewers.find((v) => v.embedTenantName === event.data.embedTenant && v.externalId === event.data.author?.externalId);
-    for (const mention of event.data.mentions) {
-      const viewer = viewers.find((v) => v.embedTenantName === event.data.embedTenant && v.externalId === mention.externalId);
-      if (viewer === undefined) continue;
+    const mentioned = event.data.mentions.map((mention) => viewers.find((v) => v.embedTenantName === event.data.embedTenant && v.externalId === mention.externalId)).filter(Boolean);
+    if (mentioned.length === 0) return;
+    const authorId = event.data.author?.externalId;
+    const [by] = typeof authorId === 'string' ? await namesOf(event.data.embedTenant, [authorId]) : ['Someone'];
+    const dashboardTitle = await titleOf(event.data.dashboardId);
+    for (const viewer of mentioned) {
       notify(viewer.tenant, {
-        externalId: viewer.externalId, by: author?.firstName ?? event.data.author?.externalId ?? 'someone', dashboardId: event.data.dashboardId,
+        externalId: viewer.externalId, by, byExternalId: authorId ?? null, dashboardId: event.data.dashboardId, dashboardTitle,
         threadId: event.data.threadId, commentId: event.data.commentId,
       });
     }
@@ -224,8 +270,23 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
         sendJson(response, 400, errorBody(400, 'bad_request', 'the webhook body is not JSON'));
         return;
       }
-      onWebhook(event);
+      // Answered at once: naming the people may ask svc, which must not wait on its own delivery.
       response.writeHead(204).end();
+      onWebhook(event).catch((error) => console.error('demo host: a webhook could not be shown', error));
+      return;
+    }
+    if (path === '/api/people') {
+      // The page's svc:event:comment carries the mentioned viewers' external ids; the page shows their names.
+      if (!allowMethod(request, response, ['GET'])) return;
+      const query = new URL(request.url ?? '/', 'http://demo-host.invalid').searchParams;
+      const viewer = viewerOf.get(query.get('customer') ?? viewers[0].tenant);
+      const externalIds = query.getAll('externalId');
+      if (viewer === undefined || externalIds.length > MAX_PEOPLE) {
+        sendJson(response, 400, errorBody(400, 'bad_request', `customer must be one of ${[...viewerOf.keys()].join(', ')}, with at most ${MAX_PEOPLE} externalId`));
+        return;
+      }
+      const names = await namesOf(viewer.embedTenantName, externalIds);
+      sendJson(response, 200, { people: externalIds.map((externalId, i) => ({ externalId, name: names[i] })) });
       return;
     }
     if (path === '/api/notifications') {

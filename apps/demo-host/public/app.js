@@ -1,6 +1,6 @@
 // The demo host page's script (runs in the browser): embeds the dashboard with @svc/embed-sdk, logs every event
 // and wires every action to the controls. Session ids come from this host's own backend (/api/svc-session).
-/* global document, fetch, FormData, history, location, EventSource, setTimeout */
+/* global document, fetch, FormData, history, location, EventSource, setTimeout, URLSearchParams */
 import { embed } from '/sdk.js';
 
 const config = JSON.parse(document.getElementById('demo-config').textContent);
@@ -8,7 +8,7 @@ const config = JSON.parse(document.getElementById('demo-config').textContent);
 /** Every event the SDK emits: SPEC's catalogue, svc's action-result and the SDK's own renewal-failed. */
 const EVENTS = [
   'ready', 'view', 'navigate', 'dashboard-loaded', 'download', 'drilldown', 'ai-query',
-  'session-expiring', 'session-expired', 'error', 'action-result', 'renewal-failed',
+  'session-expiring', 'session-expired', 'error', 'action-result', 'renewal-failed', 'comment',
 ];
 const MAX_LOG_ENTRIES = 300;
 
@@ -185,6 +185,9 @@ function onEvent(name, payload) {
     case 'error':
       if (payload.fatal) setStatus('embed error');
       break;
+    case 'comment':
+      if (payload.mentionedExternalIds.length > 0) void toastMentioned(payload.mentionedExternalIds);
+      break;
     default:
       break;
   }
@@ -360,13 +363,33 @@ function showToast(text) {
   setTimeout(() => toast.remove(), 8000);
 }
 
+/** "English" list of names: `Ann`, `Ann and Carl`, `Ann, Ben and Carl`. */
+const names = new Intl.ListFormat('en', { style: 'long', type: 'conjunction' });
+
+/**
+ * The writer's toast for svc:event:comment: the event names the mentioned viewers by their external ids (this
+ * host's own ids), and this host's backend knows their names (GET /api/people).
+ */
+async function toastMentioned(externalIds) {
+  const query = new URLSearchParams({ customer: customer.tenant });
+  for (const id of externalIds) query.append('externalId', id);
+  let people = externalIds.map((externalId) => ({ externalId, name: externalId }));
+  try {
+    const response = await fetch(`/api/people?${query}`, { headers: { accept: 'application/json' } });
+    if (response.ok) people = (await response.json()).people;
+  } catch (error) {
+    log('error', 'could not name the mentioned people', describeError(error));
+  }
+  showToast(`You mentioned ${names.format(people.map((person) => person.name))}: they are told by webhook`);
+}
+
 /** Follows the backend's notifications for the signed-in customer's viewer (one stream; a switch replaces it). */
 function listenForMentions() {
   mentions?.close();
   mentions = new EventSource(`/api/notifications?customer=${encodeURIComponent(customer.tenant)}`);
   mentions.addEventListener('mention', (message) => {
     const mention = JSON.parse(message.data);
-    showToast(`${mention.by} mentioned you in a comment on ${mention.dashboardId}`);
+    showToast(`${mention.by} mentioned you in a comment on ${mention.dashboardTitle ?? mention.dashboardId}`);
     log('info', 'webhook: you were mentioned', mention);
   });
 }

@@ -93,6 +93,12 @@ const en = {
   ask: 'Ask',
   askPlaceholder: 'Ask about your data, e.g. revenue by category',
   thinking: 'Thinking…',
+  chatFailed: 'The question could not be answered.',
+  chatForbidden: 'Questions in plain language are not open to you here.',
+  chatNotUnderstood: 'This question could not be turned into a query. Try other words.',
+  chatModelFailed: 'The AI service did not answer properly. Try again later.',
+  chatBusy: 'Too many questions at once. Wait a moment.',
+  errorCode: 'error code: {code}',
 };
 
 export type Messages = typeof en;
@@ -119,6 +125,10 @@ const catalogues: Record<string, Partial<Messages>> = {
     commentSaved: 'Kommentar gespeichert.', commentDeleted: 'Kommentar gelöscht.', threadDeleted: 'Diskussion gelöscht.', threadResolved: 'Diskussion erledigt.', threadReopened: 'Diskussion wieder geöffnet.',
     noOpenThreads: 'Keine offenen Diskussionen.', noResolvedThreads: 'Keine erledigten Diskussionen.', commentsError: 'Kommentare konnten nicht geladen werden: {message}',
     actionFailed: 'Das hat nicht geklappt: {message}', retry: 'Erneut versuchen',
+    askTitle: 'Eine Frage stellen', ask: 'Fragen', askPlaceholder: 'Fragen Sie nach Ihren Daten, z. B. Umsatz nach Kategorie', thinking: 'Denkt nach…',
+    chatFailed: 'Die Frage konnte nicht beantwortet werden.', chatForbidden: 'Fragen in natürlicher Sprache sind für Sie hier nicht freigegeben.',
+    chatNotUnderstood: 'Aus dieser Frage ließ sich keine Abfrage machen. Versuchen Sie es mit anderen Worten.',
+    chatModelFailed: 'Der KI-Dienst hat nicht richtig geantwortet. Versuchen Sie es später erneut.', chatBusy: 'Zu viele Fragen auf einmal. Warten Sie einen Moment.', errorCode: 'Fehlercode: {code}',
   },
   fr: {
     newThreadsCount: '{count} nouv.', newThreadsLabel: 'nouvelles discussions : {count}', openThreadsLabel: 'discussions ouvertes : {count}', liveThread: 'Quelqu’un a lancé une discussion.', liveReply: 'Quelqu’un a répondu.',
@@ -137,6 +147,10 @@ const catalogues: Record<string, Partial<Messages>> = {
     commentSaved: 'Commentaire enregistré.', commentDeleted: 'Commentaire supprimé.', threadDeleted: 'Discussion supprimée.', threadResolved: 'Discussion résolue.', threadReopened: 'Discussion rouverte.',
     noOpenThreads: 'Aucune discussion ouverte.', noResolvedThreads: 'Aucune discussion résolue.', commentsError: "Les commentaires n'ont pas pu être chargés : {message}",
     actionFailed: "Cela n'a pas fonctionné : {message}", retry: 'Réessayer',
+    askTitle: 'Poser une question', ask: 'Demander', askPlaceholder: 'Interrogez vos données, p. ex. chiffre d’affaires par catégorie', thinking: 'Réflexion…',
+    chatFailed: 'La question n’a pas pu recevoir de réponse.', chatForbidden: 'Les questions en langage naturel ne vous sont pas ouvertes ici.',
+    chatNotUnderstood: 'Cette question n’a pas pu être traduite en requête. Essayez de la reformuler.',
+    chatModelFailed: 'Le service d’IA n’a pas répondu correctement. Réessayez plus tard.', chatBusy: 'Trop de questions à la fois. Patientez un instant.', errorCode: 'code d’erreur : {code}',
   },
   es: {
     newThreadsCount: '{count} nuevas', newThreadsLabel: 'conversaciones nuevas: {count}', openThreadsLabel: 'conversaciones abiertas: {count}', liveThread: 'Alguien inició una conversación.', liveReply: 'Alguien respondió.',
@@ -155,6 +169,10 @@ const catalogues: Record<string, Partial<Messages>> = {
     commentSaved: 'Comentario guardado.', commentDeleted: 'Comentario eliminado.', threadDeleted: 'Conversación eliminada.', threadResolved: 'Conversación resuelta.', threadReopened: 'Conversación reabierta.',
     noOpenThreads: 'No hay conversaciones abiertas.', noResolvedThreads: 'No hay conversaciones resueltas.', commentsError: 'No se pudieron cargar los comentarios: {message}',
     actionFailed: 'No ha funcionado: {message}', retry: 'Reintentar',
+    askTitle: 'Haz una pregunta', ask: 'Preguntar', askPlaceholder: 'Pregunta por tus datos, p. ej. ingresos por categoría', thinking: 'Pensando…',
+    chatFailed: 'No se pudo responder a la pregunta.', chatForbidden: 'Las preguntas en lenguaje natural no están disponibles para ti aquí.',
+    chatNotUnderstood: 'No se pudo convertir esta pregunta en una consulta. Prueba a reformularla.',
+    chatModelFailed: 'El servicio de IA no respondió correctamente. Inténtalo más tarde.', chatBusy: 'Demasiadas preguntas a la vez. Espera un momento.', errorCode: 'código de error: {code}',
   },
   pt: {
     newThreadsCount: '{count} novas', newThreadsLabel: 'conversas novas: {count}', openThreadsLabel: 'conversas abertas: {count}', liveThread: 'Alguém iniciou uma conversa.', liveReply: 'Alguém respondeu.',
@@ -173,6 +191,10 @@ const catalogues: Record<string, Partial<Messages>> = {
     commentSaved: 'Comentário salvo.', commentDeleted: 'Comentário excluído.', threadDeleted: 'Conversa excluída.', threadResolved: 'Conversa resolvida.', threadReopened: 'Conversa reaberta.',
     noOpenThreads: 'Não há conversas abertas.', noResolvedThreads: 'Não há conversas resolvidas.', commentsError: 'Não foi possível carregar os comentários: {message}',
     actionFailed: 'Não deu certo: {message}', retry: 'Tentar novamente',
+    askTitle: 'Faça uma pergunta', ask: 'Perguntar', askPlaceholder: 'Pergunte sobre seus dados, por ex. receita por categoria', thinking: 'Pensando…',
+    chatFailed: 'Não foi possível responder à pergunta.', chatForbidden: 'Perguntas em linguagem natural não estão disponíveis para você aqui.',
+    chatNotUnderstood: 'Não foi possível transformar esta pergunta em uma consulta. Tente reformulá-la.',
+    chatModelFailed: 'O serviço de IA não respondeu corretamente. Tente novamente mais tarde.', chatBusy: 'Perguntas demais de uma vez. Aguarde um momento.', errorCode: 'código do erro: {code}',
   },
 };
 

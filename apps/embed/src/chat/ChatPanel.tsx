@@ -5,8 +5,9 @@ import { KpiChart, TableChart, VegaChart } from '../dashboard/charts.js';
 import type { ChartProps } from '../dashboard/charts.js';
 import type { Translate } from '../i18n.js';
 import type { EmbedSession } from '../session.js';
-import { ApiError } from '../session.js';
 import type { AiQueryEvent } from '@svc/protocol';
+import { describeChatFailure } from './chatFailures.js';
+import type { ChatFailure } from './chatFailures.js';
 
 
 export interface ChatPanelProps {
@@ -24,7 +25,7 @@ export interface ChatPanelProps {
   compact?: boolean;
 }
 
-type Entry = { id: number; question: string } & ({ state: 'asking' } | { state: 'answered'; answer: AiAnswer } | { state: 'failed'; message: string });
+type Entry = { id: number; question: string } & ({ state: 'asking' } | { state: 'answered'; answer: AiAnswer } | { state: 'failed'; failure: ChatFailure });
 
 const newChatId = () => (typeof crypto.randomUUID === 'function' ? crypto.randomUUID() : `chat-${Date.now()}-${Math.random().toString(16).slice(2)}`);
 
@@ -47,8 +48,8 @@ export function ChatPanel(props: ChatPanelProps) {
       setEntries((previous) => previous.map((e) => (e.id === id ? { id, question, state: 'answered', answer } : e)));
       callbacks.current.onAiQuery({ ...base, status: 'completed' });
     }, (error: unknown) => {
-      const message = error instanceof ApiError && error.status === 503 ? t('chatUnavailable') : error instanceof Error ? error.message : String(error);
-      setEntries((previous) => previous.map((e) => (e.id === id ? { id, question, state: 'failed', message } : e)));
+      const failure = describeChatFailure(error, t);
+      setEntries((previous) => previous.map((e) => (e.id === id ? { id, question, state: 'failed', failure } : e)));
       callbacks.current.onAiQuery({ ...base, status: 'error' });
       callbacks.current.onError(error);
     });
@@ -61,7 +62,12 @@ export function ChatPanel(props: ChatPanelProps) {
           <li key={entry.id} className="chat-entry" data-state={entry.state}>
             <p className="chat-question">{entry.question}</p>
             {entry.state === 'asking' ? <p className="chat-status" role="status">{t('thinking')}</p> : null}
-            {entry.state === 'failed' ? <p className="chat-error" role="alert">{entry.message}</p> : null}
+            {entry.state === 'failed' ? (
+              <p className="chat-error" role="alert">
+                {entry.failure.text}
+                {entry.failure.code !== undefined ? <> <span className="chat-error-code">({t('errorCode', { code: entry.failure.code })})</span></> : null}
+              </p>
+            ) : null}
             {entry.state === 'answered' ? <Answer answer={entry.answer} locale={locale} dark={dark} /> : null}
           </li>
         ))}

@@ -9,6 +9,8 @@ export interface CommentViewProps {
   comment: Comment;
   /** The author's display name; undefined while the directory loads. */
   authorName: string | undefined;
+  /** Whether an `@name` in the body names a mentionable user: only those are shown as mentions. */
+  isMentionable(username: string): boolean;
   /** The edit draft while this comment is being edited (kept by the panel), else undefined. */
   editDraft: string | undefined;
   onStartEdit(): void;
@@ -95,7 +97,7 @@ export function CommentView(props: CommentViewProps) {
         />
       ) : (
         <p className="comment-body">
-          {splitMentions(comment.body).map((part, index) => (part.isMention ? <span key={index} className="mention">{part.text}</span> : part.text))}
+          {splitMentions(comment.body, props.isMentionable).map((part, index) => (part.isMention ? <span key={index} className="mention">{part.text}</span> : part.text))}
         </p>
       )}
       {comment.isOwn && !isEditing ? (

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { Comment, MentionableUser, Thread } from '../api.js';
 import type { Formatters } from '../format.js';
-import { authorNameOf } from './authors.js';
+import { authorNameOf, isMentionableIn } from './authors.js';
 import type { MentionDirectory } from './authors.js';
 import { CommentView } from './CommentView.js';
 import { Composer } from './Composer.js';
@@ -74,6 +74,9 @@ export function ThreadView({ thread, directory, actions, t, format }: ThreadView
     <CommentView
       comment={comment}
       authorName={name(comment)}
+      // The tenant's directory, and the users svc resolved when this comment was posted here (its 201's `mentions`).
+      isMentionable={(username) => isMentionableIn(directory, username)
+        || (comment.mentions ?? []).some((mention) => mention.username.toLowerCase() === username.toLowerCase())}
       editDraft={actions.editDraftOf(comment)}
       onStartEdit={() => actions.startEdit(comment)}
       onEditChange={(body) => actions.changeEdit(comment, body)}

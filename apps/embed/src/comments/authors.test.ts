@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Comment } from '../api.js';
-import { authorNameOf, displayNameOf } from './authors.js';
+import { authorNameOf, displayNameOf, isMentionableIn } from './authors.js';
 
 describe('author names', () => {
   const comment = (userId: number | null): Comment => ({ id: 1, dashboardId: 'd', userId, body: 'b', createdAt: '2026-01-01T00:00:00.000Z', isOwn: false });
@@ -17,5 +17,15 @@ describe('author names', () => {
     expect(authorNameOf(comment(2), { users, isLoaded: false }, 'Deleted user')).toBe('annika');
     expect(authorNameOf(comment(9), { users, isLoaded: false }, 'Deleted user')).toBeUndefined();
     expect(authorNameOf(comment(9), { users, isLoaded: true }, 'Deleted user')).toBe('Deleted user');
+  });
+
+  it('know who can be mentioned, ignoring case as the server does, and learn new users when the directory changes', () => {
+    const directory = { users, isLoaded: true };
+    expect(isMentionableIn(directory, 'Ann')).toBe(true);
+    expect(isMentionableIn(directory, 'ANNIKA')).toBe(true);
+    expect(isMentionableIn(directory, 'an')).toBe(false);
+    expect(isMentionableIn(directory, 'be')).toBe(false);
+    const learned = { users: new Map([...users, [3, { id: 3, username: 'Be', firstName: null }]]), isLoaded: true };
+    expect(isMentionableIn(learned, 'be')).toBe(true);
   });
 });

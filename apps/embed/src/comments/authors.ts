@@ -29,3 +29,22 @@ export function authorNameOf(comment: Comment, directory: MentionDirectory, dele
   if (user !== undefined) return displayNameOf(user);
   return directory.isLoaded ? deleted : undefined;
 }
+
+// The directory by folded username, made once per directory (its map is replaced, never changed, on every update).
+const byUsername = new WeakMap<ReadonlyMap<number, MentionableUser>, ReadonlySet<string>>();
+
+/**
+ * Whether `username` names a mentionable user of the directory, ignoring case as the server does when it resolves
+ * a comment's mentions (comments.mentions.ts, `foldSearchKey`).
+ *
+ * @example
+ * isMentionableIn(directory, 'Ann'); // true when the tenant has a user "ann"
+ */
+export function isMentionableIn(directory: MentionDirectory, username: string): boolean {
+  let usernames = byUsername.get(directory.users);
+  if (usernames === undefined) {
+    usernames = new Set([...directory.users.values()].map((user) => user.username.toLowerCase()));
+    byUsername.set(directory.users, usernames);
+  }
+  return usernames.has(username.toLowerCase());
+}

@@ -30,15 +30,27 @@ describe('inserting a mention', () => {
 });
 
 describe('showing mentions in a body', () => {
-  it('marks @words and leaves the rest as typed', () => {
-    expect(splitMentions('cc @ann, mail ann@a.test')).toEqual([
+  const tenant = new Set(['ann', 'bert', 'b.o_b-2']);
+  const isMentionable = (username: string) => tenant.has(username.toLowerCase());
+
+  it('marks @names of mentionable users and leaves the rest as typed', () => {
+    expect(splitMentions('cc @ann, mail ann@a.test', isMentionable)).toEqual([
       { text: 'cc ', isMention: false },
       { text: '@ann', isMention: true },
       { text: ', mail ann@a.test', isMention: false },
     ]);
   });
 
+  it('marks an @word that names nobody as plain text: "@be" is not a mention when no user is called be', () => {
+    expect(splitMentions('ask @be or @Bert', isMentionable)).toEqual([
+      { text: 'ask @be or ', isMention: false },
+      { text: '@Bert', isMention: true },
+    ]);
+    expect(splitMentions('@be', isMentionable)).toEqual([{ text: '@be', isMention: false }]);
+  });
+
   it('ends a mention before trailing punctuation', () => {
-    expect(splitMentions('@bert.')).toEqual([{ text: '@bert', isMention: true }, { text: '.', isMention: false }]);
+    expect(splitMentions('@bert.', isMentionable)).toEqual([{ text: '@bert', isMention: true }, { text: '.', isMention: false }]);
+    expect(splitMentions('(@b.o_b-2)', isMentionable)).toEqual([{ text: '(', isMention: false }, { text: '@b.o_b-2', isMention: true }, { text: ')', isMention: false }]);
   });
 });

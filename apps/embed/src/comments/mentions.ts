@@ -43,16 +43,26 @@ export function insertMention(text: string, query: MentionQuery, caret: number, 
   return { text: before + inserted + after, caret: before.length + inserted.length };
 }
 
-/** Splits a body into plain runs and `@word` runs, for showing mentions (the server attaches no meaning to them). */
-export function splitMentions(body: string): Array<{ text: string; isMention: boolean }> {
+/**
+ * Splits a body into plain runs and mentions, for showing them. An `@word` is a mention only when `isMentionable`
+ * knows the name (a mentionable user of the tenant; the server resolves names the same way, ignoring case), so an
+ * `@be` that names nobody reads as the text it is, not as someone notified.
+ *
+ * @example
+ * splitMentions('cc @ann and @be', (name) => name.toLowerCase() === 'ann');
+ * // [{ text: 'cc ', isMention: false }, { text: '@ann', isMention: true }, { text: ' and @be', isMention: false }]
+ */
+export function splitMentions(body: string, isMentionable: (username: string) => boolean): Array<{ text: string; isMention: boolean }> {
   const parts: Array<{ text: string; isMention: boolean }> = [];
   const pattern = /(^|[\s([{"'])(@[\p{L}\p{N}._+-]*[\p{L}\p{N}_])/gu;
   let last = 0;
   for (const match of body.matchAll(pattern)) {
+    const mention = match[2]!;
+    if (!isMentionable(mention.slice(1))) continue;
     const at = match.index + (match[1] ?? '').length;
     if (at > last) parts.push({ text: body.slice(last, at), isMention: false });
-    parts.push({ text: match[2]!, isMention: true });
-    last = at + match[2]!.length;
+    parts.push({ text: mention, isMention: true });
+    last = at + mention.length;
   }
   if (last < body.length) parts.push({ text: body.slice(last), isMention: false });
   return parts;

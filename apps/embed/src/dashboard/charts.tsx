@@ -70,7 +70,7 @@ export function VegaChart({ snapshot, data, locale, dark, onRendered, onDrill, o
   useEffect(() => {
     let chart: RenderedChart | undefined;
     let cancelled = false;
-    import('./vega.js').then(({ renderChart }) => renderChart(element.current!, snapshot.spec, data, snapshot.kind, dark, (datum) => onClick.current(datum))).then((result) => {
+    import('./vega.js').then(({ renderChart }) => renderChart(element.current!, snapshot.spec, data, snapshot.kind, dark, (datum) => onClick.current(datum), locale)).then((result) => {
       if (cancelled) return result.finalize();
       chart = result;
       rendered.current = result;
@@ -83,7 +83,7 @@ export function VegaChart({ snapshot, data, locale, dark, onRendered, onDrill, o
       cancelled = true;
       chart?.finalize();
     };
-  }, [snapshot, data, dark, chartRef]);
+  }, [snapshot, data, locale, dark, chartRef]);
   return (
     <>
       <div className="chart vega-chart" ref={element} data-kind={snapshot.kind ?? 'vega'} tabIndex={0} role="group" aria-label={label}

@@ -1,6 +1,7 @@
 import { createContext, useContext, useEffect, useRef, useState } from 'react';
 import { fetchWidgetData } from '../api.js';
 import type { ColumnFormat, ResultColumn, WidgetData, WidgetDataRequest } from '../api.js';
+import { DEFAULT_CURRENCY, numberFormatOf } from '../format.js';
 import type { Formatters } from '../format.js';
 import type { Translate } from '../i18n.js';
 import { ApiError } from '../session.js';
@@ -113,13 +114,9 @@ export function rowObjects(data: WidgetData): Array<Record<string, unknown>> {
   return data.rows.map((row) => Object.fromEntries(data.columns.map((column, i) => [column.name, row[i]])));
 }
 
-/** A number as its column format says: currency (the locale's currency by default USD), percent or number. */
-export function formatNumber(value: number, format: ColumnFormat | undefined, locale: string, currency = 'USD'): string {
-  const digits = format?.decimalPlaces ?? undefined;
-  const options: Intl.NumberFormatOptions = digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits };
-  if (format?.type === 'currency') return new Intl.NumberFormat(locale, { style: 'currency', currency, ...options }).format(value);
-  if (format?.type === 'percent') return new Intl.NumberFormat(locale, { style: 'percent', ...options }).format(value);
-  return new Intl.NumberFormat(locale, digits === undefined ? { maximumFractionDigits: 2 } : options).format(value);
+/** A number as its column format says: currency (US dollars), percent or number, by the embed's one formatter. */
+export function formatNumber(value: number, format: ColumnFormat | undefined, locale: string, currency = DEFAULT_CURRENCY): string {
+  return numberFormatOf(locale, format, currency).format(value);
 }
 
 /** A time bucket (`YYYY-MM-DDTHH:MM:SS.000`, local to the query's zone) as its granularity reads. */

@@ -10,6 +10,7 @@ import { expressionInterpreter } from 'vega-interpreter';
 // svc under /embed/assets/ with the rest (the page's CSP lets it fetch from svc only), fetched by the first map.
 import worldUrl from 'world-atlas/countries-110m.json?url';
 import type { ResultColumn, WidgetData } from '../api.js';
+import { vegaNumberLocale } from '../format.js';
 
 type Spec = Record<string, unknown>;
 
@@ -24,9 +25,14 @@ function escapeFields(node: unknown, names: ReadonlySet<string>): unknown {
   ]));
 }
 
+/**
+ * A measure's d3 format on axes and tooltips, drawn with the viewer's locale ({@link vegaNumberLocale}): currency
+ * with the column's decimal places, as its KPI and table cells show it.
+ */
 function axisFormat(column: ResultColumn): Spec {
-  if (column.format?.type === 'percent') return { format: '.0%' };
-  if (column.format?.type === 'currency') return { format: '$,.0f' };
+  const digits = column.format?.decimalPlaces ?? undefined;
+  if (column.format?.type === 'percent') return { format: `.${digits ?? 0}%` };
+  if (column.format?.type === 'currency') return { format: `$,.${digits ?? 0}f` };
   return { format: ',.4~g' };
 }
 
@@ -153,7 +159,9 @@ export type ChartClick = (datum: Record<string, unknown>) => void;
  * Renders a chart into `element` at its size. Time buckets (local wall-clock text) reach vega as UTC instants
  * with the same fields, so that vega's UTC time units show the wall-clock period as the server bucketed it.
  */
-export async function renderChart(element: HTMLElement, snapshotSpec: unknown, data: WidgetData, kind: string | null | undefined, dark: boolean, onClick: ChartClick): Promise<RenderedChart> {
+export async function renderChart(
+  element: HTMLElement, snapshotSpec: unknown, data: WidgetData, kind: string | null | undefined, dark: boolean, onClick: ChartClick, locale: string,
+): Promise<RenderedChart> {
   const names = new Set(data.columns.map((c) => c.name));
   const values = data.rows.map((row) => Object.fromEntries(data.columns.map((column, i) => {
     const value = row[i];
@@ -177,7 +185,10 @@ export async function renderChart(element: HTMLElement, snapshotSpec: unknown, d
       config: { ...config, ...(base.config as Spec | undefined) },
     };
   }
-  const result = await embed(element, spec as VisualizationSpec, { actions: false, renderer: 'svg', ast: true, expr: expressionInterpreter });
+  // Numbers as the rest of the embed shows them; vega takes the locale for the views made after this call.
+  const result = await embed(element, spec as VisualizationSpec, {
+    actions: false, renderer: 'svg', ast: true, expr: expressionInterpreter, formatLocale: vegaNumberLocale(locale),
+  });
   result.view.addEventListener('click', (_event, item) => {
     const datum = (item as { datum?: Record<string, unknown> } | null | undefined)?.datum;
     if (datum !== undefined) onClick(datum);
