@@ -159,14 +159,14 @@ suite('the demo host: the grid, the first screen and the drill-down dialog (Chro
 
     // Top customers: the name and city columns show at least 7 characters before their ellipsis (they showed 3).
     const widths = await frame.locator('[data-widget-id="top-customers"]').evaluate((widget) => {
-      const cell = widget.querySelector('.table-row [role="cell"]') as HTMLElement;
+      const cell = widget.querySelector('.table-row [role="gridcell"]') as HTMLElement;
       const probe = document.createElement('span');
       probe.textContent = '0000000000';
       probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap';
       cell.append(probe);
       const ch = probe.getBoundingClientRect().width / 10;
       probe.remove();
-      const cells = [...widget.querySelectorAll('.table-row')[0]!.querySelectorAll('[role="cell"]')] as HTMLElement[];
+      const cells = [...widget.querySelectorAll('.table-row')[0]!.querySelectorAll('[role="gridcell"]')] as HTMLElement[];
       return cells.map((c) => ({ chars: c.getBoundingClientRect().width / ch, clipped: c.scrollWidth > c.clientWidth + 1, numeric: c.classList.contains('numeric') }));
     });
     for (const [i, cell] of widths.entries()) {
@@ -179,7 +179,7 @@ suite('the demo host: the grid, the first screen and the drill-down dialog (Chro
   it.each([1920, 420])('opens a drill-down in the visible part of the host page with autoResize (%i px): its title and Back are on screen', async (width) => {
     const { page, frame } = await open(width, 900);
     // A mark far down the dashboard: the frame is several screens tall at 420 px.
-    const mark = frame.locator('[data-widget-id="top-customers"] button.drillable').first();
+    const mark = frame.locator('[data-widget-id="top-customers"] .drillable').first();
     await mark.scrollIntoViewIfNeeded();
     await mark.click();
     const dialog = frame.locator('[role="dialog"]');
