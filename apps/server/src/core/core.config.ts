@@ -26,7 +26,7 @@ export const SETTINGS = Type.Object({
   SVC_SQLITE_CACHE_MB: whole(1, 8, "SQLite's page cache in MiB (one connection). Reads go through a memory map of the database file; the cache holds written pages and those still in the WAL. Raise it for very large imports, which spill to the WAL past it"),
   SVC_PREPARED_STATEMENTS: Type.Boolean({ default: true, description: "compile svc's hot statements once per database and run them with new values; `false` builds every query afresh (slower: only to measure the difference, bench/README.md)" }),
   SVC_LISTING_CACHE_MB: Type.Number({ minimum: 0, default: 32, description: 'memory for cached pages, in MiB: workspace listings and comment thread lists; `0` turns the cache off' }),
-  SVC_ENCRYPTION_KEY: optional('seals secrets svc must use again (webhook signing secrets) in the database with AES-256-GCM: at least 32 bytes, e.g. `openssl rand -base64 32`; a comma-separated list changes keys (the first seals, each opens). Unset: they are stored as they are; set but empty: svc does not start'),
+  SVC_ENCRYPTION_KEY: optional('seals secrets svc must use again (webhook signing secrets, data sources) in the database with AES-256-GCM: at least 32 bytes, e.g. `openssl rand -base64 32`; a comma-separated list changes keys (the first seals, each opens). Unset: they are stored as they are; set but empty: svc does not start'),
   SVC_JWT_SECRET: optional('HS256 secret (at least 32 bytes) for embed tokens; unset: EdDSA with a key generated at first start and kept in the database (`server_keys`); every process sharing the database must use the same setting'),
   SVC_EMBED_SESSION_TTL_MS: whole(1000, 300_000, 'how long a minted session id can be exchanged (ms; 5 min)'),
   SVC_EMBED_TOKEN_TTL_MS: whole(1000, 86_400_000, 'nominal embed token lifetime (ms; 24 h); the effective end is 1/24 earlier, the expiring warning 1/48 before that'),
@@ -95,7 +95,7 @@ export interface Config {
   sqliteCacheMiB: number;
   listingCacheBytes: number;
   jwtSecret: string | undefined;
-  /** SVC_ENCRYPTION_KEY split at commas: the first seals, each opens (core.sealed.ts); empty: nothing is sealed. */
+  /** SVC_ENCRYPTION_KEY split at commas: the first seals, each opens (core.sealed.ts); none: nothing is sealed. */
   encryptionKeys: string[];
   embedLifetimes: { sessionTtlMs: number; tokenTtlMs: number };
   embedSourceMaps: boolean;
