@@ -6,14 +6,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describeEachDialect } from '../../test/dialects.js';
+import { mintViewer } from '../../test/embed.js';
 import { eventually } from '../../test/eventually.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { RAISED_RATE_LIMIT_ENV } from '../../test/limits.js';
 import { startSvcServe } from '../../test/svc-process.js';
 import type { SvcProcess } from '../../test/svc-process.js';
+import { startWebhookReceiver } from '../../test/webhook-receiver.js';
+import { buildApp } from '../app.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Dialect } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
+import { WebhookDispatcher } from './webhooks.dispatcher.js';
 
 /** An attempt may take 25 s: far past SVC_SHUTDOWN_TIMEOUT_MS (10 s), so waiting for it would exit 1 after 11 s. */
 const DELIVERY_ENV = { ...RAISED_RATE_LIMIT_ENV, SVC_WEBHOOK_DELIVERY: 'true', SVC_WEBHOOK_POLL_MS: '50', SVC_WEBHOOK_TIMEOUT_MS: '25000' };
@@ -169,3 +174,63 @@ for (const dialect of ['sqlite', 'postgres'] as const satisfies readonly Dialect
     }, 90_000);
   });
 }
+
+/**
+ * The dispatcher's side of it, on both databases: stop() gives back both the attempts it cuts off and the claims
+ * still queued for a slot, so none waits out its lease (twice the timeout plus 30 s) before another process may
+ * take it. Two slots, two endpoints that hold their requests, one that answers: the fourth delivery is claimed
+ * while both slots are held, so it is queued when stop() comes.
+ */
+describeEachDialect('stopping the webhook dispatcher', (t) => {
+  it('gives back the attempts in flight and the queued claims, pending, uncounted, unleased; an answered one stays delivered', async () => {
+    const publicId = `stop-${uniqueSuffix()}`;
+    const account = await seedAccount(t().db.kysely, {
+      ref: 'account', settings: { allowPrivateWebhookUrls: true, allowEmbedComments: true }, users: [{ ref: 'alice', role: 'admin' }],
+      deployments: [{ ref: 'prod', name: 'P', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'wb', createdBy: 'alice', dashboard: { publicId, status: 'published', allowEmbed: true } }] }],
+    });
+    const app = await buildApp({ db: t().db, rateLimits: { generateSession: 1000, exchange: 1000, embedPerSession: 1000, embedPerIp: 1000 } });
+    const held = await startHoldingReceiver();
+    const fast = await startWebhookReceiver();
+    try {
+      for (const [url, eventTypes] of [[held.url, ['comment.created']], [fast.url, ['comment.edited']]] as const) {
+        const res = await app.inject({ method: 'POST', url: '/api/v1/webhooks/endpoints', headers: bearer(account.keys.alice!), payload: { url, eventTypes } });
+        expect(res.statusCode, res.body).toBe(201);
+      }
+      const viewer = await mintViewer(app, account.keys.alice!, { deploymentId: account.refs.prod! });
+      const comments = `/api/v1/embed/dashboard/${publicId}/comments`;
+      // In this order: held, fast, held, fast.
+      for (const body of ['one', 'two']) {
+        const posted = await app.inject({ method: 'POST', url: comments, headers: viewer.headers, payload: { body } });
+        expect(posted.statusCode, posted.body).toBe(201);
+        expect((await app.inject({ method: 'PATCH', url: `${comments}/${posted.json().id}`, headers: viewer.headers, payload: { body: `${body}, edited` } })).statusCode).toBe(200);
+      }
+      const dispatcher = new WebhookDispatcher({
+        db: t().db.kysely, dialect: t().dialect, now: () => new Date(), accountIds: [account.refs.account!],
+        settings: { allowPrivate: false, deliver: false, timeoutMs: 25_000, pollMs: 1000, concurrency: 2, retryScheduleMs: [60_000], retentionMs: 86_400_000 },
+        log: { warn: () => undefined, error: (fields) => expect.unreachable(JSON.stringify(fields)) },
+      });
+      const draining = dispatcher.drain();
+      // Claimed [held, fast]; the fast one answered, so [held, fast] were claimed: the second held one took the free slot.
+      expect(await eventually(() => held.received.length === 2 && fast.received.length === 1, 10_000)).toBe(true);
+      const stoppedAt = Date.now();
+      await dispatcher.stop();
+      expect(await draining).toBe(3);
+      expect(Date.now() - stoppedAt).toBeLessThan(2000);
+
+      const rows = await t().db.kysely.selectFrom('webhook_deliveries').select(['event_type', 'status', 'attempts', 'locked_until', 'lock_token'])
+        .where('account_id', '=', account.refs.account!).orderBy('id').execute();
+      const givenBack = { status: 'pending', attempts: 0, locked_until: null, lock_token: null };
+      expect(rows).toEqual([
+        { event_type: 'comment.created', ...givenBack },
+        { event_type: 'comment.edited', status: 'delivered', attempts: 1, locked_until: null, lock_token: null },
+        { event_type: 'comment.created', ...givenBack },
+        { event_type: 'comment.edited', ...givenBack },
+      ]);
+      expect(fast.received).toHaveLength(1);
+    } finally {
+      await app.close();
+      await held.close();
+      await fast.close();
+    }
+  }, 60_000);
+});
