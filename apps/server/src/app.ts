@@ -68,7 +68,7 @@ export interface AppConfig {
   rateLimits?: Partial<RateLimits>;
   /** HS256 secret for embed tokens (default SVC_JWT_SECRET); without one, EdDSA with the key kept in the database. */
   jwtSecret?: string;
-  /** Keys that seal webhook signing secrets at rest, the first sealing (default SVC_ENCRYPTION_KEY); none: not sealed. */
+  /** Keys that open (and, the first, seal) secrets at rest: webhook signing secrets, data sources (default SVC_ENCRYPTION_KEY); none: not sealed. */
   encryptionKeys?: readonly string[];
   /** The built embed runtime (default apps/embed/dist); tests point it elsewhere to check a missing build. */
   embedDistDir?: string;
@@ -215,7 +215,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   const rollups = new RollupStore(data.preAggregationDir);
   // `svc serve` builds due pre-aggregations in the background (SVC_PREAGG_REFRESH); other apps only read them.
   const scheduler = config.refreshPreAggregations === true
-    ? new RollupScheduler({ db: config.db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now }, undefined, (reports) => {
+    ? new RollupScheduler({ db: config.db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer }, undefined, (reports) => {
       for (const report of reports) {
         if (report.status === 'built') app.log.info({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, reason: report.reason, rows: report.manifest?.rows, ms: report.manifest?.buildMs }, 'pre-aggregation built');
         if (report.status === 'failed') app.log.warn({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, error: report.error }, 'pre-aggregation build failed');
@@ -227,7 +227,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     rollups.close();
     await warehouses.close();
   });
-  await app.register(dataRoutes({ ...ctx, warehouses, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(config.db.changes, config.metadataCacheEntries ?? 10_000) }, { ...env.ai, ...config.ai }));
+  await app.register(dataRoutes({ ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(config.db.changes, config.metadataCacheEntries ?? 10_000) }, { ...env.ai, ...config.ai }));
   await app.ready();
   scheduler?.start();
   dispatcher?.start();

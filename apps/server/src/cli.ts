@@ -6,7 +6,9 @@ import { digestSecret, generateApiKey } from './accounts/accounts.keys.js';
 import { findFirstDeploymentOfTenant, hasAnyAccount, insertApiKeyForEmail } from './accounts/accounts.store.js';
 import { buildApp } from './app.js';
 import { describeSettingsForHelp, loadConfig } from './core/core.config.js';
+import { Sealer } from './core/core.sealed.js';
 import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
+import { resealDataSources } from './data/data.sources.js';
 import { describeDatabaseUrl, openDatabase, whyDatabaseIsUnreachable } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
 import { migrateToLatest } from './db/db.migrations.js';
@@ -159,8 +161,9 @@ async function serve(args: string[]): Promise<number> {
   const host = typeof values.host === 'string' ? values.host : config.host;
   const url = databaseUrl(values.db);
   const db = await openMigrated(url);
+  const sealer = new Sealer(config.encryptionKeys);
   if (values.demo === true) {
-    await loadDemoIfEmpty(db);
+    await loadDemoIfEmpty(db, sealer);
     // The demo dashboards read the bundled warehouse: written now (once), not on the first viewer's request.
     ensureDemoWarehouseSqlite(config.data.demoWarehousePath);
   }
@@ -168,6 +171,16 @@ async function serve(args: string[]): Promise<number> {
   const app = await buildApp({
     db, logger: { level: config.logLevel }, refreshPreAggregations: config.data.preAggregationRefresh, webhooks: { deliver: config.webhooks.deliver },
   });
+  // Data sources stored before SVC_ENCRYPTION_KEY was set, or under a key now listed second, are sealed under its
+  // first key before this process serves (the webhook secrets are resealed by its dispatcher as it starts).
+  try {
+    const resealed = await resealDataSources(db.kysely, sealer);
+    if (resealed > 0) app.log.info({ resealed }, 'data sources sealed under the first key of SVC_ENCRYPTION_KEY');
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw error;
+  }
   // SIGTERM: stop accepting, let the requests in flight finish (each keep-alive socket is closed once its response is
   // out: http.in-flight.ts), then close the database and exit 0. Requests still running after SVC_SHUTDOWN_TIMEOUT_MS
   // (default 10 s) are cut off, the database is closed all the same, and the exit code says so.
@@ -216,14 +229,17 @@ async function serve(args: string[]): Promise<number> {
   return new Promise<number>(() => undefined);
 }
 
-async function loadDemoIfEmpty(db: Db): Promise<void> {
+async function loadDemoIfEmpty(db: Db, sealer: Sealer): Promise<void> {
   if (await hasAnyAccount(db.kysely)) return;
-  await importInto(db, JSON.parse(readFileSync(DEMO_FILE, 'utf8')));
+  await importInto(db, JSON.parse(readFileSync(DEMO_FILE, 'utf8')), sealer);
 }
 
-/** An import, then the upkeep every import ends with (docs/decisions.md, "search index upkeep on SQLite"). */
-async function importInto(db: Db, input: unknown): Promise<{ refs: Record<string, number> }> {
-  const imported = await importFile(db.kysely, input);
+/**
+ * An import, with data sources sealed by `sealer` (SVC_ENCRYPTION_KEY), then the upkeep every import ends with
+ * (docs/decisions.md, "search index upkeep on SQLite").
+ */
+async function importInto(db: Db, input: unknown, sealer: Sealer): Promise<{ refs: Record<string, number> }> {
+  const imported = await importFile(db.kysely, input, new Date(), sealer);
   await compactNameSearchIndex(db.kysely, db.dialect);
   return imported;
 }
@@ -233,8 +249,9 @@ async function runImport(args: string[]): Promise<number> {
   if (parsed === undefined) return 0;
   const path = parsed.positionals[0]!;
   const input = readImportFile(path);
+  const sealer = new Sealer(loadConfig().encryptionKeys);
   try {
-    const result = await withDatabase(databaseUrl(parsed.values.db), (db) => importInto(db, input));
+    const result = await withDatabase(databaseUrl(parsed.values.db), (db) => importInto(db, input, sealer));
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {
@@ -312,7 +329,7 @@ async function withBuilder<T>(url: string, run: (ctx: BuilderContext) => Promise
     const warehouses = new WarehouseRegistry({ timeoutMs: config.data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(config.data.demoWarehousePath) });
     const store = new RollupStore(config.data.preAggregationDir);
     try {
-      return await run({ db, warehouses, store, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: () => new Date() });
+      return await run({ db, warehouses, store, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: () => new Date(), sealer: new Sealer(config.encryptionKeys) });
     } finally {
       store.close();
       await warehouses.close();

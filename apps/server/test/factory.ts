@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { importFile } from '../src/import/import.js';
 import type { ImportAccount } from '../src/import/import.js';
+import type { Sealer } from '../src/core/core.sealed.js';
 import type { Database } from '../src/db/db.schema.js';
 
 /** A short random suffix: factories make unique data so tests never clean up and can run in parallel. */
@@ -28,6 +29,8 @@ type UserSpec = Omit<NonNullable<ImportAccount['users']>[number], 'apiKeys' | 'e
 export async function seedAccount(
   db: Kysely<Database>,
   account: Omit<ImportAccount, 'name' | 'tenantName' | 'users'> & { users: UserSpec[] },
+  /** Seals the deployments' data sources, as SVC_ENCRYPTION_KEY does (default: no key). */
+  sealer?: Sealer,
 ): Promise<SeededAccount> {
   const suffix = uniqueSuffix();
   const tenantName = `t-${suffix}`;
@@ -37,7 +40,7 @@ export async function seedAccount(
     keys[user.ref] = key;
     return { ...user, email: user.email ?? `${user.ref}-${suffix}@test.invalid`, apiKeys: [key] };
   });
-  const { refs } = await importFile(db, { accounts: [{ ...account, name: `Account ${suffix}`, tenantName, users }] });
+  const { refs } = await importFile(db, { accounts: [{ ...account, name: `Account ${suffix}`, tenantName, users }] }, new Date(), sealer);
   return { refs, keys, tenantName };
 }
 

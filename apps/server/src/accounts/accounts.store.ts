@@ -59,6 +59,26 @@ export async function findDeploymentData(db: Kysely<Database>, accountId: number
     .executeTakeFirst();
 }
 
+/**
+ * Deployments with a data source, by id after `afterId`, up to `limit`, across accounts: for resealing them under
+ * SVC_ENCRYPTION_KEY (server-wide upkeep at start, like the webhook secrets'); `accountIds` limits it to those
+ * accounts (tests that share a database with other work).
+ */
+export async function selectDeploymentDataSources(db: Kysely<Database>, afterId: number, limit: number, accountIds?: readonly number[]): Promise<Array<{ id: number; account_id: number; data_source: string }>> {
+  let query = db.selectFrom('deployments').select(['id', 'account_id', 'data_source'])
+    .where('id', '>', afterId).where('data_source', 'is not', null).orderBy('id').limit(limit);
+  if (accountIds !== undefined) query = query.where('account_id', 'in', accountIds.length === 0 ? [0] : [...accountIds]);
+  return (await query.execute()) as Array<{ id: number; account_id: number; data_source: string }>;
+}
+
+/** Replaces a deployment's stored data source if it is still `from`; whether it was. */
+export async function replaceDeploymentDataSource(db: Kysely<Database>, accountId: number, deploymentId: number, from: string, to: string): Promise<boolean> {
+  const result = await db.updateTable('deployments').set({ data_source: to })
+    .where('account_id', '=', accountId).where('id', '=', deploymentId).where('data_source', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Every account's deployments whose semantic views declare pre-aggregations (the rollup builder's work list). */
 export async function selectDeploymentsWithPreAggregations(db: Kysely<Database>): Promise<Array<{ id: number; account_id: number; data_source: string | null; semantic_views: string | null }>> {
   return db.selectFrom('deployments').select(['id', 'account_id', 'data_source', 'semantic_views'])

@@ -83,6 +83,10 @@ describe('configuration', () => {
     ['SVC_WEBHOOK_RETENTION_MS', '315360000001', /SVC_WEBHOOK_RETENTION_MS must be .*<= 315360000000, got "315360000001"/],
     ['SVC_ENCRYPTION_KEY', 'too-short-a-key', /SVC_ENCRYPTION_KEY must be keys of at least 32 bytes each .*; key 1 is shorter$/],
     ['SVC_ENCRYPTION_KEY', `${'k'.repeat(32)},short`, /key 2 is shorter$/],
+    ['SVC_ENCRYPTION_KEY', '', /^SVC_ENCRYPTION_KEY is set but holds no key \(""\); give keys .* or unset it/],
+    ['SVC_ENCRYPTION_KEY', '   ', /^SVC_ENCRYPTION_KEY is set but holds no key/],
+    ['SVC_ENCRYPTION_KEY', ' , ,', /^SVC_ENCRYPTION_KEY is set but holds no key/],
+    ['SVC_ENCRYPTION_KEY', '\n', /^SVC_ENCRYPTION_KEY is set but holds no key/],
   ])('refuses %s=%j, naming the variable and what it must be', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message);
     expect(() => readSetting(name as SettingName, { [name]: value })).toThrow(message);

@@ -26,7 +26,7 @@ export const SETTINGS = Type.Object({
   SVC_SQLITE_CACHE_MB: whole(1, 8, "SQLite's page cache in MiB (one connection). Reads go through a memory map of the database file; the cache holds written pages and those still in the WAL. Raise it for very large imports, which spill to the WAL past it"),
   SVC_PREPARED_STATEMENTS: Type.Boolean({ default: true, description: "compile svc's hot statements once per database and run them with new values; `false` builds every query afresh (slower: only to measure the difference, bench/README.md)" }),
   SVC_LISTING_CACHE_MB: Type.Number({ minimum: 0, default: 32, description: 'memory for cached pages, in MiB: workspace listings and comment thread lists; `0` turns the cache off' }),
-  SVC_ENCRYPTION_KEY: optional('seals secrets svc must use again (webhook signing secrets) in the database with AES-256-GCM: at least 32 bytes, e.g. `openssl rand -base64 32`; a comma-separated list changes keys (the first seals, each opens). Unset: they are stored as they are'),
+  SVC_ENCRYPTION_KEY: optional('seals secrets svc must use again (webhook signing secrets, data sources) in the database with AES-256-GCM: at least 32 bytes, e.g. `openssl rand -base64 32`; a comma-separated list changes keys (the first seals, each opens). Unset: they are stored as they are; set but empty: svc does not start'),
   SVC_JWT_SECRET: optional('HS256 secret (at least 32 bytes) for embed tokens; unset: EdDSA with a key generated at first start and kept in the database (`server_keys`); every process sharing the database must use the same setting'),
   SVC_EMBED_SESSION_TTL_MS: whole(1000, 300_000, 'how long a minted session id can be exchanged (ms; 5 min)'),
   SVC_EMBED_TOKEN_TTL_MS: whole(1000, 86_400_000, 'nominal embed token lifetime (ms; 24 h); the effective end is 1/24 earlier, the expiring warning 1/48 before that'),
@@ -95,7 +95,7 @@ export interface Config {
   sqliteCacheMiB: number;
   listingCacheBytes: number;
   jwtSecret: string | undefined;
-  /** SVC_ENCRYPTION_KEY split at commas: the first seals, each opens (core.sealed.ts); empty: nothing is sealed. */
+  /** SVC_ENCRYPTION_KEY split at commas: the first seals, each opens (core.sealed.ts); none: nothing is sealed. */
   encryptionKeys: string[];
   embedLifetimes: { sessionTtlMs: number; tokenTtlMs: number };
   embedSourceMaps: boolean;
@@ -187,11 +187,13 @@ function schemaOf(name: SettingName): TSchema & Record<string, unknown> {
 export function readSetting<N extends SettingName>(name: N, env: NodeJS.ProcessEnv = process.env): Settings[N] {
   const schema = schemaOf(name);
   const raw = env[name];
+  // A key set but empty is most likely a secret that failed to arrive (an unset CI variable, a bad template):
+  // taking it as unset would store secrets in plaintext without a word, so it stops the start instead.
+  if (name === 'SVC_ENCRYPTION_KEY' && raw !== undefined) checkEncryptionKeys(raw);
   if (raw === undefined || raw === '') return schema.default as Settings[N];
   const value = convert(schema, raw);
   if (!Value.Check(schema, value)) throw new Error(`${name} must be ${expected(schema)}, got ${JSON.stringify(raw)}`);
   if (name === 'SVC_TRUST_PROXY') checkTrustProxy(raw);
-  if (name === 'SVC_ENCRYPTION_KEY') checkEncryptionKeys(raw);
   if (name === 'SVC_WEBHOOK_RETRY_SCHEDULE' && parseRetrySchedule(raw) === undefined) {
     throw new Error(`SVC_WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated durations such as 5s,5m,2h (units ms, s, m, h), got ${JSON.stringify(raw)}`);
   }
@@ -210,6 +212,9 @@ function encryptionKeysOf(raw: string | undefined): string[] {
 }
 
 function checkEncryptionKeys(raw: string): void {
+  if (raw.split(',').every((key) => key.trim() === '')) {
+    throw new Error(`SVC_ENCRYPTION_KEY is set but holds no key (${JSON.stringify(raw)}); give keys of at least ${MIN_KEY_BYTES} bytes (e.g. openssl rand -base64 32), or unset it to store secrets as they are`);
+  }
   const short = encryptionKeysOf(raw).findIndex((key) => Buffer.byteLength(key, 'utf8') < MIN_KEY_BYTES);
   // Never the key itself in the message: it is a secret.
   if (short !== -1) throw new Error(`SVC_ENCRYPTION_KEY must be keys of at least ${MIN_KEY_BYTES} bytes each (e.g. openssl rand -base64 32), separated by commas; key ${short + 1} is shorter`);

@@ -22,7 +22,7 @@ export class UnsealError extends Error {
 }
 
 /**
- * Secrets svc must use again (webhook signing secrets), sealed at rest with AES-256-GCM under `SVC_ENCRYPTION_KEY`
+ * Secrets svc must use again (webhook signing secrets, deployments' data sources), sealed at rest with AES-256-GCM under `SVC_ENCRYPTION_KEY`
  * (docs/operations.md "Secrets at rest"), as Metabase's MB_ENCRYPTION_SECRET_KEY does for connection details.
  * `keys` is the setting split at commas: the first seals, every one opens, so a key can be changed by putting the new
  * one first and resealing (`needsResealing`). Without a key, values are stored as they are, and sealed ones cannot be

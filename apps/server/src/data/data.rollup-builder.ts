@@ -1,11 +1,12 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { Sealer } from '../core/core.sealed.js';
 import type { Db } from '../db/db.database.js';
 import { withAdvisoryLock } from '../db/db.locks.js';
 import { parseInterval } from './data.cache.js';
 import { buildRollup, deploymentsWithRollups, dueReason, rollupTargets } from './data.rollups.js';
-import type { Manifest, RollupStore, RollupTarget } from './data.rollups.js';
+import type { Manifest, RollupDeployment, RollupStore, RollupTarget } from './data.rollups.js';
 import type { WarehouseRegistry } from './data.warehouse.js';
 import { dialectOf } from './data.service.js';
 
@@ -24,6 +25,8 @@ export interface BuilderContext {
   /** Longest a build's statement may run on the data source. */
   timeoutMs: number;
   now(): Date;
+  /** Opens the deployments' data sources sealed at rest (SVC_ENCRYPTION_KEY); default: no key, so none sealed. */
+  sealer?: Sealer;
 }
 
 export interface BuildReport {
@@ -50,8 +53,12 @@ async function refreshValueOf(ctx: BuilderContext, target: RollupTarget): Promis
 /** Builds every due rollup (every one with `force`), of one deployment or all; one report per rollup and time zone. */
 export async function buildDue(ctx: BuilderContext, options: { force?: boolean; deploymentId?: number } = {}): Promise<BuildReport[]> {
   const reports: BuildReport[] = [];
-  for (const deployment of await deploymentsWithRollups(ctx.db.kysely)) {
+  for (const deployment of await deploymentsWithRollups(ctx.db.kysely, ctx.sealer)) {
     if (options.deploymentId !== undefined && deployment.deploymentId !== options.deploymentId) continue;
+    if (deployment.source === undefined) {
+      reports.push(...unopenedTargets(deployment).map((target) => ({ ...target, status: 'failed' as const, error: deployment.sourceError })));
+      continue;
+    }
     for (const target of rollupTargets(deployment.accountId, deployment.deploymentId, deployment.source, deployment.model)) {
       const report: BuildReport = { rollup: `${target.view.name}.${target.rollup.name}`, deploymentId: target.deploymentId, timezone: target.timezone, status: 'fresh' };
       reports.push(report);
@@ -81,8 +88,12 @@ export async function buildDue(ctx: BuilderContext, options: { force?: boolean; 
 /** Each rollup × time zone's current build and whether a build is due (`svc preagg status`). */
 export async function rollupStatus(ctx: BuilderContext, deploymentId?: number): Promise<Array<{ deploymentId: number; rollup: string; timezone: string; manifest?: Manifest; due?: string }>> {
   const statuses = [];
-  for (const deployment of await deploymentsWithRollups(ctx.db.kysely)) {
+  for (const deployment of await deploymentsWithRollups(ctx.db.kysely, ctx.sealer)) {
     if (deploymentId !== undefined && deployment.deploymentId !== deploymentId) continue;
+    if (deployment.source === undefined) {
+      statuses.push(...unopenedTargets(deployment).map((target) => ({ ...target, due: `its data source cannot be read (${deployment.sourceError})` })));
+      continue;
+    }
     for (const target of rollupTargets(deployment.accountId, deployment.deploymentId, deployment.source, deployment.model)) {
       let due: string | undefined;
       try {
@@ -94,6 +105,13 @@ export async function rollupStatus(ctx: BuilderContext, deploymentId?: number): 
     }
   }
   return statuses;
+}
+
+/** The rollups × time zones of a deployment whose data source does not open, named as the reports name them. */
+function unopenedTargets(deployment: RollupDeployment): Array<{ rollup: string; deploymentId: number; timezone: string }> {
+  // The targets' source is never used: they are only named.
+  return rollupTargets(deployment.accountId, deployment.deploymentId, { type: 'demo' }, deployment.model)
+    .map((target) => ({ rollup: `${target.view.name}.${target.rollup.name}`, deploymentId: deployment.deploymentId, timezone: target.timezone }));
 }
 
 /** Runs `build` holding the rollup's build lock; undefined when another process holds it. */

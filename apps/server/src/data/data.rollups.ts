@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/db.schema.js';
 import { selectDeploymentsWithPreAggregations } from '../accounts/accounts.store.js';
 import { AppError } from '../core/core.errors.js';
+import { Sealer } from '../core/core.sealed.js';
 import { parseJson } from '../dashboards/dashboards.presenter.js';
 import { compileSemanticQuery } from './data.compiler.js';
 import type { WarehouseDialect } from './data.compiler.js';
@@ -15,6 +16,7 @@ import type { DataSourceConfig, SemanticMeasure, SemanticView } from './data.mod
 import { definitionHash, rollupColumns, timezonesOf } from './data.preagg.js';
 import type { PreAggregation, RollupColumns } from './data.preagg.js';
 import type { SemanticQuery } from './data.query.js';
+import { openDataSource } from './data.sources.js';
 import type { Warehouse } from './data.warehouse.js';
 import { parseInterval } from './data.cache.js';
 
@@ -367,11 +369,24 @@ export function dueReason(store: RollupStore, target: RollupTarget, now: Date, r
   return now.getTime() - Date.parse(current.builtAt) >= every ? `built more than ${refresh?.every ?? '1 hour'} ago` : undefined;
 }
 
-/** Deployments that declare pre-aggregations, with their data source and model (every account: the builder's work list). */
-export async function deploymentsWithRollups(db: Kysely<Database>): Promise<Array<{ accountId: number; deploymentId: number; source: DataSourceConfig; model: SemanticModel }>> {
-  return (await selectDeploymentsWithPreAggregations(db)).map((row) => ({
-    accountId: row.account_id, deploymentId: row.id,
-    source: parseJson<DataSourceConfig>(row.data_source) ?? { type: 'demo' },
-    model: new SemanticModel(parseJson<SemanticView[]>(row.semantic_views) ?? DEMO_SEMANTIC_VIEWS),
-  }));
+/** A deployment that declares pre-aggregations: its data source opened, or why it cannot be (never another source). */
+export type RollupDeployment = { accountId: number; deploymentId: number; model: SemanticModel } & (
+  | { source: DataSourceConfig; sourceError?: undefined }
+  | { source?: undefined; sourceError: string }
+);
+
+/**
+ * Deployments that declare pre-aggregations, with their data source (opened with `sealer`: SVC_ENCRYPTION_KEY) and
+ * model (every account: the builder's work list). One whose source does not open is listed with the reason, so
+ * that its builds fail visibly while the others go on.
+ */
+export async function deploymentsWithRollups(db: Kysely<Database>, sealer: Sealer = new Sealer([])): Promise<RollupDeployment[]> {
+  return (await selectDeploymentsWithPreAggregations(db)).map((row) => {
+    const deployment = { accountId: row.account_id, deploymentId: row.id, model: new SemanticModel(parseJson<SemanticView[]>(row.semantic_views) ?? DEMO_SEMANTIC_VIEWS) };
+    try {
+      return { ...deployment, source: openDataSource(row.data_source, sealer) };
+    } catch (error) {
+      return { ...deployment, sourceError: error instanceof Error ? error.message : String(error) };
+    }
+  });
 }

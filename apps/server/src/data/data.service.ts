@@ -4,6 +4,7 @@ import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.s
 import { checkReadableDashboard, readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import type { MetadataReads } from './data.metadata.js';
 import type { ServiceContext } from '../core/core.context.js';
+import { Sealer } from '../core/core.sealed.js';
 import { AppError } from '../core/core.errors.js';
 import { formatBucket, parseBucket, addPeriods, shiftInstant } from './data.calendar.js';
 import { compileSemanticQuery } from './data.compiler.js';
@@ -13,6 +14,7 @@ import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
 import { SemanticModel } from './data.model.js';
 import type { DataSourceConfig, Granularity, SemanticView } from './data.model.js';
 import { parseSemanticQuery } from './data.query.js';
+import { openDataSource } from './data.sources.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
 import { ResultCache } from './data.cache.js';
 import { ByteLru } from '../core/core.byte-lru.js';
@@ -41,7 +43,11 @@ export interface DataContext extends ServiceContext {
   rollups?: RollupStore;
   /** The dashboards, snapshots, models and time zones widget requests read, held while unchanged (data.metadata.ts). */
   reads: MetadataReads;
+  /** Opens the deployments' data sources sealed at rest (SVC_ENCRYPTION_KEY); default: no key, so none sealed. */
+  sealer?: Sealer;
 }
+
+const NO_KEYS = new Sealer([]);
 
 export type FilterScalar = string | number | boolean;
 /** A viewer's filter value (SPEC `f_<semantic_view>.<dimension>=<JSON>`): a value, a list, or a range; null clears. */
@@ -111,7 +117,7 @@ export async function openDataScope(ctx: DataContext, principal: PlatformUserPri
 export async function deploymentModel(ctx: DataContext, accountId: number, deploymentId: number): Promise<{ source: DataSourceConfig; model: SemanticModel }> {
   const row = await ctx.reads.deployment(ctx, accountId, deploymentId);
   if (row === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
-  const source = parseJson<DataSourceConfig>(row.data_source) ?? { type: 'demo' };
+  const source = openDataSource(row.data_source, ctx.sealer ?? NO_KEYS);
   return { source, model: modelOf(row.semantic_views) };
 }
 

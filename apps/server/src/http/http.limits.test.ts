@@ -111,6 +111,74 @@ describeEachDialect('limits', (t) => {
     });
   });
 
+  describe("the exchange's included reads (issue 31 item 14)", () => {
+    let limited: FastifyInstance;
+    beforeAll(async () => {
+      limited = await buildApp({ db: t().db, rateLimits: { embedPerSession: 1000, embedPerIp: 4, generateSession: 1000, exchange: 1000 } });
+    });
+    afterAll(async () => {
+      await limited.close();
+    });
+
+    /** Generate Session from the host's backend, then the exchange with both reads included, from `ip`. */
+    const exchangeWithReads = async (ip: string) => {
+      const minted = await limited.inject({ method: 'POST', url: '/api/v1/embed/generate-session', headers: bearer(s.keys.admin!), payload: { deploymentId: s.refs.prod, externalId: `inc-${uniqueSuffix()}` } });
+      const res = await limited.inject({ method: 'POST', url: '/api/v1/embed/session/token', remoteAddress: ip, payload: { sessionId: minted.json().sessionId, include: { session: true, dashboard: publicId } } });
+      expect(res.statusCode, res.body).toBe(200);
+      const { included } = res.json() as { included: { session: { status: number }; dashboard: { status: number } } };
+      return { token: res.json().token as string, statuses: [included.session.status, included.dashboard.status] };
+    };
+
+    it("count against the caller's own address: one client past its limit does not refuse another's", async () => {
+      // Client A spends its four embed reads a minute on two exchanges (two included reads each)...
+      expect((await exchangeWithReads('10.3.0.1')).statuses).toEqual([200, 200]);
+      const a = await exchangeWithReads('10.3.0.1');
+      expect(a.statuses).toEqual([200, 200]);
+      // ...so its next reads are refused, included or direct...
+      expect((await exchangeWithReads('10.3.0.1')).statuses).toEqual([429, 429]);
+      expect((await limited.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${a.token}` }, remoteAddress: '10.3.0.1' })).statusCode).toBe(429);
+      // ...while client B, with its own address, is served in full.
+      expect((await exchangeWithReads('10.3.0.2')).statuses).toEqual([200, 200]);
+      expect((await exchangeWithReads('10.3.0.2')).statuses).toEqual([200, 200]);
+    });
+
+    it("count against the caller's own bucket, which direct reads from that address then find spent", async () => {
+      const { token } = await exchangeWithReads('10.3.0.3');
+      const direct = () => limited.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${token}` }, remoteAddress: '10.3.0.3' });
+      // Two of the four were spent by the included reads.
+      expect([(await direct()).statusCode, (await direct()).statusCode, (await direct()).statusCode]).toEqual([200, 200, 429]);
+    });
+
+    it('behind a trusted proxy, count against the forwarded client, not the proxy', async () => {
+      const trusting = await buildApp({ db: t().db, trustProxy: '10.1.0.1', rateLimits: { embedPerSession: 1000, embedPerIp: 2, generateSession: 1000, exchange: 1000 } });
+      try {
+        const exchangeVia = async (client: string) => {
+          const minted = await trusting.inject({ method: 'POST', url: '/api/v1/embed/generate-session', headers: bearer(s.keys.admin!), payload: { deploymentId: s.refs.prod, externalId: `inc-${uniqueSuffix()}` } });
+          const res = await trusting.inject({ method: 'POST', url: '/api/v1/embed/session/token', remoteAddress: '10.1.0.1', headers: { 'x-forwarded-for': client }, payload: { sessionId: minted.json().sessionId, include: { session: true, dashboard: publicId } } });
+          const { included } = res.json() as { included: { session: { status: number }; dashboard: { status: number } } };
+          return [included.session.status, included.dashboard.status];
+        };
+        expect(await exchangeVia('203.0.113.31')).toEqual([200, 200]);
+        expect(await exchangeVia('203.0.113.31')).toEqual([429, 429]);
+        expect(await exchangeVia('203.0.113.32')).toEqual([200, 200]);
+      } finally {
+        await trusting.close();
+      }
+    });
+
+    it("count against the viewer's embed session, as its direct reads do", async () => {
+      const perSession = await buildApp({ db: t().db, rateLimits: { embedPerSession: 3, embedPerIp: 1000, generateSession: 1000, exchange: 1000 } });
+      try {
+        const minted = await perSession.inject({ method: 'POST', url: '/api/v1/embed/generate-session', headers: bearer(s.keys.admin!), payload: { deploymentId: s.refs.prod, externalId: `inc-${uniqueSuffix()}` } });
+        const res = await perSession.inject({ method: 'POST', url: '/api/v1/embed/session/token', remoteAddress: '10.3.0.4', payload: { sessionId: minted.json().sessionId, include: { session: true, dashboard: publicId } } });
+        const direct = (ip: string) => perSession.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${res.json().token}` }, remoteAddress: ip });
+        expect([(await direct('10.3.0.5')).statusCode, (await direct('10.3.0.6')).statusCode]).toEqual([200, 429]);
+      } finally {
+        await perSession.close();
+      }
+    });
+  });
+
   describe('behind a proxy (SVC_TRUST_PROXY)', () => {
     const readFrom = (app: FastifyInstance, viewer: ViewerSession, forwardedFor: string) =>
       app.inject({ url: commentsUrl(), headers: { ...viewer.headers, 'x-forwarded-for': forwardedFor }, remoteAddress: '10.1.0.1' });

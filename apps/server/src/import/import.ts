@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { digestSecret } from '../accounts/accounts.keys.js';
+import { Sealer } from '../core/core.sealed.js';
 import type { Database } from '../db/db.schema.js';
 import { checkFile, checkShape, ImportError, rejectNulCharacters } from './import.check.js';
 import type { ImportItem } from './import.deployment-schema.js';
@@ -13,13 +14,14 @@ export type { ImportAccount, ImportFile } from './import.schema.js';
 
 /**
  * Loads an import file (DESIGN.md "The import file") in one transaction and returns the id of every ref.
- * Any error names the JSON path of the first bad entry and writes nothing.
+ * Any error names the JSON path of the first bad entry and writes nothing. Deployments' data sources are sealed
+ * with `sealer` (SVC_ENCRYPTION_KEY; default no key: stored as they are).
  *
  * @example
  * const { refs } = await importFile(db, JSON.parse(readFileSync('demo.json', 'utf8')));
  * refs.prod; // the deployment's id
  */
-export async function importFile(db: Kysely<Database>, input: unknown, now: Date = new Date()): Promise<{ refs: Record<string, number> }> {
+export async function importFile(db: Kysely<Database>, input: unknown, now: Date = new Date(), sealer: Sealer = new Sealer([])): Promise<{ refs: Record<string, number> }> {
   rejectNulCharacters(input, '$');
   const file = checkShape(input);
   const stamp = now.toISOString();
@@ -28,7 +30,7 @@ export async function importFile(db: Kysely<Database>, input: unknown, now: Date
   try {
     await db.transaction().execute(async (trx) => {
       await checkAgainstDatabase(trx, file);
-      for (const account of file.accounts) await writeAccount(trx, account, planned, refs, stamp);
+      for (const account of file.accounts) await writeAccount(trx, account, planned, refs, stamp, sealer);
     });
   } catch (error) {
     // Two imports racing for one tenantName, publicId or API key both pass the check; the loser's unique

@@ -2,6 +2,8 @@ import type { Transaction } from 'kysely';
 import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identity.js';
 import { digestSecret } from '../accounts/accounts.keys.js';
 import { hashPassword } from '../accounts/accounts.passwords.js';
+import type { Sealer } from '../core/core.sealed.js';
+import { sealDataSource } from '../data/data.sources.js';
 import type { Database } from '../db/db.schema.js';
 import { foldSearchKey } from '../db/db.search-key.js';
 import { normalizeTimestamp } from './import.check.js';
@@ -25,6 +27,8 @@ interface AccountWrite {
   planned: Map<ImportItem, PlannedItem>;
   refs: Record<string, number>;
   now: string;
+  /** Seals the deployments' data sources (SVC_ENCRYPTION_KEY). */
+  sealer: Sealer;
 }
 
 /** A workbook's dashboard, written once every item of its deployment (the reports it shows) has an id. */
@@ -52,10 +56,11 @@ export async function writeAccount(
   planned: Map<ImportItem, PlannedItem>,
   refs: Record<string, number>,
   now: string,
+  sealer: Sealer,
 ): Promise<void> {
   const accountId = await insertAccount(trx, { name: account.name, tenant_name: account.tenantName, settings: JSON.stringify(account.settings ?? {}), created_at: now });
   setRef(refs, account.ref, accountId);
-  const w: AccountWrite = { trx, accountId, userIds: new Map(), groupIds: new Map(), planned, refs, now };
+  const w: AccountWrite = { trx, accountId, userIds: new Map(), groupIds: new Map(), planned, refs, now, sealer };
   await writeUsers(w, account.users ?? []);
   await writeGroups(w, account.groups ?? []);
   for (const deployment of account.deployments ?? []) await writeDeployment(w, deployment);
@@ -92,7 +97,8 @@ async function writeGroups(w: AccountWrite, groups: ImportGroup[]): Promise<void
 async function writeDeployment(w: AccountWrite, deployment: ImportDeployment): Promise<void> {
   const deploymentId = await insertDeployment(w.trx, {
     account_id: w.accountId, name: deployment.name, created_at: w.now,
-    data_source: deployment.dataSource === undefined ? null : JSON.stringify(deployment.dataSource),
+    // Sealed at rest: a PostgreSQL source's URL may carry its password (docs/operations.md "Secrets at rest").
+    data_source: deployment.dataSource === undefined ? null : sealDataSource(deployment.dataSource, w.sealer),
     semantic_views: deployment.semanticViews === undefined ? null : JSON.stringify(deployment.semanticViews),
   });
   setRef(w.refs, deployment.ref, deploymentId);

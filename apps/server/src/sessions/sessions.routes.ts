@@ -42,9 +42,12 @@ export function sessionRoutes(ctx: SessionContext, limits: RateLimits): FastifyP
       const answer = await exchangeSession(ctx, request.body.sessionId);
       const include = request.body.include;
       if (include === undefined) return answer;
-      // Each read goes through the same route, hooks and checks as the embed's own GET with this token would.
+      // Each read goes through the same route, hooks and checks as the embed's own GET with this token would, and
+      // from the caller's address: injected without one, every viewer of every account would share one per-IP
+      // rate-limit bucket (127.0.0.1's). `request.ip` already went through SVC_TRUST_PROXY, so no forwarded header
+      // is passed on for the inner request to read again.
       const read = async (url: string) => {
-        const response = await app.inject({ method: 'GET', url, headers: { authorization: `Embed-Token ${answer.token}`, accept: 'application/json' } });
+        const response = await app.inject({ method: 'GET', url, remoteAddress: request.ip, headers: { authorization: `Embed-Token ${answer.token}`, accept: 'application/json' } });
         return { status: response.statusCode, body: response.json() as unknown };
       };
       const [session, dashboard] = await Promise.all([

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { AppError } from '../core/core.errors.js';
 
 /** One address a host name resolves to. */
@@ -14,68 +15,56 @@ export type ResolveHost = (hostname: string) => Promise<ResolvedAddress[]>;
 export const resolveWithDns: ResolveHost = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => ({ address: entry.address, family: entry.family === 6 ? 6 : 4 }));
 
-/** IPv4 ranges that are not the public internet: this network, private, CGNAT, loopback, link-local, IETF, benchmarks, multicast, reserved. */
-const PRIVATE_V4: Array<[number, number]> = [
-  [0x00000000, 8], [0x0a000000, 8], [0x64400000, 10], [0x7f000000, 8], [0xa9fe0000, 16], [0xac100000, 12], [0xc0000000, 24],
-  [0xc0000200, 24], [0xc0a80000, 16], [0xc6120000, 15], [0xc6336400, 24], [0xcb007100, 24], [0xe0000000, 4], [0xf0000000, 4],
-];
-
-function v4ToNumber(address: string): number {
-  return address.split('.').reduce((value, part) => value * 256 + Number(part), 0);
-}
-
-function isPrivateV4(address: string): boolean {
-  const value = v4ToNumber(address);
-  return PRIVATE_V4.some(([base, bits]) => Math.floor(value / 2 ** (32 - bits)) === Math.floor(base / 2 ** (32 - bits)));
-}
-
-/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included). */
-function v6Groups(address: string): number[] {
-  let text = address.toLowerCase().split('%')[0]!;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted !== null) {
-    const value = v4ToNumber(dotted[1]!);
-    text = `${text.slice(0, -dotted[1]!.length)}${(value >>> 16).toString(16)}:${(value & 0xffff).toString(16)}`;
+/**
+ * Whether an IP address (as node:net's isIP reads it) is outside the public internet. ipaddr.js names the special
+ * ranges of both families (IANA's special-purpose registries); every one of them is refused except where the
+ * rules below say otherwise, so a range ipaddr.js learns later is refused too.
+ */
+function isSpecialAddress(text: string): boolean {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(text);
+  } catch {
+    return true;
   }
-  const [head = '', tail] = text.split('::');
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)));
-  const left = parse(head);
-  const right = tail === undefined ? [] : parse(tail);
-  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
-}
-
-function isPrivateV6(address: string): boolean {
-  const g = v6Groups(address);
-  const v4Of = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
-  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) carry an IPv4 address.
-  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) {
-    if (g[5] === 0 && g[6] === 0 && (g[7] ?? 0) <= 1) return true; // :: and ::1
-    return isPrivateV4(v4Of(g[6]!, g[7]!));
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  const address = parsed as ipaddr.IPv6;
+  const [p0, p1, p2, p3, p4, p5, p6, p7] = address.parts as [number, number, number, number, number, number, number, number];
+  const embeddedV4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  // IPv4-compatible ::/96 (deprecated by RFC 4291; ::1 and :: included): ipaddr.js calls it unicast, but it is
+  // never a receiver's address. Refused whole, as are IPv4-mapped ::ffff:0:0/96 and IPv4-translated
+  // ::ffff:0:0:0/96 (ranges of their own below): a receiver on IPv4 is named by its IPv4 address.
+  if (p0 === 0 && p1 === 0 && p2 === 0 && p3 === 0 && p4 === 0 && p5 === 0) return true;
+  const range = address.range();
+  if (range === 'rfc6052') {
+    // NAT64. The local-use prefix 64:ff9b:1::/48 (RFC 8215) is the operator's own translator, whose layout and
+    // reach svc cannot know: refused whole. The well-known 64:ff9b::/96 (RFC 6052) holds the IPv4 address in its
+    // last 32 bits, and the translator connects to exactly that one; a DNS64 resolver answers with it for every
+    // IPv4-only receiver, so it is judged by that address rather than refused whole.
+    if (p1 === 0xff9b && p2 === 0 && p3 === 0 && p4 === 0 && p5 === 0) return embeddedV4(p6, p7).range() !== 'unicast';
+    return true;
   }
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return isPrivateV4(v4Of(g[6]!, g[7]!));
-  const first = g[0]!;
-  return (first & 0xfe00) === 0xfc00 // unique local fc00::/7
-    || (first & 0xffc0) === 0xfe80 // link-local fe80::/10
-    || (first & 0xffc0) === 0xfec0 // site-local (deprecated) fec0::/10
-    || (first & 0xff00) === 0xff00 // multicast
-    || (first === 0x2001 && g[1] === 0x0db8) // documentation
-    || (first === 0x0100 && g.slice(1, 4).every((x) => x === 0)); // discard-only 100::/64
+  // 6to4 (RFC 3056): 2002:AABB:CCDD::/48 reaches the IPv4 address AA.BB.CC.DD through a relay.
+  if (range === '6to4') return embeddedV4(p1, p2).range() !== 'unicast';
+  return range !== 'unicast';
 }
 
 /**
  * Whether an IP address is outside the public internet: private, loopback, link-local (cloud metadata services
- * answer at 169.254.169.254), carrier-grade NAT, multicast, reserved; IPv4 inside IPv6 is judged as IPv4.
+ * answer at 169.254.169.254), carrier-grade NAT, multicast, documentation, reserved, and the IPv6 prefixes that
+ * carry an IPv4 address (docs/webhooks.md "Addresses"): IPv4-mapped, IPv4-translated, IPv4-compatible and NAT64's
+ * local-use prefix in every spelling; 6to4 and NAT64's well-known prefix when the IPv4 address inside is not public.
+ * Anything that is not an IP address counts as private.
  *
  * @example
  * isPrivateAddress('10.1.2.3'); // true
- * isPrivateAddress('::ffff:127.0.0.1'); // true
+ * isPrivateAddress('::ffff:0:7f00:1'); // true
+ * isPrivateAddress('2002:c0a8:101::1'); // true (6to4 of 192.168.1.1)
  * isPrivateAddress('93.184.215.14'); // false
  */
 export function isPrivateAddress(address: string): boolean {
-  const version = isIP(address.split('%')[0]!);
-  if (version === 4) return isPrivateV4(address);
-  if (version === 6) return isPrivateV6(address);
-  return true;
+  // Only what node:net reads as an address: ipaddr.js alone would also take `0x7f.1` and other legacy IPv4 forms.
+  return isIP(address) === 0 || isSpecialAddress(address);
 }
 
 /** Host names that mean this machine or its local network whatever DNS says. */

@@ -14,7 +14,7 @@ import { onWebhookNudge } from './webhooks.outbox.js';
 import { Sealer } from '../core/core.sealed.js';
 import { signWebhook } from './webhooks.signing.js';
 import { settingsAllowPrivateWebhookUrls } from '../accounts/accounts.store.js';
-import { claimDueDeliveries, deleteFinishedDeliveries, recordAttempt, replaceEndpointSecret, selectEndpointSecrets } from './webhooks.store.js';
+import { claimDueDeliveries, deleteFinishedDeliveries, recordAttempt, releaseClaims, replaceEndpointSecret, selectEndpointSecrets } from './webhooks.store.js';
 import type { ClaimedDelivery } from './webhooks.store.js';
 
 /** What the dispatcher logs: an endpoint disabled (warn), and its own failures (error). Never a secret. */
@@ -70,10 +70,18 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** Endpoints read per page when resealing their secrets. */
 const RESEAL_PAGE = 500;
 
+/**
+ * The reason `stop()` aborts the attempts in flight with: not the endpoint's failure, so such an attempt is not
+ * recorded (it would spend one of the delivery's attempts) but given back, to be made again (`releaseClaims`).
+ */
+const SHUTTING_DOWN = new Error('svc is shutting down');
+
 /** The outcome of posting one delivery. */
 interface PostResult {
   statusCode: number | null;
   error: string | null;
+  /** Cut off by `stop()` before an answer came: no outcome to record. */
+  interrupted?: true;
 }
 
 /**
@@ -315,6 +323,12 @@ export class WebhookDispatcher {
       await Promise.race(inFlight);
     }
     await Promise.all(inFlight);
+    // Stopped with claims not yet attempted: given back now rather than held until their leases lapse.
+    for (const token of new Set(queue.map((entry) => entry.token))) {
+      const claims = queue.filter((entry) => entry.token === token).map(({ delivery }) => ({ accountId: delivery.account_id, deliveryId: delivery.id }));
+      await releaseClaims(this.#options.db, token, claims)
+        .catch((error: unknown) => this.#options.log.error({ err: error }, 'giving back unattempted webhook deliveries failed; their leases will lapse'));
+    }
     return total;
   }
 
@@ -336,6 +350,12 @@ export class WebhookDispatcher {
     // Whether the account may use private addresses, as the claim read it: each attempt checks the address now.
     const allowPrivate = settings.allowPrivate || settingsAllowPrivateWebhookUrls(delivery.account_settings);
     const result = await this.#post(delivery, attemptedAt, allowPrivate);
+    if (result.interrupted === true) {
+      // Shutting down: the attempt counts for nothing, and the delivery is pending for the next process (or this
+      // one restarted). Should the write fail, the lease lapses and the delivery is claimed again all the same.
+      await releaseClaims(this.#options.db, token, [{ accountId: delivery.account_id, deliveryId: delivery.id }]);
+      return;
+    }
     const durationMs = Math.round(performance.now() - started);
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const finalAttempt = delivery.final_attempt ?? settings.retryScheduleMs.length + 1;
@@ -370,10 +390,29 @@ export class WebhookDispatcher {
     } catch {
       return { statusCode: null, error: 'the endpoint URL is not valid' };
     }
+    // Created before the lookup, so that `stop()` cuts off an attempt at any stage, DNS included.
+    const controller = new AbortController();
+    this.#inFlight.add(controller);
+    if (this.#stopped) controller.abort(SHUTTING_DOWN);
+    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${settings.timeoutMs} ms`)), settings.timeoutMs);
+    try {
+      return await this.#send(url, delivery, attemptedAt, allowPrivate, controller.signal);
+    } finally {
+      clearTimeout(timer);
+      this.#inFlight.delete(controller);
+    }
+  }
+
+  /** `#post` past the URL check: the address, the signature and the request, all cut off when `signal` aborts. */
+  async #send(url: URL, delivery: ClaimedDelivery, attemptedAt: Date, allowPrivate: boolean, signal: AbortSignal): Promise<PostResult> {
+    const abortedWith = (): PostResult => (signal.reason === SHUTTING_DOWN
+      ? { statusCode: null, error: SHUTTING_DOWN.message, interrupted: true }
+      : { statusCode: null, error: (signal.reason as Error).message });
     let address: ResolvedAddress;
     try {
-      address = await resolveDeliveryAddress(url, allowPrivate, this.#resolveHost);
+      address = await raceAbort(resolveDeliveryAddress(url, allowPrivate, this.#resolveHost), signal);
     } catch (error) {
+      if (signal.aborted) return abortedWith();
       return { statusCode: null, error: error instanceof Error ? error.message : String(error) };
     }
     let secret: string;
@@ -398,41 +437,33 @@ export class WebhookDispatcher {
       if ((options as { all?: boolean }).all === true) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [address]);
       else callback(null, address.address, address.family);
     };
-    const controller = new AbortController();
-    this.#inFlight.add(controller);
-    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${settings.timeoutMs} ms`)), settings.timeoutMs);
-    try {
-      return await new Promise<PostResult>((resolve) => {
-        const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-        const request = send(url, { method: 'POST', headers, lookup, signal: controller.signal, servername: url.protocol === 'https:' ? hostOf(url) : undefined }, (response) => {
-          let read = 0;
-          response.on('data', (chunk: Buffer) => {
-            read += chunk.length;
-            if (read > MAX_ANSWER_BYTES) response.destroy();
-          });
-          const done = () => resolve({ statusCode: response.statusCode ?? null, error: null });
-          response.once('end', done);
-          response.once('close', done);
-          response.once('error', done);
+    return new Promise<PostResult>((resolve) => {
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const request = send(url, { method: 'POST', headers, lookup, signal, servername: url.protocol === 'https:' ? hostOf(url) : undefined }, (response) => {
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_ANSWER_BYTES) response.destroy();
         });
-        request.once('error', (error: Error) => {
-          const reason = controller.signal.aborted ? (controller.signal.reason as Error).message : error.message;
-          resolve({ statusCode: null, error: reason });
-        });
-        request.end(body);
+        // An answer's status, once its head is in, is the outcome, even if its body is then cut off.
+        const done = () => resolve({ statusCode: response.statusCode ?? null, error: null });
+        response.once('end', done);
+        response.once('close', done);
+        response.once('error', done);
       });
-    } finally {
-      clearTimeout(timer);
-      this.#inFlight.delete(controller);
-    }
+      request.once('error', (error: Error) => resolve(signal.aborted ? abortedWith() : { statusCode: null, error: error.message }));
+      request.end(body);
+    });
   }
 
   /**
-   * Stops polling and retention, and waits for the attempts under way (cut off after the timeout; their leases lapse
-   * if not recorded) and for the retention statement under way.
+   * Stops polling and retention, cuts off the attempts in flight (a receiver that never answers must not hold up
+   * SIGTERM: they are given back, pending, uncounted, to be made again later, since delivery is at least once), gives
+   * back the claims not yet attempted, and waits for that and for the retention statement under way.
    */
   async stop(): Promise<void> {
     this.#stopped = true;
+    for (const controller of this.#inFlight) controller.abort(SHUTTING_DOWN);
     clearInterval(this.#timer);
     clearInterval(this.#pruneTimer);
     clearTimeout(this.#dueTimer);
@@ -440,6 +471,16 @@ export class WebhookDispatcher {
     this.#unlisten?.();
     await Promise.all([this.#running, this.#pruning, this.#resealing]);
   }
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (a DNS lookup cannot be cancelled, only left behind). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** The host of an endpoint URL, for a log line (its path or query may carry a token). */

@@ -164,6 +164,23 @@ export async function claimDueDeliveries(
     .execute();
 }
 
+/**
+ * Gives back claims this process will not finish: deliveries it claimed under `token` and did not attempt, or whose
+ * attempt it cut off (it is shutting down). They stay pending, with no attempt counted and their due time as it was,
+ * so any process claims them again at once (at-least-once: a receiver that had the request gets it again). Only
+ * rows this lease still holds; how many.
+ */
+export async function releaseClaims(db: Kysely<Database>, token: string, deliveries: ReadonlyArray<{ accountId: number; deliveryId: number }>): Promise<number> {
+  if (deliveries.length === 0) return 0;
+  const released = await db.updateTable('webhook_deliveries')
+    .set({ locked_until: null, lock_token: null })
+    .where('lock_token', '=', token)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or(deliveries.map(({ accountId, deliveryId }) => eb.and([eb('account_id', '=', accountId), eb('id', '=', deliveryId)]))))
+    .executeTakeFirst();
+  return Number(released.numUpdatedRows);
+}
+
 /** What one attempt ended with, written in one transaction by `recordAttempt`. */
 export interface AttemptOutcome {
   deliveryId: number;

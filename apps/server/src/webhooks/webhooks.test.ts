@@ -11,7 +11,6 @@ import { startWebhookReceiver } from '../../test/webhook-receiver.js';
 import type { ReceivedWebhook, WebhookReceiver } from '../../test/webhook-receiver.js';
 import { buildApp } from '../app.js';
 import type { WebhookSettings } from '../core/core.config.js';
-import { isPrivateAddress } from './webhooks.addresses.js';
 import type { ResolveHost } from './webhooks.addresses.js';
 import { WebhookDispatcher, retryDelayMs } from './webhooks.dispatcher.js';
 
@@ -20,14 +19,7 @@ const ALL_TYPES = ['comment.created', 'comment.edited', 'comment.deleted', 'thre
 
 interface Payload { type: string; timestamp: string; data: Record<string, unknown> & { mentions?: Array<{ externalId: string; username: string; userId: number }>; body?: string } }
 
-describe('webhook addresses', () => {
-  it('counts private, loopback, link-local and mapped addresses as private, and public ones not', () => {
-    for (const address of ['10.0.0.1', '127.0.0.1', '169.254.169.254', '172.16.5.4', '192.168.1.1', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '224.0.0.1']) {
-      expect(isPrivateAddress(address), address).toBe(true);
-    }
-    for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '172.32.0.1']) expect(isPrivateAddress(address), address).toBe(false);
-  });
-
+describe('webhook retries', () => {
   it('retries after a full-jitter wait: uniform between 0 and the step, the last step repeated past the end', () => {
     expect(retryDelayMs(SCHEDULE_MS, 1, () => 0.5)).toBe(2500);
     expect(retryDelayMs(SCHEDULE_MS, 2, () => 0.999999)).toBe(299_999);
@@ -51,6 +43,8 @@ describeEachDialect('webhooks', (t) => {
     if (hostname === 'rebind.test') return [{ address: rebindCalls++ === 0 ? '93.184.215.14' : '127.0.0.1', family: 4 }];
     if (hostname === 'public.test') return [{ address: '93.184.215.14', family: 4 }];
     if (hostname === 'inside.test') return [{ address: '10.1.2.3', family: 4 }];
+    if (hostname === 'mapped.test') return [{ address: '::ffff:0:a01:203', family: 6 }];
+    if (hostname === 'rebind6.test') return [{ address: rebindCalls++ === 0 ? '2606:4700::1111' : '2002:7f00:1::1', family: 6 }];
     throw new Error(`ENOTFOUND ${hostname}`);
   };
   const settings: WebhookSettings = { allowPrivate: false, deliver: false, timeoutMs: 2000, pollMs: 1000, concurrency: 4, retryScheduleMs: SCHEDULE_MS, retentionMs: 2_592_000_000 };
@@ -182,6 +176,11 @@ describeEachDialect('webhooks', (t) => {
         [{ url: 'http://10.0.0.7/x', eventTypes: ['comment.created'] }, 'url'],
         [{ url: 'http://[::1]/x', eventTypes: ['comment.created'] }, 'url'],
         [{ url: 'http://[::ffff:127.0.0.1]/x', eventTypes: ['comment.created'] }, 'url'],
+        [{ url: 'http://[::ffff:0:7f00:1]/x', eventTypes: ['comment.created'] }, 'url'],
+        [{ url: 'http://[2002:a9fe:a9fe::1]/x', eventTypes: ['comment.created'] }, 'url'],
+        [{ url: 'http://[64:ff9b:1::a00:1]/x', eventTypes: ['comment.created'] }, 'url'],
+        [{ url: 'http://[::7f00:1]/x', eventTypes: ['comment.created'] }, 'url'],
+        [{ url: 'http://mapped.test/x', eventTypes: ['comment.created'] }, 'url'],
         [{ url: 'http://localhost:3000/x', eventTypes: ['comment.created'] }, 'url'],
         [{ url: 'http://inside.test/x', eventTypes: ['comment.created'] }, 'url'],
         [{ url: `https://public.test/${'x'.repeat(2000)}`, eventTypes: ['comment.created'] }, 'url'],
@@ -387,6 +386,18 @@ describeEachDialect('webhooks', (t) => {
       const [delivery] = (await strict.inject({ url: `${endpoints}/${endpoint.id}/deliveries`, headers: bearer(a.keys.alice!) })).json().items;
       expect(delivery.status).toBe('pending');
       expect(delivery.attemptLog[0]).toMatchObject({ statusCode: null, error: expect.stringContaining('refused: rebind.test resolves to 127.0.0.1') });
+      await strict.inject({ method: 'DELETE', url: `${endpoints}/${endpoint.id}`, headers: bearer(a.keys.alice!) });
+    });
+
+    it('refuses, at delivery, a name whose answer turned into an IPv6 prefix wrapping loopback (6to4 of 127.0.0.1)', async () => {
+      rebindCalls = 0;
+      const endpoint = await createEndpoint(strict, a.keys.alice!, { url: 'http://rebind6.test/hooks', eventTypes: ['comment.created'] });
+      const mark = receiver.received.length;
+      await post(ann, 'rebinding to 6to4');
+      expect(await dispatcherFor(false, [a]).drain()).toBe(1);
+      expect(since(mark)).toEqual([]);
+      const [delivery] = (await strict.inject({ url: `${endpoints}/${endpoint.id}/deliveries`, headers: bearer(a.keys.alice!) })).json().items;
+      expect(delivery.attemptLog[0]).toMatchObject({ statusCode: null, error: expect.stringContaining('refused: rebind6.test resolves to 2002:7f00:1::1') });
       await strict.inject({ method: 'DELETE', url: `${endpoints}/${endpoint.id}`, headers: bearer(a.keys.alice!) });
     });
 
