@@ -61,6 +61,8 @@ export const WidgetDataResponse = Type.Object(
     timezone: Type.String(),
     ignoredFilters: Type.Array(Type.String(), { description: 'Filters naming members this widget cannot reach' }),
     source: AnswerSource,
+    fields: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'The FIELD swaps this widget\'s query took (member -> member), when any did: a chart\'s spec follows them' })),
+    title: Type.Optional(Type.String({ description: 'The widget\'s title with those swaps: each swapped member\'s title replaced by its replacement\'s ("Revenue 2025" showing orders.count: "Orders 2025")' })),
   },
   { title: 'WidgetData' },
 );

@@ -8,6 +8,7 @@ import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { WAREHOUSE_SCHEMA } from '../../test/global-setup.js';
 import { demoRows } from '../../test/warehouse.js';
 import { buildApp } from '../app.js';
+import { swappedTitle } from './data.service.js';
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
@@ -25,6 +26,7 @@ function salesDashboard(publicId: string) {
         { id: 'broken', type: 'CHART', position: { x: 0, y: 9, w: 6, h: 4 }, config: { reportId: 105 } },
         { id: 'writer', type: 'CHART', position: { x: 6, y: 9, w: 6, h: 4 }, config: { reportId: 106 } },
         { id: 'sequence', type: 'CHART', position: { x: 0, y: 12, w: 6, h: 1 }, config: { reportId: 107 } },
+        { id: 'by-status', type: 'CHART', position: { x: 6, y: 12, w: 6, h: 1 }, config: { reportId: 108 } },
         { id: 'note', type: 'TEXT', position: { x: 0, y: 13, w: 12, h: 1 }, config: { markdown: '**hi**' } },
       ] as Array<{ id: string; type: 'FILTER' | 'CHART' | 'TEXT'; position: { x: number; y: number; w: number; h: number }; config: Record<string, unknown> }>),
     },
@@ -48,11 +50,16 @@ function salesDashboard(publicId: string) {
       { report: 'r-broken', name: 'Broken', kind: 'table', meta: { query: { measures: ['orders.profit'] } } },
       { report: 'r-writer', name: 'Writer', kind: 'table', sqlQuery: 'SELECT count(*) AS n FROM orders; DELETE FROM orders' },
       { report: 'r-sequence', name: 'Sequence', kind: 'table', sqlQuery: "SELECT nextval('svc_test_writes') AS n" },
+      {
+        report: 'r-by-status', name: 'Revenue and orders by status', kind: 'table',
+        meta: { query: { measures: ['orders.revenue', 'orders.count'], dimensions: ['orders.status'], order: { 'orders.revenue': 'desc', 'orders.count': 'asc' } } },
+        preferences: { columnFormats: { 'orders.revenue': { type: 'currency', decimalPlaces: 2 } } },
+      },
     ],
   };
 }
 
-const reports = ['r-monthly', 'r-kpi', 'r-returns', 'r-raw', 'r-broken', 'r-writer', 'r-sequence'].map((ref, i) => ({ ref, type: 'REPORT' as const, name: ref, _id: 101 + i }));
+const reports = ['r-monthly', 'r-kpi', 'r-returns', 'r-raw', 'r-broken', 'r-writer', 'r-sequence', 'r-by-status'].map((ref, i) => ({ ref, type: 'REPORT' as const, name: ref, _id: 101 + i }));
 
 describeEachDialect('widget data endpoint', (t) => {
   const { orders, products } = demoRows();
@@ -138,6 +145,43 @@ describeEachDialect('widget data endpoint', (t) => {
     const refused = await post('monthly', { fields: { 'orders.revenue': 'customers.count' } });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error.field).toBe('fields.orders.revenue');
+  });
+
+  it('a FIELD swap onto a member the query already asks for keeps it once: measures and order (issue 31: no 400)', async () => {
+    const res = await post('by-status', { fields: { 'orders.revenue': 'orders.count' } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.columns.map((c: { name: string }) => c.name)).toEqual(['orders.status', 'orders.count']);
+    // The order keeps its first entry for the member (revenue's place and direction, now count's): descending.
+    const counts = new Map<string, number>();
+    for (const o of orders) counts.set(o.status, (counts.get(o.status) ?? 0) + 1);
+    expect(body.rows).toEqual([...counts].sort((a, b) => b[1] - a[1]));
+    expect(body.fields).toEqual({ 'orders.revenue': 'orders.count' });
+    // A swap of a dimension onto one already there keeps one too.
+    const dimension = await post('by-status', { fields: { 'orders.status': 'orders.status' } });
+    expect(dimension.statusCode).toBe(200);
+    expect(dimension.json().fields).toBeUndefined();
+  });
+
+  it('titles and formats follow the swapped member: the title names it, its column has its own title and format, not the replaced one\'s', async () => {
+    const plain = (await post('kpi')).json();
+    expect(plain.title).toBeUndefined();
+    expect(plain.fields).toBeUndefined();
+    expect(plain.columns[0]).toMatchObject({ name: 'orders.revenue', title: 'Revenue', format: { type: 'currency', decimalPlaces: 0 } });
+    const body = (await post('kpi', { fields: { 'orders.revenue': 'orders.count' } })).json();
+    expect(body.title).toBe('Orders 2025');
+    expect(body.fields).toEqual({ 'orders.revenue': 'orders.count' });
+    expect(body.columns.map((c: { name: string }) => c.name)).toEqual(['orders.count', 'orders.count.previous', 'orders.count.change', 'orders.count.percentChange']);
+    expect(body.columns[0]).toEqual({ name: 'orders.count', member: 'orders.count', title: 'Orders', type: 'number', kind: 'measure', measureType: 'count' });
+    expect(body.rows[0][0]).toBe(inYear('2025').length);
+    expect(body.rows[0][1]).toBe(inYear('2024').length);
+    // The snapshot's currency format was written for revenue: units, swapped in, shows as a plain number.
+    const units = (await post('monthly', { fields: { 'orders.revenue': 'orders.units' } })).json();
+    expect(units.columns[1]).toMatchObject({ name: 'orders.units', title: 'Units' });
+    expect(units.columns[1].format).toBeUndefined();
+    expect(units.title).toBe('Units by month');
+    // A title that does not name the swapped member stays as written.
+    expect((await post('by-status', { fields: { 'orders.revenue': 'orders.units' } })).json().title).toBe('Units and orders by status');
   });
 
   it('compares a KPI with the same period a year before (previous, change, percentChange)', async () => {
@@ -346,5 +390,22 @@ describe('widget data on a PostgreSQL data source', () => {
       await app.close();
       await db.close();
     }
+  });
+});
+
+describe('swappedTitle', () => {
+  const revenueToOrders = { from: 'orders.revenue', to: 'orders.count', fromTitle: 'Revenue', toTitle: 'Orders' };
+  it('replaces the swapped member\'s title as a whole word, in any case, keeping a leading capital', () => {
+    expect(swappedTitle('Revenue 2025', [revenueToOrders])).toBe('Orders 2025');
+    expect(swappedTitle('Average revenue: regions', [revenueToOrders])).toBe('Average orders: regions');
+    expect(swappedTitle('Revenues and Prerevenue', [revenueToOrders])).toBe('Revenues and Prerevenue');
+    expect(swappedTitle('Top customers', [revenueToOrders])).toBe('Top customers');
+  });
+  it('swaps both ways in one pass, so that two swaps do not undo each other', () => {
+    const ordersToRevenue = { from: 'orders.count', to: 'orders.revenue', fromTitle: 'Orders', toTitle: 'Revenue' };
+    expect(swappedTitle('Revenue and orders', [revenueToOrders, ordersToRevenue])).toBe('Orders and revenue');
+  });
+  it('keeps a replacement\'s own capitals inside a sentence', () => {
+    expect(swappedTitle('Weekly revenue', [{ from: 'a.b', to: 'a.c', fromTitle: 'Revenue', toTitle: 'SKU count' }])).toBe('Weekly SKU count');
   });
 });
