@@ -62,6 +62,10 @@ export interface WidgetData {
   truncated: boolean;
   timezone: string;
   ignoredFilters: string[];
+  /** The FIELD swaps this widget's query took (member -> member), when any did. */
+  fields?: Record<string, string>;
+  /** The widget's title with those swaps (svc replaced the swapped members' titles). */
+  title?: string;
 }
 
 export interface WidgetDataRequest {
