@@ -11,7 +11,7 @@ import type { CompiledSemanticQuery, CompileOptions, ResultColumn, WarehouseDial
 import { parseDateRange } from './data.dates.js';
 import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
 import { SemanticModel } from './data.model.js';
-import type { DataSourceConfig, Granularity, ResolvedMember, SemanticView } from './data.model.js';
+import type { DataSourceConfig, DimensionType, Granularity, ResolvedMember, SemanticView } from './data.model.js';
 import { parseSemanticQuery } from './data.query.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
 import { ResultCache } from './data.cache.js';
@@ -174,6 +174,15 @@ function checkViewerValue(type: string, value: FilterScalar, field: string, time
   }
 }
 
+/** A viewer's filter value (not null) as its dimension's type reads it: every scalar, and a range with an end. */
+function checkViewerFilter(type: string, value: Exclude<ViewerFilterValue, null>, field: string, timezone: string): void {
+  const scalars = Array.isArray(value) ? value : typeof value === 'object' ? [value.gte, value.lte].filter((v) => v !== undefined) : [value];
+  for (const scalar of scalars) checkViewerValue(type, scalar as FilterScalar, field, timezone);
+  if (!Array.isArray(value) && typeof value === 'object' && value.gte === undefined && value.lte === undefined) {
+    throw new AppError('invalid_parameter', `${field}: a range needs gte, lte or both`, field);
+  }
+}
+
 function viewerFilters(model: SemanticModel, query: SemanticQuery, filters: Record<string, ViewerFilterValue>, skip: string | undefined, timezone: string): { filters: QueryFilter[]; ignored: string[] } {
   const first = query.measures?.[0] ?? query.dimensions?.[0] ?? query.timeDimensions?.[0]?.dimension;
   const base = first === undefined ? undefined : model.member(first, 'query').view;
@@ -189,13 +198,11 @@ function viewerFilters(model: SemanticModel, query: SemanticQuery, filters: Reco
       continue;
     }
     const isTime = resolved.dimension.type === 'time';
-    const scalars = Array.isArray(value) ? value : typeof value === 'object' ? [value.gte, value.lte].filter((v) => v !== undefined) : [value];
-    for (const scalar of scalars) checkViewerValue(resolved.dimension.type, scalar as FilterScalar, field, timezone);
+    checkViewerFilter(resolved.dimension.type, value, field, timezone);
     if (Array.isArray(value)) {
       if (value.length === 0) continue;
       result.push(isTime ? { or: value.map((v) => ({ member, operator: 'inDateRange', values: [String(v)] }) as QueryFilter) } : { member, operator: 'equals', values: value });
     } else if (typeof value === 'object') {
-      if (value.gte === undefined && value.lte === undefined) throw new AppError('invalid_parameter', `${field}: a range needs gte, lte or both`, field);
       if (isTime) {
         if (value.gte !== undefined) result.push({ member, operator: 'afterOrOnDate', values: [value.gte] });
         if (value.lte !== undefined) result.push({ member, operator: 'beforeOrOnDate', values: [value.lte] });
@@ -521,6 +528,34 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
     if (error instanceof AppError && error.status === 400) checkSnapshotQuery(dc, scope, base, snapshot);
     throw error;
   }
+}
+
+/** A filter the host or the viewer may set on a dashboard, as the embed shows it. */
+export interface CheckedFilter {
+  member: string;
+  /** The dimension's title in the model (what a filter chip shows). */
+  title: string;
+  type: DimensionType;
+}
+
+/**
+ * `POST /api/v1/embed/dashboard/{publicId}/filters/check`: the filters a widget data request would accept, checked
+ * by the same rules and nothing run: each must name a declared dimension (400 naming `filters.<member>`), one the
+ * viewer's access policies show (403), with a value of its type. The embed asks it before it applies a host's
+ * `set-filter`, so that a filter every widget would refuse is refused once, as an invalid action (issue 31).
+ */
+export async function checkFilters(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, request: { filters: Record<string, ViewerFilterValue>; timezone?: string }): Promise<{ filters: CheckedFilter[] }> {
+  const dashboard = await checkReadableDashboard(dc, readerOf(principal), publicId, (id) => dc.reads.dashboard(dc, principal.accountId, id));
+  const scope = await openDataScope(dc, principal, dashboard.deployment_id, request.timezone);
+  return {
+    filters: Object.entries(request.filters).map(([member, value]) => {
+      const field = `filters.${member}`;
+      const resolved = scope.model.dimension(member, field);
+      scope.access.requireVisible(resolved, field);
+      if (value !== null) checkViewerFilter(resolved.dimension.type, value, field, scope.timezone);
+      return { member, title: memberTitle(resolved), type: resolved.dimension.type };
+    }),
+  };
 }
 
 /** A CHART widget's answer: its snapshot's query with the viewer's fields, granularity, filters and drill. */

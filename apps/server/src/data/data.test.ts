@@ -8,6 +8,7 @@ import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { WAREHOUSE_SCHEMA } from '../../test/global-setup.js';
 import { demoRows } from '../../test/warehouse.js';
 import { buildApp } from '../app.js';
+import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
 import { swappedTitle } from './data.service.js';
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
@@ -348,6 +349,53 @@ describeEachDialect('widget data endpoint', (t) => {
       expect(quick.json().rows).toEqual([[orders.length]]);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describeEachDialect('filter check endpoint (issue 31: set-filter is checked before it applies)', (t) => {
+  let publicId: string;
+  let viewer: ViewerSession;
+  const check = (filters: Record<string, unknown>, headers = viewer.headers) =>
+    t().app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/filters/check`, headers, payload: { filters } });
+
+  beforeAll(async () => {
+    publicId = `filters-${uniqueSuffix()}`;
+    // The demo's views, the orders view hiding its tenant column from everyone.
+    const views = structuredClone(DEMO_SEMANTIC_VIEWS);
+    views.find((view) => view.name === 'orders')!.accessPolicy = [{ group: '*', memberLevel: { excludes: ['tenant'] } }];
+    const s = await seedAccount(t().db.kysely, {
+      users: [{ ref: 'admin', role: 'admin' }],
+      deployments: [{ ref: 'prod', name: 'Production', semanticViews: views, items: [{ ref: 'wb', type: 'WORKBOOK', name: 'Filters', dashboard: { publicId, status: 'published', allowEmbed: true, title: 'Filters', config: { widgets: [] } } }] }],
+      embedTenants: [{ name: 'customer-a' }],
+    });
+    viewer = await mintViewer(t().app, s.keys.admin!, { deploymentId: s.refs.prod!, embedTenantName: 'customer-a' });
+  });
+
+  it('answers each filter with its dimension\'s title and type, and runs nothing', async () => {
+    const res = await check({ 'orders.status': ['completed', 'shipped'], 'orders.amount': { gte: 10 }, 'orders.created_at': '2025-01-01', 'products.category': null });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().filters).toEqual([
+      { member: 'orders.status', title: 'Status', type: 'string' },
+      { member: 'orders.amount', title: 'Amount', type: 'number' },
+      { member: 'orders.created_at', title: 'Ordered at', type: 'time' },
+      { member: 'products.category', title: 'Category', type: 'string' },
+    ]);
+  });
+
+  it('refuses what every widget would refuse: an unknown member, a measure or a bad value is a 400, a hidden member a 403, each naming the filter', async () => {
+    const cases: Array<[Record<string, unknown>, number, string]> = [
+      [{ 'orders.nope': 'x' }, 400, 'filters.orders.nope'],
+      [{ 'nowhere.status': 'x' }, 400, 'filters.nowhere.status'],
+      [{ 'orders.revenue': 1 }, 400, 'filters.orders.revenue'],
+      [{ 'orders.amount': 'lots' }, 400, 'filters.orders.amount'],
+      [{ 'orders.amount': {} }, 400, 'filters.orders.amount'],
+      [{ 'orders.created_at': 'someday' }, 400, 'filters.orders.created_at'],
+      [{ 'orders.status': 'completed', 'orders.tenant': 'customer-b' }, 403, 'filters.orders.tenant'],
+    ];
+    for (const [filters, status, field] of cases) {
+      const res = await check(filters);
+      expect({ status: res.statusCode, field: res.json().error?.field }, JSON.stringify(filters)).toEqual({ status, field });
     }
   });
 });
