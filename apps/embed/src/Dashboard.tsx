@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { ReactNode } from 'react';
-import { fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
+import { checkFilters, fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
 import type { Dashboard, DashboardWidget, ReportSnapshot, WidgetData, WidgetDataRequest } from './api.js';
 import { DashboardDataContext, formatCell, isNotAvailable } from './dashboard/data.js';
 import type { DashboardData, Drilldown, DownloadEvent } from './dashboard/data.js';
@@ -27,8 +27,8 @@ export interface DashboardViewProps {
   path: string;
   refreshKey: number;
   filters: Filter[];
-  /** A filter control's choice (null clears): the same state as set-filter. */
-  onSetFilter(member: string, value: unknown): void;
+  /** A filter control's choice (null clears): the same state as set-filter; `title`: its dimension's, for the chip. */
+  onSetFilter(member: string, value: unknown, title?: string): void;
   onRemoveFilter(filter: Filter): void;
   timezone: string;
   allowExport: boolean;
@@ -193,7 +193,7 @@ function LoadedDashboard(props: LoadedProps) {
     session: props.session, publicId: dashboard.publicId, request, force: props.forced, t, format,
     allowExport: props.allowExport, dark: props.dark, exports, onSettled,
     onError: (error, context) => callbacks.current.onError(error, context, false),
-    onFilter: (member, value) => callbacks.current.onSetFilter(member, value),
+    onFilter: (member, value, title) => callbacks.current.onSetFilter(member, value, title),
     onGranularity: setGranularity,
     onField: (member, replacement) => setFields((previous) => {
       const next = { ...previous };
@@ -210,6 +210,7 @@ function LoadedDashboard(props: LoadedProps) {
     timezone: props.timezone,
   };
 
+  const titles = useMemberTitles(props.session, dashboard.publicId, props.filters);
   const exportDashboard = (formatName: 'xlsx' | 'png' | 'pdf') => {
     import('./dashboard/exports.js').then(async (files) => {
       if (formatName === 'xlsx') {
@@ -244,12 +245,17 @@ function LoadedDashboard(props: LoadedProps) {
             ) : null}
             {props.filters.length > 0 ? (
               <ul className="filters" aria-label={t('filters')}>
-                {props.filters.map((filter) => (
-                  <li key={`${filter.view}.${filter.dimension}`} className="filter-chip" data-filter={`${filter.view}.${filter.dimension}`}>
-                    <span>{filter.view}.{filter.dimension}: {describeValue(filter.value, format)}</span>
-                    <button type="button" aria-label={t('removeFilter', { name: `${filter.view}.${filter.dimension}` })} onClick={() => props.onRemoveFilter(filter)}>×</button>
-                  </li>
-                ))}
+                {props.filters.map((filter) => {
+                  const member = `${filter.view}.${filter.dimension}`;
+                  // The model's title ("Status"), the member's name until svc said it.
+                  const name = filter.title ?? titles[member] ?? member;
+                  return (
+                    <li key={member} className="filter-chip" data-filter={member} title={member}>
+                      <span>{name}: {describeValue(filter.value, format)}</span>
+                      <button type="button" aria-label={t('removeFilter', { name })} onClick={() => props.onRemoveFilter(filter)}>×</button>
+                    </li>
+                  );
+                })}
               </ul>
             ) : null}
           </header>
@@ -273,6 +279,28 @@ function LoadedDashboard(props: LoadedProps) {
       </>
     </DashboardDataContext.Provider>
   );
+}
+
+/**
+ * The model's titles of filters that came without one (the embed URL's `f_*`), asked of svc once per member. A
+ * member svc does not answer for keeps its name.
+ */
+function useMemberTitles(session: EmbedSession, publicId: string, filters: readonly Filter[]): Record<string, string> {
+  const [titles, setTitles] = useState<Record<string, string>>({});
+  const asked = useRef(new Set<string>());
+  const missing = filters.filter((f) => f.title === undefined && !asked.current.has(`${f.view}.${f.dimension}`)).map((f) => `${f.view}.${f.dimension}`);
+  const key = missing.join(',');
+  useEffect(() => {
+    if (key === '') return;
+    const members = key.split(',');
+    for (const member of members) asked.current.add(member);
+    // A null value asks about the member alone: its value is checked where it applies.
+    checkFilters(session, publicId, Object.fromEntries(members.map((member) => [member, null]))).then(
+      ({ filters: checked }) => setTitles((previous) => ({ ...previous, ...Object.fromEntries(checked.map((c) => [c.member, c.title])) })),
+      () => undefined,
+    );
+  }, [session, publicId, key]);
+  return titles;
 }
 
 /** The rows under a drilled mark, in a dialog over the dashboard. */

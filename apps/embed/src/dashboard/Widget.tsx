@@ -123,7 +123,7 @@ function FilterWidget({ widget, title, settle }: { widget: DashboardWidget; titl
             <input type="date" aria-label={`${label} ${t('to')}`} onChange={(event) => onFilter(member, event.currentTarget.value ? { ...(current as object | undefined), lte: event.currentTarget.value } : null)} />
           </span>
         ) : (
-          <select value={selected} disabled={state.state !== 'ready'} onChange={(event) => onFilter(member, event.currentTarget.value === '' ? null : JSON.parse(event.currentTarget.value))}>
+          <select value={selected} disabled={state.state !== 'ready'} onChange={(event) => onFilter(member, event.currentTarget.value === '' ? null : JSON.parse(event.currentTarget.value), state.state === 'ready' ? state.data.columns[0]?.title : undefined)}>
             <option value="">{t('allValues')}</option>
             {state.state === 'ready' ? state.data.rows.map((row) => <option key={JSON.stringify(row[0])} value={JSON.stringify(row[0])}>{String(row[0])}</option>) : null}
           </select>
