@@ -525,9 +525,28 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   } catch (error) {
     // A 400 may be the snapshot's own fault (a member its model lacks), found only when compiled: checked alone
     // then, so a bad dashboard is a 422 naming its snapshot's member, and a bad ask stays the viewer's 400.
-    if (error instanceof AppError && error.status === 400) checkSnapshotQuery(dc, scope, base, snapshot);
+    if (error instanceof AppError && error.status === 400) {
+      checkSnapshotQuery(dc, scope, base, snapshot);
+      throw offeredSwapFault(error, widgets, request.fields ?? {}) ?? error;
+    }
     throw error;
   }
+}
+
+/**
+ * A swap the dashboard's own FIELD control offers that the model refuses (an option of another view or kind) is the
+ * dashboard's fault, not the viewer's: a 422 naming the control's options. Any other refused swap stays a 400.
+ */
+function offeredSwapFault(error: AppError, widgets: readonly Widget[], fields: Record<string, string>): AppError | undefined {
+  const from = error.field?.startsWith('fields.') === true ? error.field.slice('fields.'.length) : undefined;
+  if (from === undefined || fields[from] === undefined) return undefined;
+  const control = widgets.find((w) => {
+    const config = (w.config ?? {}) as { member?: unknown; options?: unknown };
+    const options = Array.isArray(config.options) ? config.options.map((o: unknown) => (typeof o === 'object' && o !== null ? (o as { member?: unknown }).member : o)) : [];
+    return w.type === 'FIELD' && config.member === from && options.includes(fields[from]);
+  });
+  if (control === undefined) return undefined;
+  return new AppError('invalid_query', `widget ${control.id} offers ${fields[from]} for ${from}, which the model refuses: ${error.message}`, `widgets.${control.id}.config.options`);
 }
 
 /** A filter the host or the viewer may set on a dashboard, as the embed shows it. */

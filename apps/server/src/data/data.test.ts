@@ -28,8 +28,10 @@ function salesDashboard(publicId: string) {
         { id: 'writer', type: 'CHART', position: { x: 6, y: 9, w: 6, h: 4 }, config: { reportId: 106 } },
         { id: 'sequence', type: 'CHART', position: { x: 0, y: 12, w: 6, h: 1 }, config: { reportId: 107 } },
         { id: 'by-status', type: 'CHART', position: { x: 6, y: 12, w: 6, h: 1 }, config: { reportId: 108 } },
+        // An authoring slip: an option of another view, which the model cannot swap in.
+        { id: 'measure', type: 'FIELD', position: { x: 0, y: 14, w: 3, h: 1 }, config: { member: 'orders.count', options: ['orders.count', { member: 'products.count', title: 'Products' }] } },
         { id: 'note', type: 'TEXT', position: { x: 0, y: 13, w: 12, h: 1 }, config: { markdown: '**hi**' } },
-      ] as Array<{ id: string; type: 'FILTER' | 'CHART' | 'TEXT'; position: { x: number; y: number; w: number; h: number }; config: Record<string, unknown> }>),
+      ] as Array<{ id: string; type: 'FILTER' | 'CHART' | 'TEXT' | 'FIELD'; position: { x: number; y: number; w: number; h: number }; config: Record<string, unknown> }>),
     },
     reportSnapshots: [
       {
@@ -146,6 +148,16 @@ describeEachDialect('widget data endpoint', (t) => {
     const refused = await post('monthly', { fields: { 'orders.revenue': 'customers.count' } });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error.field).toBe('fields.orders.revenue');
+  });
+
+  it('a swap the dashboard\'s own FIELD control offers but the model refuses is the dashboard\'s fault: 422 naming the control', async () => {
+    const offered = await post('monthly', { fields: { 'orders.count': 'products.count' } });
+    expect(offered.statusCode).toBe(422);
+    expect(offered.json().error).toMatchObject({ code: 'invalid_query', field: 'widgets.measure.config.options' });
+    // Not offered by any control: the viewer's ask, a 400.
+    const asked = await post('monthly', { fields: { 'orders.count': 'customers.count' } });
+    expect(asked.statusCode).toBe(400);
+    expect(asked.json().error.field).toBe('fields.orders.count');
   });
 
   it('a FIELD swap onto a member the query already asks for keeps it once: measures and order (issue 31: no 400)', async () => {
