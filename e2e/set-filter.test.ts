@@ -149,19 +149,38 @@ suite('set-filter is checked before it applies (Chromium, through the SDK)', () 
     await page.close();
   });
 
-  it('shows the embed URL\'s f_* filters by their titles', async () => {
+  it('checks the embed URL\'s f_* filters before any widget asks: titles on the accepted, the refused dropped and reported', async () => {
     const page = await openHostPage(browser.context, `http://localhost:${(host.address() as { port: number }).port}/`);
-    // A frame made by hand, as a host without the SDK does: the filter is a parameter of its URL.
+    const data: Array<Record<string, unknown>> = [];
+    const failures: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/data') && request.method() === 'POST') data.push((JSON.parse(request.postData() ?? '{}') as { filters?: Record<string, unknown> }).filters ?? {});
+    });
+    page.on('response', (response) => {
+      if (response.url().endsWith('/data') && response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+    });
+    // A frame made by hand, as a host without the SDK does: the filters are parameters of its URL; its events are kept.
     await page.evaluate(async (baseUrl) => {
-      const sessionId = await (window as unknown as HostWindow).getSessionId();
+      const w = window as unknown as HostWindow;
+      window.addEventListener('message', (event) => {
+        const message = event.data as { source?: string; type?: string; payload?: unknown };
+        if (message?.source === 'svc-embed') w.events.push([String(message.type).slice(10), message.payload]);
+      });
+      const sessionId = await w.getSessionId();
       const frame = document.createElement('iframe');
-      frame.src = `${baseUrl}/embed/dashboard/sales-performance?session=${sessionId}&f_orders.status=${encodeURIComponent('"completed"')}`;
+      const f = (member: string, value: unknown) => `&f_${member}=${encodeURIComponent(JSON.stringify(value))}`;
+      frame.src = `${baseUrl}/embed/dashboard/sales-performance?session=${sessionId}${f('orders.status', 'completed')}${f('orders.nope', 'x')}${f('orders.tenant', 'customer-b')}`;
       frame.style.cssText = 'width:1300px;height:1200px;border:0';
       document.body.appendChild(frame);
     }, svc.origin);
-    await expect.poll(() => page.frames().some((f) => f.url().startsWith(`${svc.origin}/embed/`))).toBe(true);
+    await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([name]) => name === 'dashboard-loaded'), undefined, { timeout: 30_000 });
     const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
-    await expect.poll(() => chips(frame), { timeout: 20_000 }).toEqual(['Status: completed']);
+    await expect.poll(() => chips(frame)).toEqual(['Status: completed']);
+    expect(data.length).toBeGreaterThan(0);
+    expect(data.every((filters) => !('orders.nope' in filters) && !('orders.tenant' in filters) && filters['orders.status'] === 'completed')).toBe(true);
+    expect(failures).toEqual([]);
+    const refusals = (await errors(page)).map((e) => [e.name, e.context, e.message.match(/orders\.(nope|tenant)/)?.[0]]);
+    expect(refusals.sort()).toEqual([['InvalidActionError', 'set-filter', 'orders.nope'], ['InvalidActionError', 'set-filter', 'orders.tenant']]);
     await page.close();
   });
 });

@@ -248,6 +248,20 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
     });
   }, []);
 
+  // The URL's filters, checked against the first dashboard shown: titles for the accepted, the refused dropped and
+  // reported as a refused set-filter would be (issue 31).
+  const onFiltersChecked = useCallback((accepted: Filter[], refused: Array<{ filter: Filter; error: unknown }>) => {
+    const same = (a: Filter, b: Filter) => a.view === b.view && a.dimension === b.dimension;
+    setFilters((previous) => previous
+      .filter((f) => !refused.some((r) => same(r.filter, f)))
+      .map((f) => accepted.find((a) => same(a, f) && f.title === undefined) ?? f));
+    for (const { filter, error } of refused) {
+      const member = `${filter.view}.${filter.dimension}`;
+      const why = error instanceof ApiError && error.status === 403 ? 'is hidden from this viewer by an access policy' : `cannot filter this dashboard (${error instanceof Error ? error.message : String(error)})`;
+      reportError(invalidAction(`the embed URL's f_${member}: ${member} ${why}; the filter was not applied`), 'set-filter');
+    }
+  }, [reportError]);
+
   const onAiQuery = useCallback((event: AiQueryEvent, surface?: 'app') => channel.emit('svc:event:ai-query', event, surface), [channel]);
 
   const onViewed = useCallback((dashboard: Dashboard) => {
@@ -276,6 +290,7 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
           refreshKey={refreshKey}
           filters={filters}
           onSetFilter={onSetFilter}
+          onFiltersChecked={onFiltersChecked}
           onRemoveFilter={(filter) => setFilters((previous) => previous.filter((f) => f !== filter))}
           timezone={timezone}
           allowExport={url.allowExport}

@@ -27,6 +27,11 @@ export interface DashboardViewProps {
   path: string;
   refreshKey: number;
   filters: Filter[];
+  /**
+   * The filters svc had not checked (the embed URL's `f_*`), checked against the dashboard before its widgets ask:
+   * the accepted with their titles, the refused with svc's refusal.
+   */
+  onFiltersChecked(accepted: Filter[], refused: Array<{ filter: Filter; error: unknown }>): void;
   /** A filter control's choice (null clears): the same state as set-filter; `title`: its dimension's, for the chip. */
   onSetFilter(member: string, value: unknown, title?: string): void;
   onRemoveFilter(filter: Filter): void;
@@ -94,7 +99,20 @@ export function DashboardView(props: DashboardViewProps) {
     const request = target.publicId !== undefined
       ? fetchDashboard(session, target.publicId, controller.signal)
       : fetchWorkbookDashboard(session, target.deploymentId!, target.workbookId!, controller.signal);
-    request.then((dashboard) => {
+    request.then(async (dashboard) => {
+      // Filters from the embed URL come unchecked (no title): svc checks them before any widget asks with them, so
+      // that one naming no dimension of this model (or hidden from the viewer) is dropped, not failing every widget.
+      const unchecked = callbacks.current.filters.filter((f) => f.title === undefined);
+      if (unchecked.length > 0) {
+        const results = await Promise.all(unchecked.map((filter) => checkFilters(session, dashboard.publicId, { [`${filter.view}.${filter.dimension}`]: filter.value }, callbacks.current.timezone, controller.signal)
+          .then(({ filters: [checked] }) => ({ filter: { ...filter, title: checked?.title ?? `${filter.view}.${filter.dimension}` }, error: undefined }), (error: unknown) => ({ filter, error }))));
+        if (controller.signal.aborted) return;
+        const isRefusal = (error: unknown) => error instanceof ApiError && (error.status === 400 || error.status === 403);
+        callbacks.current.onFiltersChecked(
+          results.filter((r) => !isRefusal(r.error)).map((r) => r.filter),
+          results.filter((r) => isRefusal(r.error)).map((r) => ({ filter: r.filter, error: r.error })),
+        );
+      }
       if (controller.signal.aborted) return;
       setLoad({ state: 'ready', dashboard, at: Date.now(), startedAt, seq, forced });
       callbacks.current.onViewed(dashboard);
