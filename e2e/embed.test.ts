@@ -237,7 +237,8 @@ suite('the embed runtime in Chromium', () => {
     const frame = await mount(page, { locale: 'en-US' });
     await act(page, "setFilter('orders', 'status', ['completed', 'shipped'])");
     await act(page, "setFilter('orders', 'amount', { gte: 1000, lte: 5000 })");
-    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts()).toEqual(['orders.status: completed, shipped\n×', 'orders.amount: 1,000 – 5,000\n×']);
+    // Issue 31: a chip shows the dimension's title from the model, not its member name.
+    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts()).toEqual(['Status: completed, shipped\n×', 'Amount: 1,000 – 5,000\n×']);
     await act(page, "setFilter('orders', 'status', null)");
     await expect.poll(() => frame.locator('.filter-chip').count()).toBe(1);
     await page.evaluate(() => { (window as unknown as HostWindow).handle.setFilter('orders', 'status; drop', 1); });

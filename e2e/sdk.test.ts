@@ -198,7 +198,7 @@ suite('@svc/embed-sdk in Chromium', () => {
     });
     const frame = embedFrame(page, svc.origin, 'sales-e2e');
     // The embed applied each action it was sent: a filter chip, the dark scheme, and a second load.
-    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts(), { timeout: 15_000 }).toEqual(['orders.status: completed\n×']);
+    await expect.poll(() => frame.locator('.filter-chip').allInnerTexts(), { timeout: 15_000 }).toEqual(['Status: completed\n×']);
     await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
     await expect.poll(async () => (await named(page, 'a', 'dashboard-loaded')).length, { timeout: 15_000 }).toBe(2);
     await page.close();

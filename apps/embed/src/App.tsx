@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { ActionMessage, EmbedTheme } from '@svc/protocol';
+import { checkFilters } from './api.js';
 import type { CurrentSession, Dashboard } from './api.js';
 import type { AiQueryEvent } from '@svc/protocol';
 import { isPanelOpenAtStart, parseCommentsStart } from './comments/panelPlacement.js';
@@ -11,6 +12,7 @@ import { parseRoute } from './page.js';
 import type { Route, UrlOptions } from './page.js';
 import { applyThemeVariables, firstOf, parseColorScheme, parseFilter, parseLocale, parseTimezone, themeVariables } from './preferences.js';
 import type { BrowserPreferences, ColorScheme, Filter } from './preferences.js';
+import { ApiError } from './session.js';
 import type { EmbedSession } from './session.js';
 import { ChatPanel, CommentPanel, DashboardView } from './surfaces.js';
 
@@ -28,6 +30,8 @@ export interface AppProps {
 
 /** Routes that show a dashboard (whose `view` comes once the dashboard is read): an APP one on the app surface too. */
 const showsDashboard = (route: Route) => route.kind === 'dashboard' || route.kind === 'workbook' || (route.kind === 'app' && route.publicId !== undefined);
+
+const invalidAction = (message: string) => Object.assign(new Error(message), { name: 'InvalidActionError' });
 
 function initialFilters(parameters: string[]): Filter[] {
   const filters: Filter[] = [];
@@ -70,6 +74,16 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
   const [credentialKey, setCredentialKey] = useState(0);
   const routeRef = useRef(route);
   routeRef.current = route;
+  const timezoneRef = useRef(timezone);
+  timezoneRef.current = timezone;
+  // The dashboard on screen, by path: a workbook path names its dashboard only once it is read.
+  const viewed = useRef<{ path: string; publicId: string } | undefined>(undefined);
+  const viewWaiters = useRef<Array<() => void>>([]);
+  const wakeViewWaiters = useCallback(() => {
+    for (const wake of viewWaiters.current.splice(0)) wake();
+  }, []);
+  // set-filter actions apply in the order they came, each after svc checked it.
+  const filterQueue = useRef<Promise<unknown>>(Promise.resolve());
 
   const t = useMemo(() => translator(locale), [locale]);
   const format = useMemo(() => formattersFor(locale, timezone), [locale, timezone]);
@@ -124,11 +138,43 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
     const next = parseRoute(path, previous.surface);
     channel.setSurface(next.surface);
     history.replaceState(history.state, '', next.path + location.search);
+    routeRef.current = next;
     setRoute(next);
+    wakeViewWaiters();
     channel.emit('svc:event:navigate', { path: next.path, previousPath: previous.path });
     if (next.kind === 'not-found') reportError(new Error(`nothing is shown at ${next.path}`), 'navigate');
     if (!showsDashboard(next)) channel.emit('svc:event:view', { surface: next.surface, path: next.path });
-  }, [channel, reportError]);
+  }, [channel, reportError, wakeViewWaiters]);
+
+  /** The publicId of the dashboard shown (waiting for a workbook's to be read); none shown: the action is refused. */
+  const shownPublicId = useCallback(async (): Promise<string> => {
+    for (;;) {
+      const current = routeRef.current;
+      if (current.kind === 'dashboard' || (current.kind === 'app' && current.publicId !== undefined)) return current.publicId!;
+      if (current.kind !== 'workbook') throw invalidAction(`set-filter: no dashboard is shown at ${current.path}, so there is nothing to filter`);
+      if (viewed.current?.path === current.path) return viewed.current.publicId;
+      await new Promise<void>((resolve) => viewWaiters.current.push(resolve));
+    }
+  }, []);
+
+  /**
+   * A host's filter, checked by svc against the shown dashboard's model and the viewer's access before anything
+   * changes (issue 31): a member no view declares, a value not of its type, or a member an access policy hides from
+   * this viewer would make every widget fail, so it is refused here, once, and nothing is applied.
+   */
+  const checkHostFilter = useCallback(async (filter: Filter): Promise<Filter> => {
+    const member = `${filter.view}.${filter.dimension}`;
+    if (filter.value === null) return filter;
+    const publicId = await shownPublicId();
+    try {
+      const { filters: [checked] } = await checkFilters(session, publicId, { [member]: filter.value }, timezoneRef.current);
+      return { ...filter, ...(checked !== undefined ? { title: checked.title } : {}) };
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 403) throw invalidAction(`set-filter: ${member} is hidden from this viewer by an access policy; the filter was not applied`);
+      if (error instanceof ApiError && error.status === 400) throw invalidAction(`set-filter: ${member} cannot filter this dashboard (${error.message}); the filter was not applied`);
+      throw error;
+    }
+  }, [session, shownPublicId]);
 
   const applyAction = useCallback(async (action: ActionMessage): Promise<void> => {
     switch (action.type) {
@@ -153,13 +199,17 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
       }
       case 'svc:action:set-filter': {
         const parsed = parseFilter(action.payload.filterUrlParameter);
-        if (!parsed.ok) throw Object.assign(new Error(`set-filter: ${parsed.reason}`), { name: 'InvalidActionError' });
-        const { filter } = parsed;
-        setFilters((previous) => {
-          const others = previous.filter((f) => f.view !== filter.view || f.dimension !== filter.dimension);
-          // A null value clears the filter.
-          return filter.value === null ? others : [...others, filter];
+        if (!parsed.ok) throw invalidAction(`set-filter: ${parsed.reason}`);
+        const applied = filterQueue.current.then(async () => {
+          const filter = await checkHostFilter(parsed.filter);
+          setFilters((previous) => {
+            const others = previous.filter((f) => f.view !== filter.view || f.dimension !== filter.dimension);
+            // A null value clears the filter.
+            return filter.value === null ? others : [...others, filter];
+          });
         });
+        filterQueue.current = applied.catch(() => undefined);
+        await applied;
         return;
       }
       case 'svc:action:navigate':
@@ -181,7 +231,7 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
         return;
       }
     }
-  }, [navigateTo, session, url.filters]);
+  }, [navigateTo, session, url.filters, checkHostFilter]);
 
   useLayoutEffect(() => channel.onAction((action) => {
     applyAction(action).then(() => {
@@ -200,20 +250,36 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
   }), [channel]);
 
   // A filter control's choice: the same state as svc:action:set-filter (null clears).
-  const onSetFilter = useCallback((member: string, value: unknown) => {
+  const onSetFilter = useCallback((member: string, value: unknown, title?: string) => {
     const [view, dimension] = member.split('.') as [string, string];
     setFilters((previous) => {
       const others = previous.filter((f) => f.view !== view || f.dimension !== dimension);
-      return value === null || value === undefined ? others : [...others, { view, dimension, value }];
+      return value === null || value === undefined ? others : [...others, { view, dimension, value, ...(title !== undefined ? { title } : {}) }];
     });
   }, []);
+
+  // The URL's filters, checked against the first dashboard shown: titles for the accepted, the refused dropped and
+  // reported as a refused set-filter would be (issue 31).
+  const onFiltersChecked = useCallback((accepted: Filter[], refused: Array<{ filter: Filter; error: unknown }>) => {
+    const same = (a: Filter, b: Filter) => a.view === b.view && a.dimension === b.dimension;
+    setFilters((previous) => previous
+      .filter((f) => !refused.some((r) => same(r.filter, f)))
+      .map((f) => accepted.find((a) => same(a, f) && f.title === undefined) ?? f));
+    for (const { filter, error } of refused) {
+      const member = `${filter.view}.${filter.dimension}`;
+      const why = error instanceof ApiError && error.status === 403 ? 'is hidden from this viewer by an access policy' : `cannot filter this dashboard (${error instanceof Error ? error.message : String(error)})`;
+      reportError(invalidAction(`the embed URL's f_${member}: ${member} ${why}; the filter was not applied`), 'set-filter');
+    }
+  }, [reportError]);
 
   const onAiQuery = useCallback((event: AiQueryEvent, surface?: 'app') => channel.emit('svc:event:ai-query', event, surface), [channel]);
 
   const onViewed = useCallback((dashboard: Dashboard) => {
+    viewed.current = { path: routeRef.current.path, publicId: dashboard.publicId };
+    wakeViewWaiters();
     const title = dashboard.title ?? dashboard.config.title ?? undefined;
     channel.emit('svc:event:view', { surface: routeRef.current.surface, path: routeRef.current.path, publicId: dashboard.publicId, ...(title ? { title } : {}) });
-  }, [channel]);
+  }, [channel, wakeViewWaiters]);
 
   const onLoaded = useCallback((dashboard: Dashboard, widgetCount: number, startedAt: number) => {
     // SPEC: dashboard-loaded is an event of the dashboard surface (an APP dashboard on the app surface has none).
@@ -234,6 +300,7 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
           refreshKey={refreshKey}
           filters={filters}
           onSetFilter={onSetFilter}
+          onFiltersChecked={onFiltersChecked}
           onRemoveFilter={(filter) => setFilters((previous) => previous.filter((f) => f !== filter))}
           timezone={timezone}
           allowExport={url.allowExport}

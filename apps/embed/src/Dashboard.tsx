@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { MouseEvent, ReactNode, RefObject } from 'react';
-import { fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
+import { checkFilters, fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
 import type { Dashboard, DashboardWidget, ReportSnapshot, WidgetData, WidgetDataRequest } from './api.js';
 import { DashboardDataContext, formatCell, isNotAvailable } from './dashboard/data.js';
 import type { DashboardData, Drilldown, DownloadEvent } from './dashboard/data.js';
@@ -30,8 +30,13 @@ export interface DashboardViewProps {
   path: string;
   refreshKey: number;
   filters: Filter[];
-  /** A filter control's choice (null clears): the same state as set-filter. */
-  onSetFilter(member: string, value: unknown): void;
+  /**
+   * The filters svc had not checked (the embed URL's `f_*`), checked against the dashboard before its widgets ask:
+   * the accepted with their titles, the refused with svc's refusal.
+   */
+  onFiltersChecked(accepted: Filter[], refused: Array<{ filter: Filter; error: unknown }>): void;
+  /** A filter control's choice (null clears): the same state as set-filter; `title`: its dimension's, for the chip. */
+  onSetFilter(member: string, value: unknown, title?: string): void;
   onRemoveFilter(filter: Filter): void;
   timezone: string;
   allowExport: boolean;
@@ -97,7 +102,20 @@ export function DashboardView(props: DashboardViewProps) {
     const request = target.publicId !== undefined
       ? fetchDashboard(session, target.publicId, controller.signal)
       : fetchWorkbookDashboard(session, target.deploymentId!, target.workbookId!, controller.signal);
-    request.then((dashboard) => {
+    request.then(async (dashboard) => {
+      // Filters from the embed URL come unchecked (no title): svc checks them before any widget asks with them, so
+      // that one naming no dimension of this model (or hidden from the viewer) is dropped, not failing every widget.
+      const unchecked = callbacks.current.filters.filter((f) => f.title === undefined);
+      if (unchecked.length > 0) {
+        const results = await Promise.all(unchecked.map((filter) => checkFilters(session, dashboard.publicId, { [`${filter.view}.${filter.dimension}`]: filter.value }, callbacks.current.timezone, controller.signal)
+          .then(({ filters: [checked] }) => ({ filter: { ...filter, title: checked?.title ?? `${filter.view}.${filter.dimension}` }, error: undefined }), (error: unknown) => ({ filter, error }))));
+        if (controller.signal.aborted) return;
+        const isRefusal = (error: unknown) => error instanceof ApiError && (error.status === 400 || error.status === 403);
+        callbacks.current.onFiltersChecked(
+          results.filter((r) => !isRefusal(r.error)).map((r) => r.filter),
+          results.filter((r) => isRefusal(r.error)).map((r) => ({ filter: r.filter, error: r.error })),
+        );
+      }
       if (controller.signal.aborted) return;
       setLoad({ state: 'ready', dashboard, at: Date.now(), startedAt, seq, forced });
       callbacks.current.onViewed(dashboard);
@@ -196,7 +214,7 @@ function LoadedDashboard(props: LoadedProps) {
     session: props.session, publicId: dashboard.publicId, request, force: props.forced, t, format,
     allowExport: props.allowExport, dark: props.dark, exports, onSettled,
     onError: (error, context) => callbacks.current.onError(error, context, false),
-    onFilter: (member, value) => callbacks.current.onSetFilter(member, value),
+    onFilter: (member, value, title) => callbacks.current.onSetFilter(member, value, title),
     onGranularity: setGranularity,
     onField: (member, replacement) => setFields((previous) => {
       const next = { ...previous };
@@ -213,6 +231,7 @@ function LoadedDashboard(props: LoadedProps) {
     timezone: props.timezone,
   };
 
+  const titles = useMemberTitles(props.session, dashboard.publicId, props.filters);
   const exportDashboard = (formatName: 'xlsx' | 'png' | 'pdf') => {
     import('./dashboard/exports.js').then(async (files) => {
       if (formatName === 'xlsx') {
@@ -248,12 +267,17 @@ function LoadedDashboard(props: LoadedProps) {
             ) : null}
             {props.filters.length > 0 ? (
               <ul className="filters" aria-label={t('filters')}>
-                {props.filters.map((filter) => (
-                  <li key={`${filter.view}.${filter.dimension}`} className="filter-chip" data-filter={`${filter.view}.${filter.dimension}`}>
-                    <span>{filter.view}.{filter.dimension}: {describeValue(filter.value, format)}</span>
-                    <button type="button" aria-label={t('removeFilter', { name: `${filter.view}.${filter.dimension}` })} onClick={() => props.onRemoveFilter(filter)}>×</button>
-                  </li>
-                ))}
+                {props.filters.map((filter) => {
+                  const member = `${filter.view}.${filter.dimension}`;
+                  // The model's title ("Status"), the member's name until svc said it.
+                  const name = filter.title ?? titles[member] ?? member;
+                  return (
+                    <li key={member} className="filter-chip" data-filter={member} title={member}>
+                      <span>{name}: {describeValue(filter.value, format)}</span>
+                      <button type="button" aria-label={t('removeFilter', { name })} onClick={() => props.onRemoveFilter(filter)}>×</button>
+                    </li>
+                  );
+                })}
               </ul>
             ) : null}
           </header>
@@ -320,6 +344,28 @@ function SkipLinks({ t, main, comments }: { t: Translate; main: RefObject<HTMLEl
       {comments ? <a href="#comment-panel" onClick={goToComments}>{t('skipToComments')}</a> : null}
     </nav>
   );
+}
+
+/**
+ * The model's titles of filters that came without one (the embed URL's `f_*`), asked of svc once per member. A
+ * member svc does not answer for keeps its name.
+ */
+function useMemberTitles(session: EmbedSession, publicId: string, filters: readonly Filter[]): Record<string, string> {
+  const [titles, setTitles] = useState<Record<string, string>>({});
+  const asked = useRef(new Set<string>());
+  const missing = filters.filter((f) => f.title === undefined && !asked.current.has(`${f.view}.${f.dimension}`)).map((f) => `${f.view}.${f.dimension}`);
+  const key = missing.join(',');
+  useEffect(() => {
+    if (key === '') return;
+    const members = key.split(',');
+    for (const member of members) asked.current.add(member);
+    // A null value asks about the member alone: its value is checked where it applies.
+    checkFilters(session, publicId, Object.fromEntries(members.map((member) => [member, null]))).then(
+      ({ filters: checked }) => setTitles((previous) => ({ ...previous, ...Object.fromEntries(checked.map((c) => [c.member, c.title])) })),
+      () => undefined,
+    );
+  }, [session, publicId, key]);
+  return titles;
 }
 
 /** The rows under a drilled mark, in a dialog over the dashboard. */

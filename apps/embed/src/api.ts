@@ -62,6 +62,10 @@ export interface WidgetData {
   truncated: boolean;
   timezone: string;
   ignoredFilters: string[];
+  /** The FIELD swaps this widget's query took (member -> member), when any did. */
+  fields?: Record<string, string>;
+  /** The widget's title with those swaps (svc replaced the swapped members' titles). */
+  title?: string;
 }
 
 export interface WidgetDataRequest {
@@ -154,6 +158,18 @@ export function fetchWorkbookDashboard(session: EmbedSession, deploymentId: numb
 
 export function fetchWidgetData(session: EmbedSession, publicId: string, widgetId: string, body: WidgetDataRequest, signal?: AbortSignal): Promise<WidgetData> {
   return session.request(`/api/v1/embed/dashboard/${enc(publicId)}/widgets/${enc(widgetId)}/data`, { method: 'POST', body, signal });
+}
+
+/** A filter as svc checked it: its dimension's title and type in the model. */
+export interface CheckedFilter {
+  member: string;
+  title: string;
+  type: string;
+}
+
+/** Checks filters by the rules of the widget data requests, running nothing: 400 unknown or ill-typed, 403 hidden from the viewer. */
+export function checkFilters(session: EmbedSession, publicId: string, filters: Record<string, unknown>, timezone?: string, signal?: AbortSignal): Promise<{ filters: CheckedFilter[] }> {
+  return session.request(`/api/v1/embed/dashboard/${enc(publicId)}/filters/check`, { method: 'POST', body: { filters, ...(timezone !== undefined ? { timezone } : {}) }, signal });
 }
 
 export function runAppQuery(session: EmbedSession, publicId: string, query: unknown, timezone: string): Promise<WidgetData> {

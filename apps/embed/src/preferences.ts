@@ -105,6 +105,8 @@ export interface Filter {
   view: string;
   dimension: string;
   value: unknown;
+  /** The dimension's title in the model, once svc said it (a filter chip shows it). */
+  title?: string;
 }
 
 const FILTER = /^f_([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/;

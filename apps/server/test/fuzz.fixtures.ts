@@ -297,6 +297,7 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     unfavoriteWorkspaceItem: { path: item },
     deleteEmbedUser: { path: { id: victims[0]!.embedUserId } },
     getWidgetData: { path: { ...mainDashboard, widgetId: 'monthly' }, body: { filters: { 'products.category': 'Books' }, timezone: 'Europe/Paris', granularity: 'quarter' } },
+    checkDashboardFilters: { path: mainDashboard, body: { filters: { 'products.category': 'Books', 'orders.amount': { gte: 10 } } } },
     runAppQuery: { path: { publicId: id('app') }, body: { query: { measures: ['orders.count'], dimensions: ['orders.status'], limit: 10 } } },
     askQuestion: { body: { question: 'revenue by category', publicId: id('main') } },
     createWebhookEndpoint: { body: { url: 'https://93.184.215.14/fuzz', eventTypes: ['comment.created', 'thread.resolved'], description: 'fuzz', includeCommentBody: true } },

@@ -72,8 +72,13 @@ export interface EmbedHandle {
   setTheme(theme: EmbedTheme): void;
   setLocale(locale: string): void;
   setTimezone(timezone: string): void;
-  /** Pushes `f_<view>.<dimension>=<JSON of value>` (SPEC `svc:action:set-filter`). */
-  setFilter(view: string, dimension: string, value: unknown): void;
+  /**
+   * Pushes `f_<view>.<dimension>=<JSON of value>` (SPEC `svc:action:set-filter`); `null` clears it. Resolves once the
+   * embed applied it; rejects (`action-rejected`, the member named) when svc refuses it: a member the dashboard's
+   * model does not declare, a value not of its type, or a member hidden from the viewer. Nothing is applied then, and
+   * an `error` event says the same. Awaiting it is optional: an unawaited refusal is not an unhandled rejection.
+   */
+  setFilter(view: string, dimension: string, value: unknown): Promise<void>;
   navigate(path: string): void;
   refresh(): void;
   /** Swaps in a fresh session (from `getSessionId()` when no id is given); resolves when the embed confirms. */
@@ -316,7 +321,11 @@ export function embed(options: EmbedOptions): EmbedHandle {
     setTheme: (theme) => sendAction('svc:action:set-theme', theme),
     setLocale: (locale) => sendAction('svc:action:set-locale', { locale }),
     setTimezone: (timezone) => sendAction('svc:action:set-timezone', { timezone }),
-    setFilter: (view, dimension, value) => sendAction('svc:action:set-filter', { filterUrlParameter: `f_${view}.${dimension}=${JSON.stringify(value)}` }),
+    setFilter: (view, dimension, value) => {
+      const applied = sendAwaited('svc:action:set-filter', { filterUrlParameter: `f_${view}.${dimension}=${JSON.stringify(value)}` });
+      applied.catch(() => undefined);
+      return applied;
+    },
     navigate: (path) => sendAction('svc:action:navigate', { path }),
     refresh: () => sendAction('svc:action:refresh', {}),
     async setSession(sessionId) {

@@ -123,7 +123,7 @@ function FilterWidget({ widget, title, settle }: { widget: DashboardWidget; titl
             <input type="date" aria-label={`${label} ${t('to')}`} onChange={(event) => onFilter(member, event.currentTarget.value ? { ...(current as object | undefined), lte: event.currentTarget.value } : null)} />
           </span>
         ) : (
-          <select value={selected} disabled={state.state !== 'ready'} onChange={(event) => onFilter(member, event.currentTarget.value === '' ? null : JSON.parse(event.currentTarget.value))}>
+          <select value={selected} disabled={state.state !== 'ready'} onChange={(event) => onFilter(member, event.currentTarget.value === '' ? null : JSON.parse(event.currentTarget.value), state.state === 'ready' ? state.data.columns[0]?.title : undefined)}>
             <option value="">{t('allValues')}</option>
             {state.state === 'ready' ? state.data.rows.map((row) => <option key={JSON.stringify(row[0])} value={JSON.stringify(row[0])}>{String(row[0])}</option>) : null}
           </select>
@@ -191,14 +191,16 @@ const SankeyChart = lazy(() => import('./sankey.js').then((module) => ({ default
  * A CHART: its snapshot's data drawn by its kind; loading, empty, not-available (issue 20) and error states;
  * drill-down and exports (none without data).
  */
-function ChartWidget({ widget, snapshot, title, settle }: { widget: DashboardWidget; snapshot: ReportSnapshot | undefined; title: string | undefined; settle(): void }) {
+function ChartWidget({ widget, snapshot, title: authored, settle }: { widget: DashboardWidget; snapshot: ReportSnapshot | undefined; title: string | undefined; settle(): void }) {
   const { format, dark, t, onDrilldown, onError, allowExport, exports } = useDashboardData();
   const state = useWidgetData(widget.id, snapshot !== undefined);
   const [renderError, setRenderError] = useState<unknown>(undefined);
   const frame = useRef<HTMLElement>(null);
   const chart = useRef<RenderedChart | undefined>(undefined);
-  const name = title ?? widget.id;
   const data: WidgetData | undefined = state.state === 'ready' ? state.data : undefined;
+  // A FIELD control's swap renames the widget with its data ("Revenue 2025" showing orders: "Orders 2025").
+  const title = data?.title ?? authored;
+  const name = title ?? widget.id;
   useEffect(() => {
     if (state.state === 'failed' || state.state === 'forbidden' || (data !== undefined && data.rows.length === 0)) settle();
   }, [state.state, data, settle]);

@@ -252,7 +252,8 @@ export function HtmlChart({ snapshot, data, locale, dark, onRendered }: ChartPro
   const first = data.rows[0] ?? [];
   const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   const html = template.replace(/\{\{\s*([^}]+?)\s*\}\}/g, (_, name: string) => {
-    const i = data.columns.findIndex((c) => c.name === name);
+    // `{{orders.revenue}}` shows the member a FIELD control swapped in for it.
+    const i = data.columns.findIndex((c) => c.name === (data.fields?.[name] ?? name));
     return i < 0 ? '' : escape(formatCell(data.columns[i]!, first[i], locale));
   });
   // The colours are read from :root, which App sets in an effect that runs after this component's: a microtask

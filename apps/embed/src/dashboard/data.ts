@@ -28,7 +28,7 @@ export interface DashboardData {
   /** A widget rendered its data, its empty, not-available or error state (dashboard-loaded waits for all). */
   onSettled(widgetId: string): void;
   onError(error: unknown, context: string): void;
-  onFilter(member: string, value: unknown): void;
+  onFilter(member: string, value: unknown, title?: string): void;
   onGranularity(granularity: string | undefined): void;
   onField(member: string, replacement: string | undefined): void;
   onDrilldown(drill: Drilldown): void;

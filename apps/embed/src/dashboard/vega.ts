@@ -26,6 +26,32 @@ function escapeFields(node: unknown, names: ReadonlySet<string>): unknown {
 }
 
 /**
+ * A snapshot's spec as the FIELD swaps of its answer (`data.fields`) make it: an encoding of a swapped member draws
+ * its replacement, under the replacement's title and in its format (the spec's own, written for the old member, would
+ * show orders under "Revenue" in dollars). Without this the chart reads a column the answer no longer has: empty.
+ */
+export function followSwaps(node: unknown, fields: Readonly<Record<string, string>>, columns: readonly ResultColumn[]): unknown {
+  if (Array.isArray(node)) return node.map((item) => followSwaps(item, fields, columns));
+  if (typeof node !== 'object' || node === null) return node;
+  const object = node as Spec;
+  const to = typeof object.field === 'string' ? fields[object.field] : undefined;
+  const column = to === undefined ? undefined : columns.find((c) => c.name === to);
+  const result: Spec = {};
+  for (const [key, value] of Object.entries(object)) result[key] = followSwaps(value, fields, columns);
+  if (to === undefined) return result;
+  result.field = to;
+  if (column === undefined) return result;
+  const { format } = axisFormat(column);
+  if (typeof result.title === 'string') result.title = column.title;
+  if (typeof result.format === 'string') result.format = format;
+  for (const guide of ['axis', 'legend'] as const) {
+    const given = result[guide] as Spec | null | undefined;
+    if (typeof given === 'object' && given !== null && typeof given.format === 'string') result[guide] = { ...given, format, ...(typeof given.title === 'string' ? { title: column.title } : {}) };
+  }
+  return result;
+}
+
+/**
  * A measure's d3 format on axes and tooltips, drawn with the viewer's locale ({@link vegaNumberLocale}): currency
  * with the column's decimal places, as its KPI and table cells show it.
  */
@@ -167,7 +193,8 @@ export async function renderChart(
     const value = row[i];
     return [column.name, column.type === 'time' && typeof value === 'string' ? `${value.slice(0, 19)}Z` : value];
   })));
-  const given = typeof snapshotSpec === 'string' ? (JSON.parse(snapshotSpec) as Spec) : (snapshotSpec as Spec | null | undefined);
+  const written = typeof snapshotSpec === 'string' ? (JSON.parse(snapshotSpec) as Spec) : (snapshotSpec as Spec | null | undefined);
+  const given = written && data.fields ? (followSwaps(written, data.fields, data.columns) as Spec) : written;
   const color = getComputedStyle(element).color;
   const base = given && Object.keys(given).length > 0 ? given : defaultSpec(data, kind, color);
   const isVega = typeof base.$schema === 'string' && /\/vega\/v\d/.test(base.$schema);

@@ -4,9 +4,9 @@ import { requireAuthenticated } from '../http/http.auth.js';
 import { ErrorResponse } from '../core/core.schema.js';
 import { answerQuestion } from './data.ai.js';
 import type { AiQueryRequest, AiSettings } from './data.ai.js';
-import { AiAnswer, AiQueryBody, AppQueryBody, AppQueryResult, WidgetDataBody, WidgetDataResponse } from './data.schema.js';
-import { appQuery, widgetData } from './data.service.js';
-import type { DataContext, WidgetDataRequest } from './data.service.js';
+import { AiAnswer, AiQueryBody, AppQueryBody, AppQueryResult, CheckedFilters, CheckFiltersBody, WidgetDataBody, WidgetDataResponse } from './data.schema.js';
+import { appQuery, checkFilters, widgetData } from './data.service.js';
+import type { DataContext, ViewerFilterValue, WidgetDataRequest } from './data.service.js';
 
 /** Issue 7: the widget data endpoint of the embed API, and questions in plain language. */
 export function dataRoutes(dc: DataContext, ai: AiSettings): FastifyPluginAsyncTypebox {
@@ -23,6 +23,16 @@ export function dataRoutes(dc: DataContext, ai: AiSettings): FastifyPluginAsyncT
         },
       },
     }, async (request) => widgetData(dc, requireAuthenticated(request), request.params.publicId, request.params.widgetId, request.body as WidgetDataRequest));
+
+    app.post('/api/v1/embed/dashboard/:publicId/filters/check', {
+      schema: {
+        operationId: 'checkDashboardFilters', tags: ['Embed'], security: [{ embedToken: [] }, { bearerAuth: [] }],
+        summary: "Check filters as the dashboard's widget data requests would (declared dimensions the viewer may see, values of their type), running nothing",
+        params: Type.Object({ publicId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        body: CheckFiltersBody,
+        response: { 200: CheckedFilters, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse },
+      },
+    }, async (request) => checkFilters(dc, requireAuthenticated(request), request.params.publicId, request.body as { filters: Record<string, ViewerFilterValue>; timezone?: string }));
 
     app.post('/api/v1/embed/dashboard/:publicId/query', {
       schema: {

@@ -7,17 +7,19 @@ import { SemanticQuery } from './data.query.js';
 const Scalar = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]);
 const MemberName = '^[A-Za-z_][A-Za-z0-9_]{0,62}\\.[A-Za-z_][A-Za-z0-9_]{0,62}$';
 
+const ViewerFilters = Type.Record(
+  Type.String({ pattern: MemberName }),
+  Nullable(Type.Union([
+    Scalar,
+    Type.Array(Scalar, { maxItems: 1000 }),
+    Type.Object({ gte: Type.Optional(Scalar), lte: Type.Optional(Scalar) }, { additionalProperties: false }),
+  ])),
+  { description: 'The viewer\'s filters by member (`f_<semantic_view>.<dimension>=<JSON>` of the embed URL): a value, a list, or {gte, lte}; null: none' },
+);
+
 export const WidgetDataBody = Type.Object(
   {
-    filters: Type.Optional(Type.Record(
-      Type.String({ pattern: MemberName }),
-      Nullable(Type.Union([
-        Scalar,
-        Type.Array(Scalar, { maxItems: 1000 }),
-        Type.Object({ gte: Type.Optional(Scalar), lte: Type.Optional(Scalar) }, { additionalProperties: false }),
-      ])),
-      { description: 'The viewer\'s filters by member (`f_<semantic_view>.<dimension>=<JSON>` of the embed URL): a value, a list, or {gte, lte}; null: none' },
-    )),
+    filters: Type.Optional(ViewerFilters),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone queries run in (default: the account\'s, else UTC)' })),
     granularity: Type.Optional(Type.Enum([...GRANULARITIES], { description: 'A TIME_GRAIN control\'s choice: every bucketed time dimension at this granularity' })),
     fields: Type.Optional(Type.Record(Type.String({ pattern: MemberName }), Type.String({ pattern: MemberName }), { description: 'FIELD controls: member -> member of the same kind and view' })),
@@ -61,6 +63,8 @@ export const WidgetDataResponse = Type.Object(
     timezone: Type.String(),
     ignoredFilters: Type.Array(Type.String(), { description: 'Filters naming members this widget cannot reach' }),
     source: AnswerSource,
+    fields: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'The FIELD swaps this widget\'s query took (member -> member), when any did: a chart\'s spec follows them' })),
+    title: Type.Optional(Type.String({ description: 'The widget\'s title with those swaps: each swapped member\'s title replaced by its replacement\'s ("Revenue 2025" showing orders.count: "Orders 2025")' })),
   },
   { title: 'WidgetData' },
 );
@@ -97,4 +101,23 @@ export const AppQueryBody = Type.Object(
 export const AppQueryResult = Type.Object(
   { columns: Type.Array(ResultColumn), rows: Type.Array(Type.Array(Type.Unknown())), truncated: Type.Boolean(), timezone: Type.String(), source: AnswerSource },
   { title: 'AppQueryResult' },
+);
+
+export const CheckFiltersBody = Type.Object(
+  {
+    filters: ViewerFilters,
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone a date filter is read in (default: the account\'s, else UTC)' })),
+  },
+  { additionalProperties: false, title: 'CheckFiltersRequest' },
+);
+
+export const CheckedFilters = Type.Object(
+  {
+    filters: Type.Array(Type.Object({
+      member: Type.String(),
+      title: Type.String({ description: 'The dimension\'s title in the semantic model' }),
+      type: Type.Enum(['string', 'number', 'time', 'boolean']),
+    })),
+  },
+  { title: 'CheckedFilters' },
 );

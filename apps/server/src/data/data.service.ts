@@ -12,7 +12,7 @@ import type { CompiledSemanticQuery, CompileOptions, ResultColumn, WarehouseDial
 import { parseDateRange } from './data.dates.js';
 import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
 import { SemanticModel } from './data.model.js';
-import type { DataSourceConfig, Granularity, SemanticView } from './data.model.js';
+import type { DataSourceConfig, DimensionType, Granularity, ResolvedMember, SemanticView } from './data.model.js';
 import { parseSemanticQuery } from './data.query.js';
 import { openDataSource } from './data.sources.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
@@ -69,6 +69,10 @@ export interface WidgetData extends QueryResult {
   source: AnswerSource;
   /** Filters of the request that name no member this widget's query can reach: they do not apply to it. */
   ignoredFilters: string[];
+  /** The FIELD swaps this widget's query took (`fields` of the request that named one of its members). */
+  fields?: Record<string, string>;
+  /** The widget's title with those swaps: the swapped members' titles replaced (swappedTitle). */
+  title?: string;
 }
 
 /**
@@ -176,6 +180,15 @@ function checkViewerValue(type: string, value: FilterScalar, field: string, time
   }
 }
 
+/** A viewer's filter value (not null) as its dimension's type reads it: every scalar, and a range with an end. */
+function checkViewerFilter(type: string, value: Exclude<ViewerFilterValue, null>, field: string, timezone: string): void {
+  const scalars = Array.isArray(value) ? value : typeof value === 'object' ? [value.gte, value.lte].filter((v) => v !== undefined) : [value];
+  for (const scalar of scalars) checkViewerValue(type, scalar as FilterScalar, field, timezone);
+  if (!Array.isArray(value) && typeof value === 'object' && value.gte === undefined && value.lte === undefined) {
+    throw new AppError('invalid_parameter', `${field}: a range needs gte, lte or both`, field);
+  }
+}
+
 function viewerFilters(model: SemanticModel, query: SemanticQuery, filters: Record<string, ViewerFilterValue>, skip: string | undefined, timezone: string): { filters: QueryFilter[]; ignored: string[] } {
   const first = query.measures?.[0] ?? query.dimensions?.[0] ?? query.timeDimensions?.[0]?.dimension;
   const base = first === undefined ? undefined : model.member(first, 'query').view;
@@ -191,13 +204,11 @@ function viewerFilters(model: SemanticModel, query: SemanticQuery, filters: Reco
       continue;
     }
     const isTime = resolved.dimension.type === 'time';
-    const scalars = Array.isArray(value) ? value : typeof value === 'object' ? [value.gte, value.lte].filter((v) => v !== undefined) : [value];
-    for (const scalar of scalars) checkViewerValue(resolved.dimension.type, scalar as FilterScalar, field, timezone);
+    checkViewerFilter(resolved.dimension.type, value, field, timezone);
     if (Array.isArray(value)) {
       if (value.length === 0) continue;
       result.push(isTime ? { or: value.map((v) => ({ member, operator: 'inDateRange', values: [String(v)] }) as QueryFilter) } : { member, operator: 'equals', values: value });
     } else if (typeof value === 'object') {
-      if (value.gte === undefined && value.lte === undefined) throw new AppError('invalid_parameter', `${field}: a range needs gte, lte or both`, field);
       if (isTime) {
         if (value.gte !== undefined) result.push({ member, operator: 'afterOrOnDate', values: [value.gte] });
         if (value.lte !== undefined) result.push({ member, operator: 'beforeOrOnDate', values: [value.lte] });
@@ -212,9 +223,37 @@ function viewerFilters(model: SemanticModel, query: SemanticQuery, filters: Reco
   return { filters: result, ignored };
 }
 
-/** FIELD controls: a member of the query swapped for another of the same kind and view. */
-function swapFields(model: SemanticModel, query: SemanticQuery, fields: Record<string, string>): SemanticQuery {
+/** A member's title as result columns carry it. */
+const memberTitle = (member: ResolvedMember) => (member.kind === 'dimension' ? member.dimension.title ?? member.dimension.name : member.measure.title ?? member.measure.name);
+
+/** The FIELD swaps a widget's query took: which member replaced which, and their titles. */
+interface AppliedSwap {
+  from: string;
+  to: string;
+  fromTitle: string;
+  toTitle: string;
+}
+
+/** Each name once, in its first place: a swap onto a member the query already asks for keeps one of them. */
+const unique = <T>(items: readonly T[], keyOf: (item: T) => string): T[] => {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const key = keyOf(item);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+};
+
+/**
+ * FIELD controls: a member of the query swapped for another of the same kind and view. A swap onto a member the
+ * query already has (Revenue for Orders in a table of both) keeps that member once, where it first stands, rather
+ * than ask for it twice: the dashboard offered the choice, so it must not end in a 400 (issue 31).
+ */
+function swapFields(model: SemanticModel, query: SemanticQuery, fields: Record<string, string>): { query: SemanticQuery; swaps: AppliedSwap[] } {
   const swaps = new Map<string, string>();
+  const applied: AppliedSwap[] = [];
+  const used = new Set([...(query.measures ?? []), ...(query.dimensions ?? [])]);
   for (const [from, to] of Object.entries(fields)) {
     const source = model.member(from, `fields.${from}`);
     const target = model.member(to, `fields.${from}`);
@@ -222,14 +261,40 @@ function swapFields(model: SemanticModel, query: SemanticQuery, fields: Record<s
       throw new AppError('invalid_parameter', `fields.${from}: ${to} must be a ${source.kind} of view ${source.view.name} to replace ${from}`, `fields.${from}`);
     }
     swaps.set(from, to);
+    if (used.has(from) && from !== to) applied.push({ from, to, fromTitle: memberTitle(source), toTitle: memberTitle(target) });
   }
   const swap = (name: string) => swaps.get(name) ?? name;
+  const order = query.order === undefined ? undefined : (Array.isArray(query.order) ? query.order : Object.entries(query.order)).map(([name, direction]) => [swap(name), direction] as [string, 'asc' | 'desc']);
   return {
-    ...query,
-    measures: query.measures?.map(swap),
-    dimensions: query.dimensions?.map(swap),
-    ...(query.order !== undefined ? { order: (Array.isArray(query.order) ? query.order : Object.entries(query.order)).map(([name, direction]) => [swap(name), direction] as [string, 'asc' | 'desc']) } : {}),
+    query: {
+      ...query,
+      measures: query.measures === undefined ? undefined : unique(query.measures.map(swap), (name) => name),
+      dimensions: query.dimensions === undefined ? undefined : unique(query.dimensions.map(swap), (name) => name),
+      ...(order !== undefined ? { order: unique(order, ([name]) => name) } : {}),
+    },
+    swaps: applied,
   };
+}
+
+/**
+ * A widget's title with the FIELD swaps it took: each swapped member's title, as a word of the title, becomes its
+ * replacement's ("Revenue 2025" showing orders.count reads "Orders 2025"), keeping a leading capital. A title that
+ * names no swapped member stays as the author wrote it.
+ */
+export function swappedTitle(title: string, swaps: readonly AppliedSwap[]): string {
+  const named = swaps.filter((swap) => swap.fromTitle !== '' && swap.toTitle !== '');
+  if (named.length === 0) return title;
+  const byTitle = new Map(named.map((swap) => [swap.fromTitle.toLowerCase(), swap.toTitle]));
+  const escaped = [...byTitle.keys()].sort((a, b) => b.length - a.length).map((text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  // One pass, so that swaps both ways (Revenue for Orders and Orders for Revenue) do not undo each other.
+  return title.replace(new RegExp(`(?<![\\p{L}\\p{N}])(?:${escaped.join('|')})(?![\\p{L}\\p{N}])`, 'giu'), (found) => {
+    const to = byTitle.get(found.toLowerCase())!;
+    const first = found[0]!;
+    const isCapital = first !== first.toLowerCase();
+    // "average revenue" becomes "average orders", but a title such as "SKU count" keeps its own capitals.
+    const isPlainWord = /^\p{Lu}\p{Ll}*(?:\s|$)/u.test(to);
+    return isCapital ? to[0]!.toUpperCase() + to.slice(1) : isPlainWord ? to[0]!.toLowerCase() + to.slice(1) : to;
+  });
 }
 
 /** The query of a TIME_GRAIN control's choice: every bucketed time dimension at that granularity. */
@@ -460,29 +525,81 @@ export async function widgetData(dc: DataContext, principal: PlatformUserPrincip
   }
 
   const base = snapshotQuery(rawQuery, snapshot);
+  const title = (widget.config as { title?: unknown } | null | undefined)?.title;
   try {
-    return await chartData(dc, scope, snapshot, base, request);
+    return await chartData(dc, scope, snapshot, base, request, typeof title === 'string' ? title : snapshot.title ?? snapshot.name ?? undefined);
   } catch (error) {
     // A 400 may be the snapshot's own fault (a member its model lacks), found only when compiled: checked alone
     // then, so a bad dashboard is a 422 naming its snapshot's member, and a bad ask stays the viewer's 400.
-    if (error instanceof AppError && error.status === 400) checkSnapshotQuery(dc, scope, base, snapshot);
+    if (error instanceof AppError && error.status === 400) {
+      checkSnapshotQuery(dc, scope, base, snapshot);
+      throw offeredSwapFault(error, widgets, request.fields ?? {}) ?? error;
+    }
     throw error;
   }
 }
 
+/**
+ * A swap the dashboard's own FIELD control offers that the model refuses (an option of another view or kind) is the
+ * dashboard's fault, not the viewer's: a 422 naming the control's options. Any other refused swap stays a 400.
+ */
+function offeredSwapFault(error: AppError, widgets: readonly Widget[], fields: Record<string, string>): AppError | undefined {
+  const from = error.field?.startsWith('fields.') === true ? error.field.slice('fields.'.length) : undefined;
+  if (from === undefined || fields[from] === undefined) return undefined;
+  const control = widgets.find((w) => {
+    const config = (w.config ?? {}) as { member?: unknown; options?: unknown };
+    const options = Array.isArray(config.options) ? config.options.map((o: unknown) => (typeof o === 'object' && o !== null ? (o as { member?: unknown }).member : o)) : [];
+    return w.type === 'FIELD' && config.member === from && options.includes(fields[from]);
+  });
+  if (control === undefined) return undefined;
+  return new AppError('invalid_query', `widget ${control.id} offers ${fields[from]} for ${from}, which the model refuses: ${error.message}`, `widgets.${control.id}.config.options`);
+}
+
+/** A filter the host or the viewer may set on a dashboard, as the embed shows it. */
+export interface CheckedFilter {
+  member: string;
+  /** The dimension's title in the model (what a filter chip shows). */
+  title: string;
+  type: DimensionType;
+}
+
+/**
+ * `POST /api/v1/embed/dashboard/{publicId}/filters/check`: the filters a widget data request would accept, checked
+ * by the same rules and nothing run: each must name a declared dimension (400 naming `filters.<member>`), one the
+ * viewer's access policies show (403), with a value of its type. The embed asks it before it applies a host's
+ * `set-filter`, so that a filter every widget would refuse is refused once, as an invalid action (issue 31).
+ */
+export async function checkFilters(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, request: { filters: Record<string, ViewerFilterValue>; timezone?: string }): Promise<{ filters: CheckedFilter[] }> {
+  const dashboard = await checkReadableDashboard(dc, readerOf(principal), publicId, (id) => dc.reads.dashboard(dc, principal.accountId, id));
+  const scope = await openDataScope(dc, principal, dashboard.deployment_id, request.timezone);
+  return {
+    filters: Object.entries(request.filters).map(([member, value]) => {
+      const field = `filters.${member}`;
+      const resolved = scope.model.dimension(member, field);
+      scope.access.requireVisible(resolved, field);
+      if (value !== null) checkViewerFilter(resolved.dimension.type, value, field, scope.timezone);
+      return { member, title: memberTitle(resolved), type: resolved.dimension.type };
+    }),
+  };
+}
+
 /** A CHART widget's answer: its snapshot's query with the viewer's fields, granularity, filters and drill. */
-async function chartData(dc: DataContext, scope: DataScope, snapshot: ReportSnapshot, base: SemanticQuery, request: WidgetDataRequest): Promise<WidgetData> {
+async function chartData(dc: DataContext, scope: DataScope, snapshot: ReportSnapshot, base: SemanticQuery, request: WidgetDataRequest, title: string | undefined): Promise<WidgetData> {
   const { model, timezone } = scope;
   const filters = request.filters ?? {};
-  let query = base;
   const fields = request.fields ?? {};
-  query = withGranularity(swapFields(model, query, fields), request.granularity);
-  // A swapped measure is compared in its place.
-  const comparisons = (snapshot.periodComparisons ?? []).map((c) => ({ ...c, measure: fields[c.measure] ?? c.measure }));
+  const swapped = swapFields(model, base, fields);
+  let query = withGranularity(swapped.query, request.granularity);
+  // A swapped measure is compared in its place; two comparisons a swap made one are made once.
+  const comparisons = unique((snapshot.periodComparisons ?? []).map((c) => ({ ...c, measure: fields[c.measure] ?? c.measure })), (c) => JSON.stringify(c));
+  const swaps = swapped.swaps.length === 0 ? {} : {
+    fields: Object.fromEntries(swapped.swaps.map((s) => [s.from, s.to])),
+    ...(title !== undefined ? { title: swappedTitle(title, swapped.swaps) } : {}),
+  };
   const applied = viewerFilters(model, query, filters, undefined, timezone);
   query = { ...query, filters: [...(query.filters ?? []), ...applied.filters] };
 
-  if (request.drilldown !== undefined) return { ...(await drilldown(dc, scope, query, request.drilldown)), timezone, ignoredFilters: applied.ignored };
+  if (request.drilldown !== undefined) return { ...(await drilldown(dc, scope, query, request.drilldown)), timezone, ignoredFilters: applied.ignored, ...swaps };
 
   const answer = await runSemanticQuery(dc, scope, query);
   const sources = [answer.source];
@@ -498,7 +615,7 @@ async function chartData(dc: DataContext, scope: DataScope, snapshot: ReportSnap
     const td = result.columns.find((c) => c.granularity !== undefined && (c.name === member || c.member === member));
     result = fillMissingRows(result, snapshot.fillMissingRows, td === undefined ? undefined : localRange(query, td.member, timezone, dc.now()), dc.rowCap);
   }
-  return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: applied.ignored, source: leastCached(sources) };
+  return { ...result, columns: applyColumnFormats(result.columns, snapshot.preferences?.columnFormats), timezone, ignoredFilters: applied.ignored, source: leastCached(sources), ...swaps };
 }
 
 /** A snapshot's semantic query, parsed: a malformed one is the dashboard's fault, a 422 naming `meta.query`. */

@@ -8,6 +8,8 @@ import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { WAREHOUSE_SCHEMA } from '../../test/global-setup.js';
 import { demoRows } from '../../test/warehouse.js';
 import { buildApp } from '../app.js';
+import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
+import { swappedTitle } from './data.service.js';
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
@@ -25,8 +27,11 @@ function salesDashboard(publicId: string) {
         { id: 'broken', type: 'CHART', position: { x: 0, y: 9, w: 6, h: 4 }, config: { reportId: 105 } },
         { id: 'writer', type: 'CHART', position: { x: 6, y: 9, w: 6, h: 4 }, config: { reportId: 106 } },
         { id: 'sequence', type: 'CHART', position: { x: 0, y: 12, w: 6, h: 1 }, config: { reportId: 107 } },
+        { id: 'by-status', type: 'CHART', position: { x: 6, y: 12, w: 6, h: 1 }, config: { reportId: 108 } },
+        // An authoring slip: an option of another view, which the model cannot swap in.
+        { id: 'measure', type: 'FIELD', position: { x: 0, y: 14, w: 3, h: 1 }, config: { member: 'orders.count', options: ['orders.count', { member: 'products.count', title: 'Products' }] } },
         { id: 'note', type: 'TEXT', position: { x: 0, y: 13, w: 12, h: 1 }, config: { markdown: '**hi**' } },
-      ] as Array<{ id: string; type: 'FILTER' | 'CHART' | 'TEXT'; position: { x: number; y: number; w: number; h: number }; config: Record<string, unknown> }>),
+      ] as Array<{ id: string; type: 'FILTER' | 'CHART' | 'TEXT' | 'FIELD'; position: { x: number; y: number; w: number; h: number }; config: Record<string, unknown> }>),
     },
     reportSnapshots: [
       {
@@ -48,11 +53,16 @@ function salesDashboard(publicId: string) {
       { report: 'r-broken', name: 'Broken', kind: 'table', meta: { query: { measures: ['orders.profit'] } } },
       { report: 'r-writer', name: 'Writer', kind: 'table', sqlQuery: 'SELECT count(*) AS n FROM orders; DELETE FROM orders' },
       { report: 'r-sequence', name: 'Sequence', kind: 'table', sqlQuery: "SELECT nextval('svc_test_writes') AS n" },
+      {
+        report: 'r-by-status', name: 'Revenue and orders by status', kind: 'table',
+        meta: { query: { measures: ['orders.revenue', 'orders.count'], dimensions: ['orders.status'], order: { 'orders.revenue': 'desc', 'orders.count': 'asc' } } },
+        preferences: { columnFormats: { 'orders.revenue': { type: 'currency', decimalPlaces: 2 } } },
+      },
     ],
   };
 }
 
-const reports = ['r-monthly', 'r-kpi', 'r-returns', 'r-raw', 'r-broken', 'r-writer', 'r-sequence'].map((ref, i) => ({ ref, type: 'REPORT' as const, name: ref, _id: 101 + i }));
+const reports = ['r-monthly', 'r-kpi', 'r-returns', 'r-raw', 'r-broken', 'r-writer', 'r-sequence', 'r-by-status'].map((ref, i) => ({ ref, type: 'REPORT' as const, name: ref, _id: 101 + i }));
 
 describeEachDialect('widget data endpoint', (t) => {
   const { orders, products } = demoRows();
@@ -138,6 +148,53 @@ describeEachDialect('widget data endpoint', (t) => {
     const refused = await post('monthly', { fields: { 'orders.revenue': 'customers.count' } });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error.field).toBe('fields.orders.revenue');
+  });
+
+  it('a swap the dashboard\'s own FIELD control offers but the model refuses is the dashboard\'s fault: 422 naming the control', async () => {
+    const offered = await post('monthly', { fields: { 'orders.count': 'products.count' } });
+    expect(offered.statusCode).toBe(422);
+    expect(offered.json().error).toMatchObject({ code: 'invalid_query', field: 'widgets.measure.config.options' });
+    // Not offered by any control: the viewer's ask, a 400.
+    const asked = await post('monthly', { fields: { 'orders.count': 'customers.count' } });
+    expect(asked.statusCode).toBe(400);
+    expect(asked.json().error.field).toBe('fields.orders.count');
+  });
+
+  it('a FIELD swap onto a member the query already asks for keeps it once: measures and order (issue 31: no 400)', async () => {
+    const res = await post('by-status', { fields: { 'orders.revenue': 'orders.count' } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.columns.map((c: { name: string }) => c.name)).toEqual(['orders.status', 'orders.count']);
+    // The order keeps its first entry for the member (revenue's place and direction, now count's): descending.
+    const counts = new Map<string, number>();
+    for (const o of orders) counts.set(o.status, (counts.get(o.status) ?? 0) + 1);
+    expect(body.rows).toEqual([...counts].sort((a, b) => b[1] - a[1]));
+    expect(body.fields).toEqual({ 'orders.revenue': 'orders.count' });
+    // A swap of a dimension onto one already there keeps one too.
+    const dimension = await post('by-status', { fields: { 'orders.status': 'orders.status' } });
+    expect(dimension.statusCode).toBe(200);
+    expect(dimension.json().fields).toBeUndefined();
+  });
+
+  it('titles and formats follow the swapped member: the title names it, its column has its own title and format, not the replaced one\'s', async () => {
+    const plain = (await post('kpi')).json();
+    expect(plain.title).toBeUndefined();
+    expect(plain.fields).toBeUndefined();
+    expect(plain.columns[0]).toMatchObject({ name: 'orders.revenue', title: 'Revenue', format: { type: 'currency', decimalPlaces: 0 } });
+    const body = (await post('kpi', { fields: { 'orders.revenue': 'orders.count' } })).json();
+    expect(body.title).toBe('Orders 2025');
+    expect(body.fields).toEqual({ 'orders.revenue': 'orders.count' });
+    expect(body.columns.map((c: { name: string }) => c.name)).toEqual(['orders.count', 'orders.count.previous', 'orders.count.change', 'orders.count.percentChange']);
+    expect(body.columns[0]).toEqual({ name: 'orders.count', member: 'orders.count', title: 'Orders', type: 'number', kind: 'measure', measureType: 'count' });
+    expect(body.rows[0][0]).toBe(inYear('2025').length);
+    expect(body.rows[0][1]).toBe(inYear('2024').length);
+    // The snapshot's currency format was written for revenue: units, swapped in, shows as a plain number.
+    const units = (await post('monthly', { fields: { 'orders.revenue': 'orders.units' } })).json();
+    expect(units.columns[1]).toMatchObject({ name: 'orders.units', title: 'Units' });
+    expect(units.columns[1].format).toBeUndefined();
+    expect(units.title).toBe('Units by month');
+    // A title that does not name the swapped member stays as written.
+    expect((await post('by-status', { fields: { 'orders.revenue': 'orders.units' } })).json().title).toBe('Units and orders by status');
   });
 
   it('compares a KPI with the same period a year before (previous, change, percentChange)', async () => {
@@ -308,6 +365,53 @@ describeEachDialect('widget data endpoint', (t) => {
   });
 });
 
+describeEachDialect('filter check endpoint (issue 31: set-filter is checked before it applies)', (t) => {
+  let publicId: string;
+  let viewer: ViewerSession;
+  const check = (filters: Record<string, unknown>, headers = viewer.headers) =>
+    t().app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/filters/check`, headers, payload: { filters } });
+
+  beforeAll(async () => {
+    publicId = `filters-${uniqueSuffix()}`;
+    // The demo's views, the orders view hiding its tenant column from everyone.
+    const views = structuredClone(DEMO_SEMANTIC_VIEWS);
+    views.find((view) => view.name === 'orders')!.accessPolicy = [{ group: '*', memberLevel: { excludes: ['tenant'] } }];
+    const s = await seedAccount(t().db.kysely, {
+      users: [{ ref: 'admin', role: 'admin' }],
+      deployments: [{ ref: 'prod', name: 'Production', semanticViews: views, items: [{ ref: 'wb', type: 'WORKBOOK', name: 'Filters', dashboard: { publicId, status: 'published', allowEmbed: true, title: 'Filters', config: { widgets: [] } } }] }],
+      embedTenants: [{ name: 'customer-a' }],
+    });
+    viewer = await mintViewer(t().app, s.keys.admin!, { deploymentId: s.refs.prod!, embedTenantName: 'customer-a' });
+  });
+
+  it('answers each filter with its dimension\'s title and type, and runs nothing', async () => {
+    const res = await check({ 'orders.status': ['completed', 'shipped'], 'orders.amount': { gte: 10 }, 'orders.created_at': '2025-01-01', 'products.category': null });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().filters).toEqual([
+      { member: 'orders.status', title: 'Status', type: 'string' },
+      { member: 'orders.amount', title: 'Amount', type: 'number' },
+      { member: 'orders.created_at', title: 'Ordered at', type: 'time' },
+      { member: 'products.category', title: 'Category', type: 'string' },
+    ]);
+  });
+
+  it('refuses what every widget would refuse: an unknown member, a measure or a bad value is a 400, a hidden member a 403, each naming the filter', async () => {
+    const cases: Array<[Record<string, unknown>, number, string]> = [
+      [{ 'orders.nope': 'x' }, 400, 'filters.orders.nope'],
+      [{ 'nowhere.status': 'x' }, 400, 'filters.nowhere.status'],
+      [{ 'orders.revenue': 1 }, 400, 'filters.orders.revenue'],
+      [{ 'orders.amount': 'lots' }, 400, 'filters.orders.amount'],
+      [{ 'orders.amount': {} }, 400, 'filters.orders.amount'],
+      [{ 'orders.created_at': 'someday' }, 400, 'filters.orders.created_at'],
+      [{ 'orders.status': 'completed', 'orders.tenant': 'customer-b' }, 403, 'filters.orders.tenant'],
+    ];
+    for (const [filters, status, field] of cases) {
+      const res = await check(filters);
+      expect({ status: res.statusCode, field: res.json().error?.field }, JSON.stringify(filters)).toEqual({ status, field });
+    }
+  });
+});
+
 describe('widget data on a PostgreSQL data source', () => {
   const postgresUrl = inject('postgresUrl');
   it.skipIf(postgresUrl === null)('runs the same widget against the demo warehouse loaded into PostgreSQL, read-only', async () => {
@@ -346,5 +450,22 @@ describe('widget data on a PostgreSQL data source', () => {
       await app.close();
       await db.close();
     }
+  });
+});
+
+describe('swappedTitle', () => {
+  const revenueToOrders = { from: 'orders.revenue', to: 'orders.count', fromTitle: 'Revenue', toTitle: 'Orders' };
+  it('replaces the swapped member\'s title as a whole word, in any case, keeping a leading capital', () => {
+    expect(swappedTitle('Revenue 2025', [revenueToOrders])).toBe('Orders 2025');
+    expect(swappedTitle('Average revenue: regions', [revenueToOrders])).toBe('Average orders: regions');
+    expect(swappedTitle('Revenues and Prerevenue', [revenueToOrders])).toBe('Revenues and Prerevenue');
+    expect(swappedTitle('Top customers', [revenueToOrders])).toBe('Top customers');
+  });
+  it('swaps both ways in one pass, so that two swaps do not undo each other', () => {
+    const ordersToRevenue = { from: 'orders.count', to: 'orders.revenue', fromTitle: 'Orders', toTitle: 'Revenue' };
+    expect(swappedTitle('Revenue and orders', [revenueToOrders, ordersToRevenue])).toBe('Orders and revenue');
+  });
+  it('keeps a replacement\'s own capitals inside a sentence', () => {
+    expect(swappedTitle('Weekly revenue', [{ from: 'a.b', to: 'a.c', fromTitle: 'Revenue', toTitle: 'SKU count' }])).toBe('Weekly SKU count');
   });
 });

@@ -172,6 +172,11 @@ const EXPECTED = {
     aStage:                                [401, 200, 403, 403, 404, 403, 403, 404, 200, 403, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
   },
+  checkDashboardFilters: {
+    aProd:                                 [401, 200, 200, 403, 404, 200, 200, 404, 403, 200, 200, 401, 401],
+    aStage:                                [401, 200, 403, 403, 404, 403, 403, 404, 200, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
+  },
   runAppQuery: {
     aApp:                                  [401, 200, 200, 403, 404, 200, 200, 404, 403, 200, 200, 401, 401],
     bApp:                                  [401, 404, 404, 404, 200, 404, 404, 200, 404, 404, 404, 401, 401],
@@ -712,6 +717,11 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       getEmbedDashboard: dashboardReads((d) => `/api/v1/embed/dashboard/${d.publicId}`),
       getEmbedWorkbookDashboard: dashboardReads((d) => `/api/v1/embed/deployments/${d.deploymentId}/workbooks/${d.workbookId}/dashboard`),
       getWidgetData: dashboardReads((d) => `/api/v1/embed/dashboard/${d.publicId}/widgets/chart/data`, {}),
+      checkDashboardFilters: (() => {
+        // Its answer is the model's titles (no rows): read as the dashboard is, it must show no other's data.
+        const reads = dashboardReads((d) => `/api/v1/embed/dashboard/${d.publicId}/filters/check`, { filters: { 'marks.label': 'x' } });
+        return { aProd: { ...reads.aProd, mustSee: [] }, aStage: { ...reads.aStage, mustSee: [] }, bProd: { ...reads.bProd, mustSee: [] } };
+      })(),
       runAppQuery: {
         aApp: { prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.aApp}/query`, payload: { query: MARKER_QUERY } }), mustSee: ['aProdData'] },
         bApp: { prepare: async () => ({ url: `/api/v1/embed/dashboard/${publicIds.bApp}/query`, payload: { query: MARKER_QUERY } }), mustSee: ['bData'] },

@@ -27,6 +27,7 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
 const SUCCESS_DESCRIPTIONS: Readonly<Record<string, string>> = {
   getWidgetData: "The widget's columns and rows, with the viewer's filters and time zone applied",
   runAppQuery: "The query's columns and rows for the APP dashboard's code",
+  checkDashboardFilters: 'Every filter is one the widget data requests accept: each with its dimension\'s title and type',
   askQuestion: 'The semantic query the model chose, svc checked and ran, with its rows',
   generateEmbedSession: 'A single-use session id for the viewer, to hand to the embed',
   exchangeEmbedSession: 'The embed token of the session, with its expiry',

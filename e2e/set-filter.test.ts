@@ -1,0 +1,186 @@
+import type { Server } from 'node:http';
+import type { Frame, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type * as Sdk from '../packages/embed-sdk/src/index.js';
+import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/data.demo-warehouse.js';
+import { hasChromium, launchChromium } from './browser.js';
+import { bundle, demoDashboardItems, e2eAccount, openHostPage, serve, startSvc } from './embed-harness.js';
+import type { RunningSvc } from './embed-harness.js';
+
+// Issue 31 item 6: a host's `setFilter` is checked by svc before it applies. A member the model does not declare, a
+// value not of its type, or a member an access policy hides from the viewer is refused as an invalid action (the
+// promise rejects, an error event names the member) and nothing is applied, here or on the next dashboard.
+// Item 13 (part): filter chips show the dimension's title from the model, not its member name.
+
+type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; handle: Sdk.EmbedHandle; getSessionId(): Promise<string> };
+
+const HOST_PAGE = `<!doctype html><html><body style="margin:0">
+<div id="embed" style="width:1300px;height:2300px"></div>
+<script type="module">
+  import * as sdk from '/sdk.js';
+  window.sdk = sdk;
+  window.events = [];
+  window.getSessionId = async () => (await (await fetch('/session', { method: 'POST' })).json()).sessionId;
+  window.ready = true;
+</script></body></html>`;
+
+/** The demo's views, the orders view hiding its tenant column from every viewer. */
+function guardedViews(): unknown[] {
+  const views = structuredClone(DEMO_SEMANTIC_VIEWS);
+  views.find((view) => view.name === 'orders')!.accessPolicy = [{ group: '*', memberLevel: { excludes: ['tenant'] } }];
+  return views;
+}
+
+const suite = hasChromium ? describe : describe.skip;
+
+suite('set-filter is checked before it applies (Chromium, through the SDK)', () => {
+  let host: Server;
+  let svc: RunningSvc;
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
+
+  beforeAll(async () => {
+    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
+    const started = await serve({
+      '/': { type: 'text/html', body: HOST_PAGE },
+      '/sdk.js': { type: 'text/javascript', body: sdkJs },
+      '/session': async () => ({ type: 'application/json', body: JSON.stringify({ sessionId: await svc.mint() }) }),
+    });
+    host = started.server;
+    svc = await startSvc({ account: e2eAccount([`http://localhost:${started.port}`], { items: demoDashboardItems(), semanticViews: guardedViews() }) });
+    browser = await launchChromium();
+    browser.context.setDefaultTimeout(15_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.close();
+    host?.close();
+  });
+
+  /**
+   * The demo's Sales performance embedded, every event kept; `data` lists the filters of every
+   * widget data request and `failures` every such answer of 400 or more. Resolves at dashboard-loaded.
+   */
+  async function mount(): Promise<{ page: Page; frame: Frame; data: Array<Record<string, unknown>>; failures: string[] }> {
+    const page = await openHostPage(browser.context, `http://localhost:${(host.address() as { port: number }).port}/`);
+    const data: Array<Record<string, unknown>> = [];
+    const failures: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/data') && request.method() === 'POST') data.push((JSON.parse(request.postData() ?? '{}') as { filters?: Record<string, unknown> }).filters ?? {});
+    });
+    page.on('response', (response) => {
+      if (response.url().endsWith('/data') && response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+    });
+    await page.evaluate(async ({ baseUrl }) => {
+      const w = window as unknown as HostWindow;
+      w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-performance', getSessionId: w.getSessionId });
+      for (const name of ['ready', 'navigate', 'view', 'dashboard-loaded', 'error'] as const) w.handle.on(name, (payload: unknown) => w.events.push([name, payload]));
+      await w.handle.ready;
+    }, { baseUrl: svc.origin });
+    await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([name]) => name === 'dashboard-loaded'), undefined, { timeout: 30_000 });
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    return { page, frame, data, failures };
+  }
+
+  const events = (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
+  const errors = async (page: Page) => (await events(page)).filter(([name]) => name === 'error').map(([, payload]) => payload as { name: string; message: string; context: string; fatal: boolean });
+  /** The outcome of `handle.setFilter(...)`: `applied`, or the rejection's code and message. */
+  const setFilter = (page: Page, view: string, dimension: string, value: unknown) => page.evaluate(({ view, dimension, value }) =>
+    (window as unknown as HostWindow).handle.setFilter(view, dimension, value).then(() => ({ applied: true, code: '', message: '' }), (error: { code: string; message: string }) => ({ applied: false, code: error.code, message: error.message })),
+  { view, dimension, value });
+  const chips = (frame: Frame) => frame.locator('.filter-chip span').allInnerTexts();
+
+  it('refuses a member no view declares: the promise rejects and an error event names it, nothing is applied, and the next dashboard never sees it', async () => {
+    const { page, frame, data, failures } = await mount();
+    const asked = data.length;
+    const refused = await setFilter(page, 'orders', 'nope', 'x');
+    expect(refused).toMatchObject({ applied: false, code: 'action-rejected' });
+    expect(refused.message).toContain('orders.nope');
+    await expect.poll(() => errors(page)).toEqual([expect.objectContaining({ name: 'InvalidActionError', context: 'set-filter', fatal: false, message: expect.stringContaining('orders.nope') })]);
+    // Nothing applied: no chip, no widget asked again with it, none failed.
+    await page.waitForTimeout(300);
+    expect(await chips(frame)).toEqual([]);
+    expect(data.slice(asked).some((filters) => 'orders.nope' in filters)).toBe(false);
+    expect(failures).toEqual([]);
+    // Another dashboard after navigate: no chip, no request with it, no failure.
+    await page.evaluate(() => (window as unknown as HostWindow).handle.navigate('/embed/dashboard/sales-e2e'));
+    await expect.poll(() => frame.locator('h1').first().innerText()).toBe('Sales overview');
+    await page.evaluate(() => (window as unknown as HostWindow).handle.navigate('/embed/dashboard/sales-performance'));
+    await expect.poll(async () => (await events(page)).filter(([name]) => name === 'dashboard-loaded').length, { timeout: 20_000 }).toBe(3);
+    expect(await chips(frame)).toEqual([]);
+    expect(data.some((filters) => 'orders.nope' in filters)).toBe(false);
+    expect(failures).toEqual([]);
+    expect((await errors(page)).length).toBe(1);
+    await page.close();
+  });
+
+  it('refuses a value not of its dimension\'s type, and a member an access policy hides from the viewer, saying so', async () => {
+    const { page, frame, data, failures } = await mount();
+    const wrongType = await setFilter(page, 'orders', 'amount', 'lots');
+    expect(wrongType).toMatchObject({ applied: false, code: 'action-rejected' });
+    expect(wrongType.message).toContain('orders.amount');
+    const hidden = await setFilter(page, 'orders', 'tenant', 'customer-b');
+    expect(hidden).toMatchObject({ applied: false, code: 'action-rejected' });
+    expect(hidden.message).toMatch(/orders\.tenant is hidden from this viewer by an access policy/);
+    await expect.poll(async () => (await errors(page)).map((e) => [e.name, e.context, e.message.includes('orders.amount') || e.message.includes('orders.tenant')])).toEqual([
+      ['InvalidActionError', 'set-filter', true], ['InvalidActionError', 'set-filter', true],
+    ]);
+    await page.waitForTimeout(300);
+    expect(await chips(frame)).toEqual([]);
+    expect(data.some((filters) => 'orders.tenant' in filters || 'orders.amount' in filters)).toBe(false);
+    expect(failures).toEqual([]);
+    await page.close();
+  });
+
+  it('applies a filter svc accepts: the promise resolves, the widgets ask with it, and its chip shows the model\'s title', async () => {
+    const { page, frame, data } = await mount();
+    expect(await setFilter(page, 'orders', 'status', ['completed', 'shipped'])).toMatchObject({ applied: true });
+    expect(await setFilter(page, 'orders', 'amount', { gte: 10, lte: 500 })).toMatchObject({ applied: true });
+    await expect.poll(() => chips(frame)).toEqual(['Status: completed, shipped', 'Amount: 10 – 500']);
+    expect(await frame.locator('.filter-chip').first().getAttribute('title')).toBe('orders.status');
+    await expect.poll(() => data.some((filters) => JSON.stringify(filters['orders.status']) === '["completed","shipped"]')).toBe(true);
+    // A FILTER control's choice is a chip by its dimension's title too.
+    await frame.locator('[data-widget-id="f-category"] select').selectOption('"Books"');
+    await expect.poll(() => chips(frame)).toEqual(['Status: completed, shipped', 'Amount: 10 – 500', 'Category: Books']);
+    // null clears, and is never refused.
+    expect(await setFilter(page, 'orders', 'status', null)).toMatchObject({ applied: true });
+    await expect.poll(() => chips(frame)).toEqual(['Amount: 10 – 500', 'Category: Books']);
+    expect(await errors(page)).toEqual([]);
+    await page.close();
+  });
+
+  it('checks the embed URL\'s f_* filters before any widget asks: titles on the accepted, the refused dropped and reported', async () => {
+    const page = await openHostPage(browser.context, `http://localhost:${(host.address() as { port: number }).port}/`);
+    const data: Array<Record<string, unknown>> = [];
+    const failures: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/data') && request.method() === 'POST') data.push((JSON.parse(request.postData() ?? '{}') as { filters?: Record<string, unknown> }).filters ?? {});
+    });
+    page.on('response', (response) => {
+      if (response.url().endsWith('/data') && response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+    });
+    // A frame made by hand, as a host without the SDK does: the filters are parameters of its URL; its events are kept.
+    await page.evaluate(async (baseUrl) => {
+      const w = window as unknown as HostWindow;
+      window.addEventListener('message', (event) => {
+        const message = event.data as { source?: string; type?: string; payload?: unknown };
+        if (message?.source === 'svc-embed') w.events.push([String(message.type).slice(10), message.payload]);
+      });
+      const sessionId = await w.getSessionId();
+      const frame = document.createElement('iframe');
+      const f = (member: string, value: unknown) => `&f_${member}=${encodeURIComponent(JSON.stringify(value))}`;
+      frame.src = `${baseUrl}/embed/dashboard/sales-performance?session=${sessionId}${f('orders.status', 'completed')}${f('orders.nope', 'x')}${f('orders.tenant', 'customer-b')}`;
+      frame.style.cssText = 'width:1300px;height:1200px;border:0';
+      document.body.appendChild(frame);
+    }, svc.origin);
+    await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([name]) => name === 'dashboard-loaded'), undefined, { timeout: 30_000 });
+    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    await expect.poll(() => chips(frame)).toEqual(['Status: completed']);
+    expect(data.length).toBeGreaterThan(0);
+    expect(data.every((filters) => !('orders.nope' in filters) && !('orders.tenant' in filters) && filters['orders.status'] === 'completed')).toBe(true);
+    expect(failures).toEqual([]);
+    const refusals = (await errors(page)).map((e) => [e.name, e.context, e.message.match(/orders\.(nope|tenant)/)?.[0]]);
+    expect(refusals.sort()).toEqual([['InvalidActionError', 'set-filter', 'orders.nope'], ['InvalidActionError', 'set-filter', 'orders.tenant']]);
+    await page.close();
+  });
+});
