@@ -216,7 +216,8 @@ function LoadedDashboard(props: LoadedProps) {
         const rowCount = await files.downloadXlsx([...exports.values()], title);
         return props.onDownload({ format: 'xlsx', target: 'dashboard', title, rowCount });
       }
-      await (formatName === 'png' ? files.downloadPng : files.downloadPdf)(main.current!, title);
+      if (formatName === 'png') await files.downloadPng(main.current!, title);
+      else await files.downloadPdf(main.current!, title, exports, format.locale);
       return props.onDownload({ format: formatName, target: 'dashboard', title });
     }).catch((error: unknown) => props.onError(error, 'download', false));
   };
