@@ -80,7 +80,7 @@ suite('exports match the screen (Chromium at 2x)', () => {
   let hostOrigin: string;
   let svc: RunningSvc;
   let browser: Awaited<ReturnType<typeof launchChromium>>;
-  const { customers } = demoRows();
+  const { customers, orders, products } = demoRows();
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -110,7 +110,7 @@ suite('exports match the screen (Chromium at 2x)', () => {
       const w = window as unknown as HostWindow;
       const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-performance', allowExport: true, getSessionId: w.getSessionId, ...extra });
       w.handle = handle;
-      for (const name of ['dashboard-loaded', 'download', 'error'] as const) handle.on(name, (payload: unknown) => w.events.push([name, payload]));
+      for (const name of ['dashboard-loaded', 'download', 'drilldown', 'error'] as const) handle.on(name, (payload: unknown) => w.events.push([name, payload]));
       await handle.ready;
     }, { baseUrl: svc.origin, extra });
     await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([n]) => n === 'dashboard-loaded'), undefined, { timeout: 20_000 });
@@ -231,6 +231,35 @@ suite('exports match the screen (Chromium at 2x)', () => {
     expect(rows).toHaveLength(501);
     expect(pdf.text).toContain(rows[500]![0]);
     expect(pdf.text).toContain(rows[1]![0]);
+    await page.close();
+  });
+
+  it('the drill-down says it shows the first 1,000 of all its rows, formats them as their columns declare, and exports them as CSV', async () => {
+    const { page, frame } = await mount();
+    await frame.locator('[data-widget-id="by-category"] svg .mark-rect.role-mark path').first().click();
+    await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([n]) => n === 'drilldown'));
+    // The first bar is the category of most revenue in 2025 (the bars are sorted by revenue).
+    const categoryOf = new Map(products.map((p) => [p.id, p.category]));
+    const revenue = new Map<string, number>();
+    for (const o of orders) if (o.created_at.startsWith('2025')) revenue.set(categoryOf.get(o.product_id)!, (revenue.get(categoryOf.get(o.product_id)!) ?? 0) + o.amount);
+    const category = [...revenue].sort((a, b) => b[1] - a[1])[0]![0];
+    const total = orders.filter((o) => o.created_at.startsWith('2025') && categoryOf.get(o.product_id) === category).length;
+    expect(total).toBeGreaterThan(1000);
+    const dialog = frame.locator('[role="dialog"]');
+    await expect.poll(() => dialog.locator('[data-testid="drill-count"]').innerText()).toBe(`The first 1,000 of ${new Intl.NumberFormat('en-US').format(total)} rows`);
+    expect(await dialog.locator('tbody tr').count()).toBe(1000);
+    // As the columns declare: the amount is currency (its dimension's format), the order id a plain number.
+    const headers = await dialog.locator('thead th').allInnerTexts();
+    const last = await dialog.locator('tbody tr').last().locator('td').allInnerTexts();
+    expect(last[headers.indexOf('Amount')]).toMatch(/^\$[\d,]+\.\d\d$/);
+    expect(last[headers.indexOf('Order')]).toMatch(/^\d{4,}$/);
+    const { file, bytes } = await download(page, dialog.locator('button.drill-export'));
+    expect(file.suggestedFilename()).toMatch(/\.csv$/);
+    const rows = Papa.parse<string[]>(bytes.toString('utf8').replace(/^\ufeff/, ''), { skipEmptyLines: true }).data;
+    expect(rows[0]).toEqual(headers);
+    expect(rows).toHaveLength(1001);
+    expect(rows.at(-1)![headers.indexOf('Order')]).toBe(last[headers.indexOf('Order')]);
+    expect(Number(rows.at(-1)![headers.indexOf('Amount')])).toBeCloseTo(Number(last[headers.indexOf('Amount')]!.replace(/[$,]/g, '')), 2);
     await page.close();
   });
 
