@@ -190,7 +190,7 @@ suite('access policies in Chromium: a widget on a hidden member', () => {
     const headers = await dialog.locator('thead th').allInnerTexts();
     expect(headers).toContain('Status');
     expect(headers).not.toContain('Amount');
-    await dialog.getByRole('button').click();
+    await dialog.getByRole('button', { name: 'Back to the dashboard' }).click();
 
     await widget(frame, 'f-status').locator('select').selectOption({ label: 'All' });
     await expect.poll(() => widget(frame, 'kpi-orders').locator('.kpi-value').innerText(), { timeout: 10_000 }).toBe(new Intl.NumberFormat('en-US').format(orders2025.length));
@@ -220,7 +220,7 @@ suite('access policies in Chromium: a widget on a hidden member', () => {
     const dialog = frame.locator('[role="dialog"]');
     await dialog.locator('[data-testid="drill-count"]').waitFor();
     expect(await dialog.locator('thead th').allInnerTexts()).toContain('Amount');
-    await dialog.getByRole('button').click();
+    await dialog.getByRole('button', { name: 'Back to the dashboard' }).click();
     await page.screenshot({ path: join(shots, 'access-policy-finance.png'), fullPage: true });
     await page.close();
   });

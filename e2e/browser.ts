@@ -8,13 +8,17 @@ import type { BrowserContext } from 'playwright-core';
 export const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
 
-/** A headless Chromium with a fresh profile, closed and removed by the returned `close()`. */
-export async function launchChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+/**
+ * A headless Chromium with a fresh profile, closed and removed by the returned `close()`. `deviceScaleFactor` 2 gives
+ * a screen like a laptop's, whose screenshots have the pixels of a 2x export (e2e/exports.test.ts compares them).
+ */
+export async function launchChromium(options: { deviceScaleFactor?: number } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'svc-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     acceptDownloads: true,
+    ...(options.deviceScaleFactor !== undefined ? { deviceScaleFactor: options.deviceScaleFactor } : {}),
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   return {

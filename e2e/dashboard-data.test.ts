@@ -354,7 +354,7 @@ suite('dashboards with real data in Chromium', () => {
     const view = (await events(page)).filter(([n]) => n === 'view').map(([, p]) => p).at(-1);
     expect(view).toMatchObject({ surface: 'dashboard', path: '/embed/dashboard/sales-performance/drilldown/by-category' });
     await page.screenshot({ path: `${ARTIFACTS}/data-drilldown.png` });
-    await dialog.getByRole('button').click();
+    await dialog.getByRole('button', { name: 'Back to the dashboard' }).click();
     await waitForEvent(page, 'navigate', 2);
     expect((await events(page)).filter(([n]) => n === 'navigate').at(-1)![1]).toEqual({ path: '/embed/dashboard/sales-performance', previousPath: '/embed/dashboard/sales-performance/drilldown/by-category' });
     await page.close();

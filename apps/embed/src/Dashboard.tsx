@@ -238,7 +238,8 @@ function LoadedDashboard(props: LoadedProps) {
         const rowCount = await files.downloadXlsx([...exports.values()], title);
         return props.onDownload({ format: 'xlsx', target: 'dashboard', title, rowCount });
       }
-      await (formatName === 'png' ? files.downloadPng : files.downloadPdf)(main.current!, title);
+      if (formatName === 'png') await files.downloadPng(main.current!, title);
+      else await files.downloadPdf(main.current!, title, exports, format.locale);
       return props.onDownload({ format: formatName, target: 'dashboard', title });
     }).catch((error: unknown) => props.onError(error, 'download', false));
   };
@@ -292,6 +293,7 @@ function LoadedDashboard(props: LoadedProps) {
         </main>
         {drill !== undefined ? (
           <DrillView drill={drill} publicId={dashboard.publicId} session={props.session} request={request} t={t} format={format}
+            allowExport={props.allowExport} onDownload={(event) => props.onDownload(event)}
             onClose={() => {
               setDrill(undefined);
               props.onDrillClosed(props.path, drillPath(drill.widgetId));
@@ -368,9 +370,13 @@ function useMemberTitles(session: EmbedSession, publicId: string, filters: reado
   return titles;
 }
 
-/** The rows under a drilled mark, in a dialog over the dashboard. */
-function DrillView({ drill, publicId, session, request, t, format, onClose, onError }: {
-  drill: Drilldown; publicId: string; session: EmbedSession; request: WidgetDataRequest; t: Translate; format: Formatters; onClose(): void; onError(error: unknown): void;
+/**
+ * The rows under a drilled mark, in a dialog over the dashboard: formatted as their columns declare, with how many
+ * there are ("the first 1,000 of 5,842 rows"), and (with `allowExport`) a CSV of the rows listed.
+ */
+function DrillView({ drill, publicId, session, request, t, format, allowExport, onDownload, onClose, onError }: {
+  drill: Drilldown; publicId: string; session: EmbedSession; request: WidgetDataRequest; t: Translate; format: Formatters;
+  allowExport: boolean; onDownload(event: DownloadEvent): void; onClose(): void; onError(error: unknown): void;
 }) {
   const [data, setData] = useState<WidgetData | 'loading' | 'forbidden' | 'failed'>('loading');
   const close = useRef<HTMLButtonElement>(null);
@@ -417,18 +423,31 @@ function DrillView({ drill, publicId, session, request, t, format, onClose, onEr
           <button type="button" ref={close} onClick={onClose}>{t('back')}</button>
         </header>
         {data === 'loading' ? <p role="status">{t('loading')}</p> : data === 'forbidden' ? <NotAvailable message={t('drillForbidden')} /> : data === 'failed' ? <p role="alert">{t('widgetError')}</p> : (
-          // A tab stop, so that the keyboard scrolls the rows too (axe: scrollable-region-focusable).
-          <div className="drill-table-wrap" tabIndex={0} role="region" aria-labelledby="drill-title">
-            <table className="drill-table">
-              <thead><tr>{data.columns.map((c) => <th key={c.name} scope="col">{c.title}</th>)}</tr></thead>
-              <tbody>
-                {data.rows.map((row, i) => (
-                  <tr key={i}>{data.columns.map((c, j) => <td key={c.name} className={c.type === 'number' ? 'numeric' : undefined}>{formatCell(c, row[j], format.locale)}</td>)}</tr>
-                ))}
-              </tbody>
-            </table>
-            <p className="meta" data-testid="drill-count">{t('drillRows', { count: data.rows.length })}</p>
-          </div>
+          <>
+            <p className="meta drill-summary">
+              <span data-testid="drill-count">{data.truncated && data.totalRows !== undefined && data.totalRows > data.rows.length
+                ? t('drillRowsOf', { shown: data.rows.length, total: data.totalRows })
+                : t('drillRows', { count: data.rows.length })}</span>
+              {allowExport ? (
+                <button type="button" className="export drill-export" data-format="csv" onClick={() => {
+                  const title = t('drillTitle', { title: drill.title, member: drill.member });
+                  import('./dashboard/exports.js').then((files) => onDownload({ format: 'csv', target: 'widget', widgetId: drill.widgetId, title, rowCount: files.downloadCsv({ title, data }) }))
+                    .catch((error: unknown) => onError(error));
+                }}>{t('drillCsv')}</button>
+              ) : null}
+            </p>
+            {/* A tab stop, so that the keyboard scrolls the rows too (axe: scrollable-region-focusable). */}
+            <div className="drill-table-wrap" tabIndex={0} role="region" aria-labelledby="drill-title">
+              <table className="drill-table">
+                <thead><tr>{data.columns.map((c) => <th key={c.name} scope="col">{c.title}</th>)}</tr></thead>
+                <tbody>
+                  {data.rows.map((row, i) => (
+                    <tr key={i}>{data.columns.map((c, j) => <td key={c.name} className={c.type === 'number' ? 'numeric' : undefined}>{formatCell(c, row[j], format.locale)}</td>)}</tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </>
         )}
       </div>
     </div>

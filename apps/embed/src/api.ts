@@ -60,6 +60,8 @@ export interface WidgetData {
   columns: ResultColumn[];
   rows: unknown[][];
   truncated: boolean;
+  /** A drill-down's: how many rows lie under the mark, of which `rows` are the first. */
+  totalRows?: number;
   timezone: string;
   ignoredFilters: string[];
   /** The FIELD swaps this widget's query took (member -> member), when any did. */

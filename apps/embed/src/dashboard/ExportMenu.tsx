@@ -3,14 +3,13 @@ import type { KeyboardEvent, RefObject } from 'react';
 import { createPortal } from 'react-dom';
 import type { WidgetData } from '../api.js';
 import { useDashboardData } from './data.js';
-import type { RenderedChart } from './vega.js';
 
 export interface ExportMenuProps {
   widgetId: string;
   title: string;
   data: WidgetData;
+  /** The widget as it shows: what its PNG is a picture of. */
   frame: RefObject<HTMLElement | null>;
-  chart: RefObject<RenderedChart | undefined>;
 }
 
 const FORMATS = ['csv', 'xlsx', 'png', 'pdf'] as const;
@@ -22,8 +21,8 @@ type ExportFormat = (typeof FORMATS)[number];
  * arrows, Home and End move; Escape closes it and gives the focus back to the button; Tab or a click elsewhere
  * closes it. The file is made here; the host hears `download`.
  */
-export function ExportMenu({ widgetId, title, data, frame, chart }: ExportMenuProps) {
-  const { t, onDownload, onError } = useDashboardData();
+export function ExportMenu({ widgetId, title, data, frame }: ExportMenuProps) {
+  const { t, onDownload, onError, exports: sources, format: formatters } = useDashboardData();
   const [open, setOpen] = useState(false);
   // In <body>, fixed under the button: a widget clips what overflows it (and the grid moves widgets by transforms).
   const [place, setPlace] = useState({ top: 0, right: 0 });
@@ -67,10 +66,11 @@ export function ExportMenu({ widgetId, title, data, frame, chart }: ExportMenuPr
   const run = (format: ExportFormat) => {
     close(true);
     import('./exports.js').then(async (exports) => {
-      const body = frame.current?.querySelector<HTMLElement>('.widget-body') ?? frame.current!;
       if (format === 'csv') return onDownload({ format, target: 'widget', widgetId, title, rowCount: exports.downloadCsv({ title, data }) });
       if (format === 'xlsx') return onDownload({ format, target: 'widget', widgetId, title, rowCount: await exports.downloadXlsx([{ title, data }], title) });
-      await (format === 'png' ? exports.downloadPng : exports.downloadPdf)(body, title, chart.current);
+      // The whole widget, title included, as the viewer sees it (the menu's button is left out).
+      if (format === 'png') await exports.downloadPng(frame.current!, title);
+      else await exports.downloadPdf(frame.current!, title, new Map([...sources, [widgetId, { title, data }]]), formatters.locale);
       return onDownload({ format, target: 'widget', widgetId, title });
     }).catch((error: unknown) => onError(error, 'download'));
   };

@@ -239,7 +239,7 @@ function ChartWidget({ widget, snapshot, title: authored, settle }: { widget: Da
       <header className="widget-header">
         {title ? <h2 className="widget-title">{title}</h2> : null}
         {allowExport && data !== undefined ? (
-          <Suspense fallback={null}><Exports widgetId={widget.id} title={name} data={data} frame={frame} chart={chart} /></Suspense>
+          <Suspense fallback={null}><Exports widgetId={widget.id} title={name} data={data} frame={frame} /></Suspense>
         ) : null}
       </header>
       {data?.truncated ? <p className="widget-note">{t('truncated', { count: data.rows.length })}</p> : null}

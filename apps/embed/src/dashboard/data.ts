@@ -133,8 +133,13 @@ export function formatBucket(value: string, granularity: string | undefined, loc
   return new Intl.DateTimeFormat(locale, options).format(date);
 }
 
+/**
+ * A cell as its column declares: a measure, or a dimension with a format, by formatNumber; a number dimension
+ * without one as written, ungrouped (an order id 10234, a year 2025), since its digits are a name, not an amount.
+ */
 export function formatCell(column: ResultColumn, value: unknown, locale: string): string {
   if (value === null || value === undefined) return '–';
+  if (typeof value === 'number' && column.kind === 'dimension' && column.format === undefined) return new Intl.NumberFormat(locale, { useGrouping: false, maximumFractionDigits: 10 }).format(value);
   if (typeof value === 'number') return formatNumber(value, column.format, locale);
   if (column.type === 'time' && typeof value === 'string') return formatBucket(value, column.granularity, locale);
   return String(value);

@@ -55,6 +55,11 @@ export interface CompileOptions {
    * data.preagg.ts), read with `timezone: 'UTC'` and no zone arithmetic.
    */
   wallClock?: boolean;
+  /**
+   * The statement counts the query's rows instead of listing them (`SELECT count(*) FROM (...)`, no order, no row
+   * cap): a drill-down says "the first 1,000 of 5,842". The same WHERE, row policy included, as the listing's.
+   */
+  countRows?: boolean;
 }
 
 /** What the compiler asks of a viewer's access: ModelAccess, or a rollup's translation of it (data.preagg.ts). */
@@ -457,7 +462,10 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
     if (dimension.type === 'time') {
       throw new AppError('invalid_parameter', `query.dimensions[${i}]: ${member.name} is a time dimension; ask for it in timeDimensions with a granularity`, `query.dimensions[${i}]`);
     }
-    addColumn({ name: member.name, member: member.name, title: dimension.title ?? dimension.name, type: dimension.type, kind: 'dimension' }, dimensionExpression(scope, member), `query.dimensions[${i}]`);
+    addColumn({
+      name: member.name, member: member.name, title: dimension.title ?? dimension.name, type: dimension.type, kind: 'dimension',
+      ...(dimension.format !== undefined ? { format: dimension.format } : {}),
+    }, dimensionExpression(scope, member), `query.dimensions[${i}]`);
   });
   timeDimensions.forEach((timeDimension, i) => {
     const field = `query.timeDimensions[${i}]`;
@@ -532,7 +540,10 @@ export function compileSemanticQuery(model: SemanticModel, query: SemanticQuery,
   });
   const groupBy = groupCount > 0 && measures.length > 0 ? sql` GROUP BY ${sql.raw(Array.from({ length: groupCount }, (_, i) => i + 1).join(', '))}` : sql``;
   const distinct = measures.length === 0 ? sql`DISTINCT ` : sql``;
-  const statement = sql`SELECT ${distinct}${sql.join(selects)} FROM ${from}${sql.join(joins, sql``)}${where.length > 0 ? sql` WHERE ${sql.join(where, sql` AND `)}` : sql``}${groupBy}${having.length > 0 ? sql` HAVING ${sql.join(having, sql` AND `)}` : sql``}${orderBy.length > 0 ? sql` ORDER BY ${sql.join(orderBy)}` : sql``} LIMIT ${limit + 1}`;
+  const body = sql`SELECT ${distinct}${sql.join(selects)} FROM ${from}${sql.join(joins, sql``)}${where.length > 0 ? sql` WHERE ${sql.join(where, sql` AND `)}` : sql``}${groupBy}${having.length > 0 ? sql` HAVING ${sql.join(having, sql` AND `)}` : sql``}`;
+  const statement = options.countRows === true
+    ? sql`SELECT count(*) AS ${sql.id('count')} FROM (${body}) AS ${sql.id('svc_rows')}`
+    : sql`${body}${orderBy.length > 0 ? sql` ORDER BY ${sql.join(orderBy)}` : sql``} LIMIT ${limit + 1}`;
   const compiled = compileFragment(statement, options.dialect);
   return { sql: compiled.sql, parameters: compiled.parameters, columns, limit, capped: query.limit === undefined || query.limit > options.rowCap };
 }

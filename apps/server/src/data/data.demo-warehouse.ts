@@ -258,7 +258,7 @@ export const DEMO_SEMANTIC_VIEWS: SemanticView[] = [
       { name: 'id', type: 'number', primaryKey: true, title: 'Order' },
       { name: 'status', type: 'string', title: 'Status' },
       { name: 'quantity', type: 'number', title: 'Quantity' },
-      { name: 'amount', type: 'number', title: 'Amount' },
+      { name: 'amount', type: 'number', title: 'Amount', format: { type: 'currency', decimalPlaces: 2 } },
       { name: 'created_at', type: 'time', title: 'Ordered at' },
       { name: 'tenant', type: 'string', title: 'Customer account' },
     ],

@@ -34,6 +34,8 @@ export interface SemanticDimension {
   sql?: string;
   title?: string;
   primaryKey?: boolean;
+  /** How its values show in a table (a number dimension without one shows as written, ungrouped: an id, a year). */
+  format?: ColumnFormat;
 }
 
 export interface SemanticMeasure {

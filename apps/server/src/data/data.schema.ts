@@ -60,6 +60,7 @@ export const WidgetDataResponse = Type.Object(
     columns: Type.Array(ResultColumn),
     rows: Type.Array(Type.Array(Type.Unknown()), { description: 'Rows as arrays in the order of columns; time buckets as local YYYY-MM-DDTHH:MM:SS.000' }),
     truncated: Type.Boolean({ description: 'More rows matched than the row cap' }),
+    totalRows: Type.Optional(Type.Integer({ minimum: 0, description: 'A drill-down only: how many rows lie under the mark, of which `rows` are the first (at most 1,000)' })),
     timezone: Type.String(),
     ignoredFilters: Type.Array(Type.String(), { description: 'Filters naming members this widget cannot reach' }),
     source: AnswerSource,

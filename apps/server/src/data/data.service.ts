@@ -64,6 +64,8 @@ export interface WidgetDataRequest {
 }
 
 export interface WidgetData extends QueryResult {
+  /** A drill-down's: how many rows lie under the mark (`rows` holds the first DRILL_ROWS). */
+  totalRows?: number;
   timezone: string;
   /** Where the answer came from; of several statements (period comparisons), the least cached one's. */
   source: AnswerSource;
@@ -650,7 +652,7 @@ function asSnapshotFault(error: unknown, snapshot: ReportSnapshot): unknown {
  * The rows under one mark of a measure: the widget's filters, plus the mark's dimension values (a time bucket
  * becomes its period), listing the measure's view's drill members (default: its dimensions) that the viewer may see.
  */
-async function drilldown(dc: DataContext, scope: DataScope, query: SemanticQuery, drill: NonNullable<WidgetDataRequest['drilldown']>): Promise<SourcedResult> {
+async function drilldown(dc: DataContext, scope: DataScope, query: SemanticQuery, drill: NonNullable<WidgetDataRequest['drilldown']>): Promise<SourcedResult & { totalRows: number }> {
   const { model } = scope;
   const measure = model.measure(drill.member, 'drilldown.member');
   if (!(query.measures ?? []).includes(measure.name)) throw new AppError('invalid_parameter', `drilldown.member: ${measure.name} is not a measure of this widget`, 'drilldown.member');
@@ -682,7 +684,24 @@ async function drilldown(dc: DataContext, scope: DataScope, query: SemanticQuery
   for (const td of query.timeDimensions ?? []) if (td.dateRange !== undefined) timeDimensions.push({ dimension: td.dimension, dateRange: td.dateRange });
   const key = measure.view.dimensions.find((d) => d.primaryKey);
   const order: Array<[string, 'asc' | 'desc']> = key !== undefined && dimensions.includes(`${measure.view.name}.${key.name}`) ? [[`${measure.view.name}.${key.name}`, 'asc']] : [];
-  return runSemanticQuery(dc, scope, { dimensions, timeDimensions, filters, order, limit: Math.min(dc.rowCap, 1000) });
+  const listing: SemanticQuery = { dimensions, timeDimensions, filters, order };
+  // The drill's own cap, as the row cap: past it the listing is `truncated`, and its rows are counted.
+  const result = await runSemanticQuery({ ...dc, rowCap: Math.min(dc.rowCap, DRILL_ROWS) }, scope, listing);
+  return { ...result, totalRows: result.truncated ? await countRows(dc, scope, listing) : result.rows.length };
+}
+
+/** Most rows a drill-down lists. */
+export const DRILL_ROWS = 1000;
+
+/** How many rows a query has, under the viewer's policies, through the result cache. */
+async function countRows(dc: DataContext, scope: DataScope, query: SemanticQuery): Promise<number> {
+  const compiled = compileSemanticQuery(scope.model, query, { ...compileOptions(dc, scope), countRows: true });
+  const { value } = await cachedRows(dc, scope, { sql: compiled.sql, parameters: compiled.parameters, maxRows: 1 }, async () => {
+    dc.cache.counters.warehouseQueries++;
+    const { rows } = await dc.warehouses.get(scope.source).run(compiled.sql, compiled.parameters, { maxRows: 1, timeoutMs: dc.timeoutMs });
+    return { value: { rows, truncated: false }, source: 'warehouse' };
+  });
+  return Number(value.rows[0]?.[0] ?? 0);
 }
 
 /**

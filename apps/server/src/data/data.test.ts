@@ -255,6 +255,24 @@ describeEachDialect('widget data endpoint', (t) => {
     expect(refused.json().error.field).toBe('drilldown.member');
   });
 
+  it('a drill-down past 1,000 rows lists the first 1,000, says it is truncated, and counts every row under the mark', async () => {
+    const res = await post('monthly', { drilldown: { member: 'orders.revenue', point: { 'orders.created_at.month': '2025-03-01T00:00:00.000' } } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    const march = orders.filter((o) => o.created_at.startsWith('2025-03'));
+    expect(march.length).toBeGreaterThan(1000);
+    expect(body.rows).toHaveLength(1000);
+    expect(body.truncated).toBe(true);
+    expect(body.totalRows).toBe(march.length);
+    // A dimension's declared format travels with its column (the demo's amount is currency).
+    expect(body.columns.find((c: { name: string }) => c.name === 'orders.amount').format).toEqual({ type: 'currency', decimalPlaces: 2 });
+    // The first 1,000 by the primary key.
+    expect(body.rows.map((r: unknown[]) => r[0])).toEqual(march.map((o) => o.id).sort((a, b) => a - b).slice(0, 1000));
+    // Under the limit: every row, not truncated, counted without a second statement.
+    const few = await post('daily-returns', { drilldown: { member: 'orders.count', point: { 'orders.created_at.day': '2025-01-15T00:00:00.000' } } });
+    expect(few.json()).toMatchObject({ truncated: false, totalRows: few.json().rows.length });
+  });
+
   it('refuses bad input with 400 naming the field', async () => {
     const cases: Array<[string, unknown, string]> = [
       ['monthly', { filters: { 'orders.nope': 1 } }, 'filters.orders.nope'],

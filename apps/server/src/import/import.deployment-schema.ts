@@ -142,7 +142,14 @@ const semanticView = {
       type: 'array', maxItems: 500,
       items: {
         type: 'object', additionalProperties: false, required: ['name', 'type'],
-        properties: { name: identifier, type: { enum: ['string', 'number', 'time', 'boolean'] }, primaryKey: { type: 'boolean' }, ...memberSource },
+        properties: {
+          name: identifier, type: { enum: ['string', 'number', 'time', 'boolean'] }, primaryKey: { type: 'boolean' }, ...memberSource,
+          // How a table shows its values (a drill-down's amount as currency); the same shape as a measure's.
+          format: {
+            type: 'object', additionalProperties: false, required: ['type'],
+            properties: { type: { enum: ['currency', 'percent', 'number'] }, decimalPlaces: { type: ['integer', 'null'], minimum: 0, maximum: 10 } },
+          },
+        },
       },
     },
     measures: {
