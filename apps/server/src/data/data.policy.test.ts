@@ -42,6 +42,21 @@ describe('access policies: references', () => {
     }
   });
 
+  // Own keys only also guards against prototype pollution elsewhere in the process (a JSON context has no scalar on its prototype).
+  it('never reads a key that an object inherits: a polluted Object.prototype adds no value to a reference', () => {
+    const prototype = Object.prototype as Record<string, unknown>;
+    prototype.svcPollutedTenant = 'acme';
+    try {
+      const s = subject({ securityContext: JSON.parse('{"org": {}}') as Record<string, unknown>, userAttributes: {} });
+      for (const text of ['{securityContext.svcPollutedTenant}', '{securityContext.org.svcPollutedTenant}', '{userAttributes.svcPollutedTenant}']) {
+        expect(readReference(parseReference(text) as never, s), text).toBeUndefined();
+      }
+      expect(bindFilter({ member: 'status', operator: 'equals', values: ['{securityContext.svcPollutedTenant}'] }, orders([]), s)).toHaveProperty('never');
+    } finally {
+      delete prototype.svcPollutedTenant;
+    }
+  });
+
   it('binds a filter: a list reference becomes every item, a missing one makes the filter match nothing, a bare member gets its view', () => {
     const view = orders([]);
     expect(bindFilter({ member: 'status', operator: 'equals', values: ['{securityContext.list}', 'x'] }, view, subject({ securityContext: { list: ['a', 'b'] } })))
