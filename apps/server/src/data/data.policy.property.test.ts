@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -8,8 +11,14 @@ import { RAISED_RATE_LIMITS } from '../../test/limits.js';
 import { POLICY_ROWS, policyViews, policyWarehouseSource } from '../../test/policy-warehouse.js';
 import type { PolicyCustomer, PolicyOrder } from '../../test/policy-warehouse.js';
 import { buildApp } from '../app.js';
+import type { SemanticView } from './data.model.js';
 import type { AccessPolicy } from './data.policy.js';
+import type { PreAggregation } from './data.preagg.js';
 import type { QueryFilter, SemanticQuery } from './data.query.js';
+import { buildDue } from './data.rollup-builder.js';
+import type { BuilderContext } from './data.rollup-builder.js';
+import { RollupStore } from './data.rollups.js';
+import { WarehouseRegistry } from './data.warehouse.js';
 
 /**
  * Issue 20, "Tests that must exist": for random access policies, security contexts and semantic queries, the rows
@@ -17,6 +26,11 @@ import type { QueryFilter, SemanticQuery } from './data.query.js';
  * here in plain TypeScript over the warehouse's raw rows (POLICY_ROWS): the policies applied row by row, then the
  * query's filters, group by, aggregates and default order. A query naming a member the policies hide is a 403 in
  * both. The reference shares no code with data.policy.ts or the compiler.
+ *
+ * Issue 31 item 19: the model also declares pre-aggregations (ROLLUPS), built for each case's deployment, and every
+ * query is asked of a second app that reads them: its answer must be the reference's too, whether a rollup answered
+ * (its source says which) or the matcher sent it to the warehouse. So a policy filter the rollup path widens, drops
+ * or mistranslates shows as a difference from the reference, as it would on the warehouse path.
  */
 
 type Scalar = string | number | boolean;
@@ -29,6 +43,27 @@ const MEMBERS: Record<ViewName, { dimensions: Record<string, 'string' | 'number'
   customers: { dimensions: { id: 'number', name: 'string', tenant: 'string', region: 'string', tier: 'string' }, measures: ['count'] },
 };
 const allMembers = (view: ViewName) => [...Object.keys(MEMBERS[view].dimensions), 'created_at', ...MEMBERS[view].measures].filter((m) => view === 'orders' || m !== 'created_at').map((m) => `${view}.${m}`);
+
+/**
+ * The rollups of the model. `grain` holds every dimension but the time (one row per order and customer): most
+ * queries and policies name only members it holds, so the rollup path meets most generated policies. `coarse` is
+ * smaller and answers when the policies and the query name only its dimensions (the smallest build answers).
+ * `buyers` holds the count_distinct measure, answering only at its own grain.
+ */
+const ROLLUPS: PreAggregation[] = [
+  {
+    name: 'grain', measures: ['orders.count', 'orders.revenue'],
+    dimensions: [...Object.keys(MEMBERS.orders.dimensions).map((d) => `orders.${d}`), ...Object.keys(MEMBERS.customers.dimensions).map((d) => `customers.${d}`)],
+  },
+  { name: 'coarse', measures: ['orders.count', 'orders.revenue'], dimensions: ['orders.tenant', 'orders.region', 'orders.status', 'customers.tier', 'customers.tenant'] },
+  { name: 'buyers', measures: ['orders.customers'], dimensions: ['orders.tenant', 'orders.region'], additive: false },
+];
+
+function viewsWithRollups(policies: Record<ViewName, AccessPolicy[]>): SemanticView[] {
+  const views = policyViews(policies);
+  views[0]!.preAggregations = ROLLUPS;
+  return views;
+}
 
 interface Subject {
   securityContext: Record<string, unknown>;
@@ -263,18 +298,35 @@ const caseArb = fc.record({
 // ---------------------------------------------------------------- the property
 
 describeEachDialect('access policies: the endpoint against a reference in plain TypeScript', (t) => {
+  /** Reads no rollup: every answer comes from the warehouse (or its result cache). */
   let app: FastifyInstance;
+  /** Reads the rollups built for each case, without a result cache: an answer is a rollup's or the warehouse's. */
+  let rollupApp: FastifyInstance;
+  let dir: string;
+  let store: RollupStore;
+  let warehouses: WarehouseRegistry;
+  let builder: BuilderContext;
 
   beforeAll(async () => {
-    app = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS });
+    dir = mkdtempSync(join(tmpdir(), 'svc-policy-property-'));
+    app = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'never-built') } });
+    rollupApp = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'rollups'), resultCacheBytes: 0 } });
+    store = new RollupStore(join(dir, 'rollups'));
+    warehouses = new WarehouseRegistry({ timeoutMs: 30_000, demoPath: () => join(dir, 'none.db') });
+    builder = { db: t().db, warehouses, store, timeoutMs: 60_000, now: () => new Date() };
   });
 
   afterAll(async () => {
     await app?.close();
+    await rollupApp?.close();
+    store?.close();
+    await warehouses?.close();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('for random policies, security contexts and semantic queries, the APP query endpoint answers what the reference computes (rows, or 403 for a hidden member)', async () => {
-    const seen = { rows: 0, empty: 0, hidden: 0 };
+  it('for random policies, security contexts and semantic queries, the APP query endpoint answers what the reference computes (rows, or 403 for a hidden member), from the warehouse and through rollups alike', async () => {
+    const seen = { rows: 0, empty: 0, hidden: 0, rollupRows: 0, rollupEmpty: 0, rollupHidden: 0 };
+    const sources = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
         const publicId = `prop-${uniqueSuffix()}`;
@@ -282,37 +334,51 @@ describeEachDialect('access policies: the endpoint against a reference in plain 
         const s = await seedAccount(t().db.kysely, {
           users: [{ ref: 'admin', role: 'admin' }],
           deployments: [{
-            ref: 'prod', name: 'P', dataSource: policyWarehouseSource(t().dialect)!, semanticViews: policyViews(c.policies),
+            ref: 'prod', name: 'P', dataSource: policyWarehouseSource(t().dialect)!, semanticViews: viewsWithRollups(c.policies),
             items: [{ ref: 'wb', type: 'WORKBOOK', name: 'App', dashboard: { publicId, status: 'published', allowEmbed: true, config: { kind: 'APP', app: { html: '<p/>' } } } }],
           }],
         });
         const viewer = await mintViewer(app, s.keys.admin!, {
           deploymentId: s.refs.prod!, groups: c.groups, embedTenantName: c.embedTenant, securityContext: c.securityContext, userAttributes: c.userAttributes,
         });
+        // The rollups hold no policy: one build per deployment serves every viewer, each filtered when read.
+        const reports = await buildDue(builder, { deploymentId: s.refs.prod! });
+        expect(reports.map((r) => r.status), JSON.stringify(reports)).toEqual(['built', 'built', 'built']);
         const subject: Subject = { securityContext: c.securityContext, userAttributes: c.userAttributes, groups: c.groups, embedTenant: c.embedTenant };
         for (const query of c.queries) {
-          const res = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/query`, headers: viewer.headers, payload: { query } });
           const want = reference(c.policies, subject, query);
-          const label = `${JSON.stringify(query)} -> ${res.body.slice(0, 500)}`;
-          expect(res.statusCode, label).toBe(want.status);
-          if (want.status === 403) {
-            seen.hidden += 1;
-            expect(res.json().error.code, label).toBe('forbidden');
-            const message = res.json().error.message as string;
-            expect(want.hidden.some((member) => message.includes(`${member} is not available to you`)), label).toBe(true);
-          } else {
-            const measures = query.measures!.length;
-            if (want.rows.every((r) => r.slice(-measures).every((v) => v === 0 || v === null))) seen.empty += 1;
-            else seen.rows += 1;
-            expect(res.json().rows, label).toEqual(want.rows);
+          for (const [path, server] of [['warehouse', app], ['rollups', rollupApp]] as const) {
+            const res = await server.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/query`, headers: viewer.headers, payload: { query } });
+            const label = `${path} app: ${JSON.stringify(c.policies)} ${JSON.stringify(subject)} ${JSON.stringify(query)} -> ${res.body.slice(0, 500)}`;
+            expect(res.statusCode, label).toBe(want.status);
+            const fromRollup = path === 'rollups' && res.statusCode === 200 && String(res.json().source).startsWith('rollup:');
+            if (path === 'rollups' && res.statusCode === 200) sources.set(res.json().source, (sources.get(res.json().source) ?? 0) + 1);
+            if (want.status === 403) {
+              if (path === 'warehouse') seen.hidden += 1;
+              else seen.rollupHidden += 1;
+              expect(res.json().error.code, label).toBe('forbidden');
+              const message = res.json().error.message as string;
+              expect(want.hidden.some((member) => message.includes(`${member} is not available to you`)), label).toBe(true);
+            } else {
+              const measures = query.measures!.length;
+              const empty = want.rows.every((r) => r.slice(-measures).every((v) => v === 0 || v === null));
+              if (path === 'warehouse') seen[empty ? 'empty' : 'rows'] += 1;
+              else if (fromRollup) seen[empty ? 'rollupEmpty' : 'rollupRows'] += 1;
+              expect(res.json().rows, `${label} (source ${res.json().source})`).toEqual(want.rows);
+            }
           }
         }
       }),
       { seed: 20_2620, numRuns: 80 },
     );
-    // Not a vacuous property: the runs met rows, empty answers and hidden members alike.
+    // Not a vacuous property: the runs met rows, empty answers and hidden members alike, and so did the rollups,
+    // each of which answered some queries.
+    console.info(`policy property: ${JSON.stringify(seen)}; answers of the rollup app by source: ${JSON.stringify(Object.fromEntries(sources))}`);
     expect(seen.rows).toBeGreaterThan(20);
     expect(seen.empty).toBeGreaterThan(10);
     expect(seen.hidden).toBeGreaterThan(10);
-  }, 180_000);
+    expect(seen.rollupRows).toBeGreaterThan(10);
+    expect(seen.rollupEmpty).toBeGreaterThan(5);
+    for (const rollup of ROLLUPS) expect(sources.get(`rollup:orders.${rollup.name}`) ?? 0, `answers from rollup ${rollup.name}`).toBeGreaterThan(0);
+  }, 300_000);
 });

@@ -42,6 +42,21 @@ describe('access policies: references', () => {
     }
   });
 
+  // Own keys only also guards against prototype pollution elsewhere in the process (a JSON context has no scalar on its prototype).
+  it('never reads a key that an object inherits: a polluted Object.prototype adds no value to a reference', () => {
+    const prototype = Object.prototype as Record<string, unknown>;
+    prototype.svcPollutedTenant = 'acme';
+    try {
+      const s = subject({ securityContext: JSON.parse('{"org": {}}') as Record<string, unknown>, userAttributes: {} });
+      for (const text of ['{securityContext.svcPollutedTenant}', '{securityContext.org.svcPollutedTenant}', '{userAttributes.svcPollutedTenant}']) {
+        expect(readReference(parseReference(text) as never, s), text).toBeUndefined();
+      }
+      expect(bindFilter({ member: 'status', operator: 'equals', values: ['{securityContext.svcPollutedTenant}'] }, orders([]), s)).toHaveProperty('never');
+    } finally {
+      delete prototype.svcPollutedTenant;
+    }
+  });
+
   it('binds a filter: a list reference becomes every item, a missing one makes the filter match nothing, a bare member gets its view', () => {
     const view = orders([]);
     expect(bindFilter({ member: 'status', operator: 'equals', values: ['{securityContext.list}', 'x'] }, view, subject({ securityContext: { list: ['a', 'b'] } })))
@@ -50,6 +65,15 @@ describe('access policies: references', () => {
     expect(bindFilter({ or: [tenantFilter, { member: 'orders.status', operator: 'set' }] }, view, subject()))
       .toEqual({ or: [{ never: 'the session has no securityContext.tenant' }, { member: 'orders.status', operator: 'set' }] });
     expect(bindFilter({ member: 'customers.name', operator: 'equals', values: ['x'] }, view, subject())).toHaveProperty('never');
+  });
+
+  // The import refuses such a value; a policy that reached the data path some other way must still deny, not compare.
+  it('binds a value with braces that is no whole reference as a filter that matches no row, never as a literal to compare', () => {
+    const view = orders([]);
+    const s = subject({ securityContext: { tenant: 'x' } });
+    for (const value of ['t-{securityContext.tenant}', '{securityContext.tenant', '{securityContext.tenant}}']) {
+      expect(bindFilter({ member: 'status', operator: 'notEquals', values: [value] }, view, s), value).toEqual({ never: `${JSON.stringify(value)} is not a reference` });
+    }
   });
 });
 
@@ -119,6 +143,29 @@ describe('access policies in compiled SQL', () => {
   it('a missing reference compiles to a condition that holds for no row (the filter is never dropped)', () => {
     const m = model([{ group: '*', rowLevel: { filters: [tenantFilter] } }]);
     expect(compile(m, subject(), { measures: ['orders.count'] }).sql).toMatch(/WHERE \(\(1 = 0\)\)/);
+  });
+
+  // The import refuses both of these policies; the compiler is the last line, and must hold without the import.
+  it('a row filter on a measure compiles to a condition that holds for no row, never to a WHERE on an aggregate', () => {
+    const m = model([{ group: '*', rowLevel: { filters: [{ member: 'orders.revenue', operator: 'gt', values: [0] }] } }]);
+    const compiled = compile(m, subject(), { measures: ['orders.count'], dimensions: ['orders.status'] });
+    expect(compiled.sql).toMatch(/WHERE \(\(1 = 0\)\)/);
+    expect(compiled.sql).not.toMatch(/sum\(/);
+  });
+
+  it('a row filter whose value with braces is no reference compiles to a condition that holds for no row', () => {
+    const m = model([{ group: '*', rowLevel: { filters: [{ member: 'status', operator: 'notEquals', values: ['t-{securityContext.tenant}'] }] } }]);
+    const compiled = compile(m, subject({ securityContext: { tenant: 'x' } }), { measures: ['orders.count'] });
+    expect(compiled.sql).toMatch(/WHERE \(\(1 = 0\)\)/);
+    expect(compiled.parameters).not.toContain('t-{securityContext.tenant}');
+  });
+
+  it("a view that gives the viewer no row list compiles to no row, even under an access that shows every member (a rollup's)", () => {
+    const m = model([{ group: 'finance' }]);
+    const compiled = compileSemanticQuery(m, { measures: ['orders.count'] }, {
+      dialect: 'sqlite', timezone: 'UTC', now: new Date(0), rowCap: 100, access: { view: () => ({ members: 'all', rows: [] }), requireVisible: () => undefined },
+    });
+    expect(compiled.sql).toMatch(/WHERE 1 = 0/);
   });
 
   it("a joined view's policies come with it; an unused joined view's do not", () => {

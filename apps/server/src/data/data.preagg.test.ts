@@ -108,6 +108,21 @@ describe('pre-aggregation matching', () => {
     );
   });
 
+  it('keeps a filter that cannot hold (a reference the session lacks) as one that matches no row in the rollup\'s query', () => {
+    const { model: m, orders } = model({ orders: TENANT_POLICY });
+    const lacking = new ModelAccess(m, { securityContext: {}, userAttributes: {}, groups: ['customer'], embedTenant: null });
+    const match = matchRollup(m, orders, DAILY, { measures: ['orders.count'] }, { timezone: 'UTC', now: NOW, access: lacking });
+    expect('query' in match && match.access.rows).toEqual([[{ never: 'the session has no securityContext.tenant' }]]);
+  });
+
+  // The import refuses a row filter on a measure; the matcher must refuse it too rather than filter the rollup's rows by it.
+  it('refuses a policy whose row filter names a measure', () => {
+    const { model: m, orders } = model({ orders: [{ group: '*', rowLevel: { filters: [{ member: 'orders.revenue', operator: 'gt', values: [100] }] } }] });
+    const access = new ModelAccess(m, { securityContext: {}, userAttributes: {}, groups: [], embedTenant: null });
+    const match = matchRollup(m, orders, DAILY, { measures: ['orders.count'] }, { timezone: 'UTC', now: NOW, access });
+    expect('reason' in match && match.reason).toBe('the access policy filters on the measure orders.revenue');
+  });
+
   it('translates the viewer\'s row filter to the rollup\'s column', () => {
     const { model: m, orders } = model({ orders: TENANT_POLICY });
     const match = matchRollup(m, orders, DAILY, { measures: ['orders.count'] }, { timezone: 'UTC', now: NOW, access: viewer(['customer'])(m) });
