@@ -163,7 +163,7 @@ describe('the demo host\'s mention toasts (svc webhook -> demo host backend -> p
       await page.goto(`${demo.url}/?customer=customer-a`);
       await page.waitForFunction(() => document.getElementById('status')?.textContent === 'dashboard loaded', undefined, { timeout: 30_000 });
       const frame = page.frames().find((f) => f.url().startsWith(`${svcUrl}/embed/`))!;
-      const show = frame.getByRole('button', { name: 'Show comments' });
+      const show = frame.locator('button.comments-toggle[aria-expanded="false"]');
       if (await show.count() > 0) await show.click();
       const panel = frame.getByRole('region', { name: 'Comments' });
       await panel.getByLabel('New comment').fill('@carl and @dora, see the March dip');

@@ -213,7 +213,7 @@ suite('exports match the screen (Chromium at 2x)', () => {
     for (const filter of pdf.images) expect(['DCTDecode', 'FlateDecode']).toContain(filter);
     // Titles, a table's header and cells, a KPI's figure: text, not pixels.
     for (const text of ['Sales performance', 'Top customers', 'Orders by status', 'City', 'returned', 'Revenue 2025']) expect(pdf.text).toContain(text);
-    const topCustomer = (await frame.locator('[data-widget-id="top-customers"] [role="row"][aria-rowindex="2"] [role="cell"]').first().innerText()).trim();
+    const topCustomer = (await frame.locator('[data-widget-id="top-customers"] [role="row"][aria-rowindex="2"] [role="gridcell"]').first().innerText()).trim();
     expect(customers.some((c) => c.name === topCustomer)).toBe(true);
     expect(pdf.text).toContain(topCustomer);
     expect(pdf.text).toContain(await frame.locator('[data-widget-id="kpi-revenue"] .kpi-value').innerText());

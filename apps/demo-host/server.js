@@ -187,14 +187,20 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
    * The names of embed users, as this host shows people: svc's events carry external ids (this host's own ids), so
    * the host names them from what it knows: its own customers' viewers first, else the embed users svc keeps for it
    * (`GET /api/v1/embed/users`, the first name it gave Generate Session, else the username), read once per tenant
-   * and again when an id is missing (at most every few seconds). An id nobody knows stays as it is.
+   * and again when an id is missing: at once for an id not asked about before (a viewer who just signed in), at most
+   * every few seconds for one that stays unknown. An id nobody knows stays as it is.
    */
   const directories = new Map();
+  const missingAskedAt = new Map();
   const namesOf = async (embedTenantName, externalIds) => {
     const own = (id) => viewers.find((v) => v.embedTenantName === embedTenantName && v.externalId === id)?.firstName;
     let directory = directories.get(embedTenantName);
-    const isMissing = externalIds.some((id) => own(id) === undefined && !directory?.names.has(id));
-    if (isMissing && (directory === undefined || Date.now() - directory.readAt > NAMES_REREAD_MS)) {
+    const now = Date.now();
+    const missing = externalIds.filter((id) => own(id) === undefined && !directory?.names.has(id));
+    const isDue = missing.some((id) => now - (missingAskedAt.get(`${embedTenantName}\n${id}`) ?? -Infinity) > NAMES_REREAD_MS);
+    for (const id of missing) missingAskedAt.set(`${embedTenantName}\n${id}`, now);
+    if (missingAskedAt.size > 10_000) missingAskedAt.clear();
+    if (isDue) {
       try {
         const { users } = await (await callSvc(`/api/v1/embed/users?embedTenantName=${encodeURIComponent(embedTenantName)}`, undefined, 'GET')).json();
         directory = { readAt: Date.now(), names: new Map(users.map((user) => [user.externalId, user.firstName?.trim() || user.username])) };
