@@ -1,0 +1,55 @@
+/**
+ * The server's and the embed's floors, kept by a tool (issue 32 item 5): `npm run lint` runs dependency-cruiser
+ * with these rules, and a broken one fails `npm test`. The violations that stood when the rules came in are listed
+ * in `.dependency-cruiser-known-violations.json` and tolerated (`--ignore-known`) until issue 32 removes them; a new
+ * one fails at once. When a listed one is fixed, regenerate the list (`npm run lint:deps:baseline`) so it cannot
+ * come back.
+ */
+const FEATURES = '(accounts|comments|dashboards|data|embed|import|sessions|webhooks|workspace)';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import circle: two modules that each need the other cannot be understood, tested or moved apart.',
+      from: { path: '^apps/(server|embed)/src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'core-imports-nothing-of-svc',
+      severity: 'error',
+      comment: 'core/ (errors, config, cursors, events) is the floor: it imports nothing of svc (DESIGN.md). Tests may reach across.',
+      from: { path: '^apps/server/src/core/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^apps/server/src/', pathNot: '^apps/server/src/core/' },
+    },
+    {
+      name: 'http-imports-no-feature',
+      severity: 'error',
+      comment: 'http/ (auth hooks, errors, OpenAPI, limits, metrics) depends on no feature: app.ts injects what it needs (DESIGN.md).',
+      from: { path: '^apps/server/src/http/', pathNot: '\\.test\\.ts$' },
+      to: { path: `^apps/server/src/${FEATURES}/` },
+    },
+    {
+      name: 'db-imports-no-feature',
+      severity: 'error',
+      comment: 'db/ (Kysely, migrations, the change feed) sits under the features.',
+      from: { path: '^apps/server/src/db/', pathNot: '\\.test\\.ts$' },
+      to: { path: `^apps/server/src/${FEATURES}/` },
+    },
+    {
+      name: 'no-test-code-in-production',
+      severity: 'error',
+      comment: 'Production code never imports a test or the test helpers.',
+      from: { path: '^apps/server/src/', pathNot: '\\.test\\.ts$' },
+      to: { path: ['\\.test\\.ts$', '^apps/server/test/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['node_modules', '(^|/)dist/'] },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.d.ts'] },
+  },
+};
