@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { digestSecret, toBase62 } from '../accounts/accounts.keys.js';
-import { isAdmin } from '../accounts/accounts.principal.js';
+import { requireAdmin } from '../accounts/accounts.policy.js';
 import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
 import { findDeploymentInAccount, findEmbedAccountSettings, findTenantName, findUserIdByEmail, findUserRole } from '../accounts/accounts.store.js';
 import { selectPublicIdsOfDeployment } from '../dashboards/dashboards.store.js';
@@ -67,11 +67,6 @@ async function revokeAndPropagate(ctx: SessionContext, accountId: number, revoke
 }
 
 export const SESSION_ID_PREFIX = 'ses_';
-
-/** Generate Session, Revoke and the embed-user admin are for admins of the account (DESIGN "Credentials"). */
-export function requireAdmin(principal: PlatformUserPrincipal): void {
-  if (!isAdmin(principal)) throw new AppError('forbidden', 'this needs the API key of an admin; this key belongs to a member', 'Authorization');
-}
 
 /** The embed tenant a call names, or the account's default one (its tenant name). */
 async function tenantNameOf(db: Kysely<Database>, accountId: number, given: string | undefined): Promise<string> {

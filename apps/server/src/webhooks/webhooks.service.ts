@@ -4,7 +4,7 @@ import type { ServiceContext } from '../core/core.context.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
 import { AppError } from '../core/core.errors.js';
 import { isAllowedPrivateWebhookUrls } from '../accounts/accounts.store.js';
-import { requireAdmin } from '../sessions/sessions.service.js';
+import { requireAdmin } from '../accounts/accounts.policy.js';
 import { checkWebhookUrl } from './webhooks.addresses.js';
 import type { ResolveHost } from './webhooks.addresses.js';
 import { nudgeWebhookDelivery, parseEventTypes } from './webhooks.outbox.js';
