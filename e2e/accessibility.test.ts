@@ -57,6 +57,9 @@ suite('accessibility of the demo in Chromium', () => {
     const toggle = frame.locator('button.comments-toggle');
     if (await toggle.getAttribute('aria-expanded') === 'false') await toggle.click();
     await frame.locator('#comment-panel .composer-new textarea').waitFor({ state: 'visible' });
+    // Its first read done (a thread list or the empty line, no "Loading"): a post typed before it could be redrawn away.
+    await frame.locator('#comment-panel .comments-empty, #comment-panel .comments-threads').first().waitFor({ state: 'visible' });
+    await expect.poll(() => frame.locator('#comment-panel .comments-loading').count()).toBe(0);
   }
 
   const report: Record<string, ReturnType<typeof countViolations>> = {};
@@ -85,6 +88,7 @@ suite('accessibility of the demo in Chromium', () => {
     // A resolved thread, so that the "All" tab shows an open and a resolved one (the resolved badge).
     for (const body of ['First look at the numbers', 'Second thread']) {
       await frame.locator('.composer-new textarea').fill(body);
+      await expect.poll(() => frame.locator('.composer-new textarea').inputValue()).toBe(body);
       await frame.locator('.composer-new button[type="submit"]').click();
       await frame.locator('.comments-threads').getByText(body).waitFor();
     }

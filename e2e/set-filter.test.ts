@@ -105,8 +105,11 @@ suite('set-filter is checked before it applies (Chromium, through the SDK)', () 
     // Another dashboard after navigate: no chip, no request with it, no failure.
     await page.evaluate(() => (window as unknown as HostWindow).handle.navigate('/embed/dashboard/sales-e2e'));
     await expect.poll(() => frame.locator('h1').first().innerText()).toBe('Sales overview');
+    // Loaded before leaving it: a navigate while its widgets load cancels them, and its dashboard-loaded never comes.
+    const loaded = async () => (await events(page)).filter(([name]) => name === 'dashboard-loaded').length;
+    await expect.poll(loaded, { timeout: 20_000 }).toBe(2);
     await page.evaluate(() => (window as unknown as HostWindow).handle.navigate('/embed/dashboard/sales-performance'));
-    await expect.poll(async () => (await events(page)).filter(([name]) => name === 'dashboard-loaded').length, { timeout: 20_000 }).toBe(3);
+    await expect.poll(loaded, { timeout: 20_000 }).toBe(3);
     expect(await chips(frame)).toEqual([]);
     expect(data.some((filters) => 'orders.nope' in filters)).toBe(false);
     expect(failures).toEqual([]);
