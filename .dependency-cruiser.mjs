@@ -7,6 +7,30 @@
  */
 const FEATURES = '(accounts|comments|dashboards|data|embed|import|sessions|webhooks|workspace)';
 
+/**
+ * The data path's rooms (issue 32) and what each may import of the others: the flow runs one way, route -> scope ->
+ * policy -> plan -> cache -> data source. semantic/ is the vocabulary every room speaks; a room imports only rooms
+ * below it, and none imports the orchestration at data/'s root (data.service, data.run, data.scope, ...).
+ */
+const DATA_ROOMS = {
+  semantic: [],
+  policy: ['semantic'],
+  warehouse: ['semantic'],
+  cache: ['semantic'],
+  compiler: ['semantic', 'policy'],
+  preagg: ['semantic', 'policy', 'compiler', 'warehouse', 'cache'],
+  plan: ['semantic', 'policy', 'compiler', 'preagg'],
+};
+
+/** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
+const DATA_FLOW = Object.entries(DATA_ROOMS).map(([room, below]) => ({
+  name: `data-flow-${room}`,
+  severity: 'error',
+  comment: `data/${room}/ imports ${below.length === 0 ? 'no other part of data/' : `only data/{${below.join(',')}}/ of data/`}: the data path runs one way (docs/architecture.md).`,
+  from: { path: `^apps/server/src/data/${room}/`, pathNot: '\\.test\\.ts$' },
+  to: { path: '^apps/server/src/data/', pathNot: `^apps/server/src/data/(${[room, ...below].join('|')})/` },
+}));
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
   forbidden: [
@@ -45,6 +69,7 @@ export default {
       from: { path: '^apps/server/src/', pathNot: '\\.test\\.ts$' },
       to: { path: ['\\.test\\.ts$', '^apps/server/test/'] },
     },
+    ...DATA_FLOW,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

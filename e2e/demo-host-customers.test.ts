@@ -5,8 +5,8 @@ import { readSheet } from 'read-excel-file/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: apps/demo-host is plain JavaScript without type declarations.
 import { startDemoHost } from '../apps/demo-host/server.js';
-import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/data.demo-warehouse.js';
-import type { DemoOrder } from '../apps/server/src/data/data.demo-warehouse.js';
+import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/warehouse/warehouse.demo.js';
+import type { DemoOrder } from '../apps/server/src/data/warehouse/warehouse.demo.js';
 import type { ImportAccount } from '../apps/server/src/import/import.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';

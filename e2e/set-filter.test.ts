@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
-import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/data.demo-warehouse.js';
+import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/warehouse/warehouse.demo.js';
 import { hasChromium, launchChromium } from './browser.js';
 import { bundle, demoDashboardItems, e2eAccount, openHostPage, serve, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';

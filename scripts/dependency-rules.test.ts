@@ -68,4 +68,34 @@ describe('the dependency rules (npm run lint: dependency-cruiser)', () => {
     roots.push(sound);
     expect(await cruise(sound)).toMatchObject({ code: 0 });
   }, 60_000);
+
+  it("keep the data path's flow one way: a room imports only the rooms below it, never the orchestration at data/'s root", async () => {
+    const against = writeTree({
+      'apps/server/src/data/semantic/semantic.model.ts': "import { plan } from '../plan/plan.query.js';\nexport const model = plan;\n",
+      'apps/server/src/data/plan/plan.query.ts': 'export const plan = 1;\n',
+      'apps/server/src/data/compiler/compiler.query.ts': "import { run } from '../data.run.js';\nexport const compile = run;\n",
+      'apps/server/src/data/data.run.ts': 'export const run = 1;\n',
+      'apps/server/src/data/warehouse/warehouse.ts': "import { cache } from '../cache/cache.results.js';\nexport const warehouse = cache;\n",
+      'apps/server/src/data/cache/cache.results.ts': 'export const cache = 1;\n',
+      'apps/embed/src/main.ts': 'export const main = 1;\n',
+    });
+    roots.push(against);
+    const result = await cruise(against);
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain('data-flow-semantic: apps/server/src/data/semantic/semantic.model.ts → apps/server/src/data/plan/plan.query.ts');
+    expect(result.output).toContain('data-flow-compiler: apps/server/src/data/compiler/compiler.query.ts → apps/server/src/data/data.run.ts');
+    expect(result.output).toContain('data-flow-warehouse: apps/server/src/data/warehouse/warehouse.ts → apps/server/src/data/cache/cache.results.ts');
+
+    const along = writeTree({
+      'apps/server/src/data/semantic/semantic.model.ts': 'export const model = 1;\n',
+      'apps/server/src/data/policy/policy.query.ts': "import { model } from '../semantic/semantic.model.js';\nexport const policed = model;\n",
+      'apps/server/src/data/compiler/compiler.query.ts': "import { policed } from '../policy/policy.query.js';\nexport const compile = policed;\n",
+      'apps/server/src/data/preagg/preagg.match.ts': "import { compile } from '../compiler/compiler.query.js';\nexport const match = compile;\n",
+      'apps/server/src/data/plan/plan.query.ts': "import { match } from '../preagg/preagg.match.js';\nimport { compile } from '../compiler/compiler.query.js';\nexport const plan = [match, compile];\n",
+      'apps/server/src/data/data.run.ts': "import { plan } from './plan/plan.query.js';\nexport const run = plan;\n",
+      'apps/embed/src/main.ts': 'export const main = 1;\n',
+    });
+    roots.push(along);
+    expect(await cruise(along)).toMatchObject({ code: 0 });
+  }, 60_000);
 });

@@ -7,16 +7,16 @@ import { findFirstDeploymentOfTenant, hasAnyAccount, insertApiKeyForEmail } from
 import { buildApp } from './app.js';
 import { describeSettingsForHelp, loadConfig } from './core/core.config.js';
 import { Sealer } from './core/core.sealed.js';
-import { ensureDemoWarehouseSqlite } from './data/data.demo-warehouse.js';
-import { resealDataSources } from './data/data.sources.js';
+import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
+import { resealDataSources } from './data/warehouse/warehouse.sources.js';
 import { describeDatabaseUrl, openDatabase, whyDatabaseIsUnreachable } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
 import { migrateToLatest } from './db/db.migrations.js';
 import { compactNameSearchIndex } from './db/db.search-index.js';
-import { buildDue, rollupStatus, ROLLUP_BUILD_TIMEOUT_MS } from './data/data.rollup-builder.js';
-import type { BuilderContext } from './data/data.rollup-builder.js';
-import { RollupStore } from './data/data.rollups.js';
-import { WarehouseRegistry } from './data/data.warehouse.js';
+import { buildDue, rollupStatus, ROLLUP_BUILD_TIMEOUT_MS } from './data/preagg/preagg.scheduler.js';
+import type { BuilderContext } from './data/preagg/preagg.scheduler.js';
+import { RollupStore } from './data/preagg/preagg.store.js';
+import { WarehouseRegistry } from './data/warehouse/warehouse.registry.js';
 
 const DB_OPTION: OptionSpec = { type: 'string', value: 'URL', description: `sqlite:PATH or postgres://... (default ${loadConfig({}).databaseUrl}, or SVC_DATABASE_URL)` };
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DEMO_ORDERS, demoCustomers, demoOrders, demoProducts } from '../src/data/data.demo-warehouse.js';
+import { DEMO_ORDERS, demoCustomers, demoOrders, demoProducts } from '../src/data/warehouse/warehouse.demo.js';
 
 /** The demo warehouse as DuckDB data sources: a database file, and the same tables as Parquet and CSV files. */
 export interface DuckDbDemoWarehouse {

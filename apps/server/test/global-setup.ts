@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/db.database.js';
 import { migrateToLatest } from '../src/db/db.migrations.js';
-import { loadDemoWarehousePostgres, writeDemoWarehouseSqlite } from '../src/data/data.demo-warehouse.js';
+import { loadDemoWarehousePostgres, writeDemoWarehouseSqlite } from '../src/data/warehouse/warehouse.demo.js';
 import { writeDemoWarehouseDuckDb } from './duckdb-warehouse.js';
 import type { DuckDbDemoWarehouse } from './duckdb-warehouse.js';
 import { loadPolicyWarehousePostgres, writePolicyWarehouseSqlite } from './policy-warehouse.js';

@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { inject } from 'vitest';
-import type { AccessPolicy } from '../src/data/data.policy.js';
-import type { DataSourceConfig, SemanticView } from '../src/data/data.model.js';
+import type { AccessPolicy } from '../src/data/semantic/semantic.model.js';
+import type { DataSourceConfig, SemanticView } from '../src/data/semantic/semantic.model.js';
 
 /**
  * Issue 20's test warehouse: a small multi-tenant warehouse of our own, whose every row names who may see it.

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, inject } from 'vitest';
-import type { WarehouseDialect } from '../src/data/data.compiler.js';
-import { DEMO_ORDERS, demoCustomers, demoOrders, demoProducts } from '../src/data/data.demo-warehouse.js';
-import type { DemoCustomer, DemoOrder, DemoProduct } from '../src/data/data.demo-warehouse.js';
-import type { DataSourceConfig } from '../src/data/data.model.js';
-import { openWarehouse } from '../src/data/data.warehouse.js';
-import type { Warehouse } from '../src/data/data.warehouse.js';
+import type { WarehouseDialect } from '../src/data/semantic/semantic.model.js';
+import { DEMO_ORDERS, demoCustomers, demoOrders, demoProducts } from '../src/data/warehouse/warehouse.demo.js';
+import type { DemoCustomer, DemoOrder, DemoProduct } from '../src/data/warehouse/warehouse.demo.js';
+import type { DataSourceConfig } from '../src/data/semantic/semantic.model.js';
+import { openWarehouse } from '../src/data/warehouse/warehouse.registry.js';
+import type { Warehouse } from '../src/data/warehouse/warehouse.js';
 import { WAREHOUSE_SCHEMA } from './global-setup.js';
 
 export interface WarehouseContext {

@@ -3,12 +3,13 @@ import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts
 import { readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import { AppError } from '../core/core.errors.js';
 import { findSessionPresentation } from '../sessions/sessions.store.js';
-import type { SemanticModel, SemanticView } from './data.model.js';
-import type { ModelAccess } from './data.policy.js';
-import { parseSemanticQuery, SemanticQuery } from './data.query.js';
-import type { QueryResult } from './data.results.js';
-import { openDataScope, runSemanticQuery } from './data.service.js';
-import type { DataContext } from './data.service.js';
+import type { SemanticModel, SemanticView } from './semantic/semantic.model.js';
+import type { ModelAccess } from './policy/policy.access.js';
+import { parseSemanticQuery, SemanticQuery } from './semantic/semantic.query.js';
+import type { QueryResult } from './semantic/semantic.results.js';
+import { runSemanticQuery } from './data.run.js';
+import { openDataScope } from './data.scope.js';
+import type { DataContext } from './data.scope.js';
 
 /**
  * Questions in plain language (SPEC `svc:event:ai-query`): an OpenAI-compatible chat completions endpoint turns

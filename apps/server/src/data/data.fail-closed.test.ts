@@ -12,13 +12,13 @@ import { expectSameRows } from '../../test/rows.js';
 import { POLICY_ROWS, policyViews, policyWarehouseSource } from '../../test/policy-warehouse.js';
 import type { PolicyCustomer, PolicyOrder } from '../../test/policy-warehouse.js';
 import { buildApp } from '../app.js';
-import type { SemanticView } from './data.model.js';
-import type { AccessPolicy } from './data.policy.js';
-import type { PreAggregation } from './data.preagg.js';
-import type { SemanticQuery } from './data.query.js';
-import { buildDue } from './data.rollup-builder.js';
-import { RollupStore } from './data.rollups.js';
-import { WarehouseRegistry } from './data.warehouse.js';
+import type { SemanticView } from './semantic/semantic.model.js';
+import type { AccessPolicy } from './semantic/semantic.model.js';
+import type { PreAggregation } from './semantic/semantic.model.js';
+import type { SemanticQuery } from './semantic/semantic.query.js';
+import { buildDue } from './preagg/preagg.scheduler.js';
+import { RollupStore } from './preagg/preagg.store.js';
+import { WarehouseRegistry } from './warehouse/warehouse.registry.js';
 
 /**
  * Issue 31 item 19: the fail-closed rules of the data path, held where a query is answered from a pre-aggregation.
@@ -26,7 +26,7 @@ import { WarehouseRegistry } from './data.warehouse.js';
  * value the dimension's type refuses) matches no row: from a rollup exactly as from the warehouse. Each case asks
  * the APP query endpoint of an app that reads rollups and of one that does not (same database, same warehouse, no
  * result cache), checks the answer's source, and compares both answers with the rows a plain TypeScript rule
- * picks out of the warehouse (POLICY_ROWS). Replacing data.preagg.ts's `if ('never' in filter) return filter;` by
+ * picks out of the warehouse (POLICY_ROWS). Replacing preagg.definitions.ts's `if ('never' in filter) return filter;` by
  * an empty `and` (every row) fails the missing, null and mistyped cases here; docs/security.md "Fail-closed rules
  * and the tests that hold them" lists the other rules and the test that catches each one's mutation.
  */

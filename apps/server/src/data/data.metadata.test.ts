@@ -9,7 +9,7 @@ import { RAISED_RATE_LIMITS } from '../../test/limits.js';
 import { buildApp } from '../app.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
-import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
+import { DEMO_SEMANTIC_VIEWS } from './warehouse/warehouse.demo.js';
 
 /**
  * Issue 21, the cached path: a widget request holds the dashboard, its snapshots, the deployment's model and the

@@ -6,7 +6,9 @@ import { answerQuestion } from './data.ai.js';
 import type { AiQueryRequest, AiSettings } from './data.ai.js';
 import { AiAnswer, AiQueryBody, AppQueryBody, AppQueryResult, CheckedFilters, CheckFiltersBody, WidgetDataBody, WidgetDataResponse } from './data.schema.js';
 import { appQuery, checkFilters, widgetData } from './data.service.js';
-import type { DataContext, ViewerFilterValue, WidgetDataRequest } from './data.service.js';
+import type { WidgetDataRequest } from './data.service.js';
+import type { ViewerFilterValue } from './data.viewer.js';
+import type { DataContext } from './data.scope.js';
 
 /** Issue 7: the widget data endpoint of the embed API, and questions in plain language. */
 export function dataRoutes(dc: DataContext, ai: AiSettings): FastifyPluginAsyncTypebox {

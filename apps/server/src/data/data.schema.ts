@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Nullable } from '../core/core.schema.js';
-import { GRANULARITIES } from './data.model.js';
-import { SemanticQuery } from './data.query.js';
+import { GRANULARITIES } from './semantic/semantic.model.js';
+import { SemanticQuery } from './semantic/semantic.query.js';
 
 /** Request and response schemas of the data endpoints (also the OpenAPI document). */
 const Scalar = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]);

@@ -8,8 +8,8 @@ import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { WAREHOUSE_SCHEMA } from '../../test/global-setup.js';
 import { demoRows } from '../../test/warehouse.js';
 import { buildApp } from '../app.js';
-import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';
-import { swappedTitle } from './data.service.js';
+import { DEMO_SEMANTIC_VIEWS } from './warehouse/warehouse.demo.js';
+import { swappedTitle } from './data.viewer.js';
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 

@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Db } from '../db/db.database.js';
 import { digestSecret } from '../accounts/accounts.keys.js';
 import { AppError } from '../core/core.errors.js';
-import type { ResultCache } from '../data/data.cache.js';
+import type { ResultCache } from '../data/cache/cache.results.js';
 
 /** Latency buckets in seconds: from a cached listing (about 1 ms) to a data query at its timeout (30 s). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

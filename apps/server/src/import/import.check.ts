@@ -1,9 +1,9 @@
 import { Ajv } from 'ajv';
 import type { ErrorObject } from 'ajv';
 import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identity.js';
-import { duckDbSourceProblem } from '../data/data.duckdb.js';
-import { semanticViewsProblem } from '../data/data.model.js';
-import { policyAwareSqlProblem } from '../data/data.policy.js';
+import { duckDbSourceProblem } from '../data/warehouse/warehouse.duckdb.js';
+import { semanticViewsProblem } from '../data/data.views.js';
+import { policyAwareSqlProblem } from '../data/policy/policy.access.js';
 import type { ImportDashboard, ImportDeployment, ImportGrant, ImportItem } from './import.deployment-schema.js';
 import { importFileSchema } from './import.schema.js';
 import type { ImportAccount, ImportEmbedTenant, ImportFile, ImportGroup, ImportUser } from './import.schema.js';

@@ -1,6 +1,6 @@
-import type { DataSourceConfig, SemanticView } from '../data/data.model.js';
-import { FILTER_OPERATORS } from '../data/data.query.js';
-import { GRANULARITIES } from '../data/data.model.js';
+import type { DataSourceConfig, SemanticView } from '../data/semantic/semantic.model.js';
+import { FILTER_OPERATORS } from '../data/semantic/semantic.query.js';
+import { GRANULARITIES } from '../data/semantic/semantic.model.js';
 
 // JSON Schema of what one deployment of the import file holds (DESIGN.md "The import file"): its data source,
 // semantic views, item tree with grants and dashboards, views and favourites. `import.schema.ts` puts it into the
@@ -21,7 +21,7 @@ const memberName = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}\\.[A
 const memberSource = { column: identifier, sql: { type: 'string', minLength: 1, maxLength: 10000 }, title: { type: 'string', maxLength: 200 } } as const;
 
 /**
- * When the data source's cached answers go stale (data.cache.ts): every interval, or when an SQL query's value
+ * When the data source's cached answers go stale (cache.results.ts): every interval, or when an SQL query's value
  * changes (asked at most once per `every`, default 10 seconds).
  */
 const refreshKey = {
@@ -39,7 +39,7 @@ const dataSourceForms = {
   demo: { properties: {} },
   sqlite: { required: ['path'], properties: { path: filePath } },
   postgres: { required: ['url'], properties: { url: { type: 'string', pattern: '^postgres(ql)?://', maxLength: 4096 }, schema: identifier } },
-  // Issue 21. At least one of path and files, and the files' table names and extensions: data.duckdb.ts
+  // Issue 21. At least one of path and files, and the files' table names and extensions: warehouse.duckdb.ts
   // `duckDbSourceProblem`, so that the import can say which.
   duckdb: { properties: { path: filePath, files: { type: 'object', maxProperties: 500, additionalProperties: filePath } } },
 } as const;
@@ -83,7 +83,7 @@ export const policyFilterSchema = {
   },
 } as const;
 
-/** Issue 20: one access policy of a view (Cube's `access_policy` shape; data.policy.ts). */
+/** Issue 20: one access policy of a view (Cube's `access_policy` shape; policy.access.ts). */
 const accessPolicy = {
   type: 'object',
   additionalProperties: false,
@@ -104,7 +104,7 @@ const accessPolicy = {
   },
 } as const;
 
-/** Issue 21: a pre-aggregation of a view (data.preagg.ts): its members, time bucket, partitions and refresh. */
+/** Issue 21: a pre-aggregation of a view (preagg.definitions.ts): its members, time bucket, partitions and refresh. */
 const interval = { type: 'string', pattern: '^[1-9][0-9]{0,5} (second|minute|hour|day|week)s?$' } as const;
 const preAggregation = {
   type: 'object', additionalProperties: false, required: ['name', 'measures'],

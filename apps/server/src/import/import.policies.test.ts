@@ -4,7 +4,7 @@ import { expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
 import { uniqueSuffix } from '../../test/factory.js';
 import { MATRIX_POLICIES, policyViews } from '../../test/policy-warehouse.js';
-import type { AccessPolicy } from '../data/data.policy.js';
+import type { AccessPolicy } from '../data/semantic/semantic.model.js';
 import type { Database } from '../db/db.schema.js';
 import { ImportError, importFile } from './import.js';
 import type { ImportFile, ImportReportSnapshot } from './import.js';

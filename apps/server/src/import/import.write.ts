@@ -3,7 +3,7 @@ import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identi
 import { digestSecret } from '../accounts/accounts.keys.js';
 import { hashPassword } from '../accounts/accounts.passwords.js';
 import type { Sealer } from '../core/core.sealed.js';
-import { sealDataSource } from '../data/data.sources.js';
+import { sealDataSource } from '../data/warehouse/warehouse.sources.js';
 import type { Database } from '../db/db.schema.js';
 import { foldSearchKey } from '../db/db.search-key.js';
 import { normalizeTimestamp } from './import.check.js';

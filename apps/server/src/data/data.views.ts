@@ -1,0 +1,50 @@
+import { compileSemanticQuery } from './compiler/compiler.query.js';
+import { accessPolicyProblem } from './policy/policy.access.js';
+import { withoutPolicies } from './policy/policy.query.js';
+import { preAggregationProblem } from './preagg/preagg.definitions.js';
+import { SemanticModel } from './semantic/semantic.model.js';
+import type { SemanticView } from './semantic/semantic.model.js';
+
+// The import's check of a deployment's semantic views (import/import.check.ts): it stands above the rooms of the
+// data path, since a view declares members (semantic/), access policies (policy/) and pre-aggregations (preagg/).
+
+/**
+ * Checks views beyond their JSON shape: unique names, joins to declared views, drill members that exist, access
+ * policies that name what exists (policy.access.ts). Returns the path and message of the first problem, or undefined.
+ */
+export function semanticViewsProblem(views: readonly SemanticView[]): { path: string; message: string } | undefined {
+  const names = new Set<string>();
+  for (const [v, view] of views.entries()) {
+    if (names.has(view.name)) return { path: `[${v}].name`, message: `duplicate view name "${view.name}"` };
+    names.add(view.name);
+    if ((view.table === undefined) === (view.sql === undefined)) return { path: `[${v}]`, message: 'a view needs exactly one of table or sql' };
+    const members = new Set<string>();
+    for (const [kind, list] of [['dimensions', view.dimensions], ['measures', view.measures]] as const) {
+      for (const [m, member] of list.entries()) {
+        if (members.has(member.name)) return { path: `[${v}].${kind}[${m}].name`, message: `duplicate member name "${member.name}"` };
+        members.add(member.name);
+        if (member.column !== undefined && member.sql !== undefined) return { path: `[${v}].${kind}[${m}]`, message: 'give column or sql, not both' };
+      }
+    }
+  }
+  for (const [v, view] of views.entries()) {
+    for (const [j, join] of (view.joins ?? []).entries()) {
+      if (!names.has(join.view) || join.view === view.name) return { path: `[${v}].joins[${j}].view`, message: `names no other view ("${join.view}")` };
+    }
+    const model = new SemanticModel(views);
+    for (const [d, drill] of (view.drillMembers ?? []).entries()) {
+      try {
+        model.dimension(drill, 'drillMembers');
+      } catch {
+        return { path: `[${v}].drillMembers[${d}]`, message: `"${drill}" is not a declared dimension` };
+      }
+    }
+    const policy = accessPolicyProblem(view, model, (query) => {
+      compileSemanticQuery(withoutPolicies(model, query), { dialect: 'sqlite', timezone: 'UTC', now: new Date(0), rowCap: 1 });
+    });
+    if (policy !== undefined) return { path: `[${v}]${policy.path}`, message: policy.message };
+    const rollup = preAggregationProblem(view, model);
+    if (rollup !== undefined) return { path: `[${v}]${rollup.path}`, message: rollup.message };
+  }
+  return undefined;
+}
