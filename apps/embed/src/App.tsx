@@ -14,7 +14,8 @@ import { applyThemeVariables, firstOf, parseColorScheme, parseFilter, parseLocal
 import type { BrowserPreferences, ColorScheme, Filter } from './preferences.js';
 import { ApiError } from './session.js';
 import type { EmbedSession } from './session.js';
-import { ChatPanel, CommentPanel, DashboardView } from './surfaces.js';
+import { ChatPanel } from './chat/ChatPanel.deferred.js';
+import { CommentPanel, DashboardView } from './surfaces.js';
 
 export interface AppProps {
   channel: HostChannel;

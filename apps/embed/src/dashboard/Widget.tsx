@@ -1,7 +1,7 @@
 import { lazy, Suspense, useCallback, useEffect, useRef, useState } from 'react';
 import type { ReactNode } from 'react';
 import type { DashboardWidget, ReportSnapshot, WidgetData } from '../api.js';
-import { ChatPanel } from '../surfaces.js';
+import { ChatPanel } from '../chat/ChatPanel.deferred.js';
 import { HtmlChart, KpiChart, TableChart, VegaChart } from './charts.js';
 import type { ChartProps } from './charts.js';
 import { useDashboardData, useWidgetData } from './data.js';
