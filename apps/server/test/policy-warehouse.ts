@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import type pg from 'pg';
+import pg from 'pg';
 import { inject } from 'vitest';
 import type { AccessPolicy } from '../src/data/semantic/semantic.model.js';
 import type { DataSourceConfig, SemanticView } from '../src/data/semantic/semantic.model.js';
@@ -215,3 +215,46 @@ export const MATRIX_POLICIES: { orders: AccessPolicy[]; customers: AccessPolicy[
     { group: 'admins', memberLevel: { includes: '*' }, rowLevel: { allowAll: true } },
   ],
 };
+
+/** A policy warehouse of a test's own, which the test may change: a SQLite file in `dir`, or a PostgreSQL schema. */
+export interface OwnPolicyWarehouse {
+  source: DataSourceConfig;
+  /** Runs a statement on it (a test changes its rows to see caches and rollups go stale). */
+  sql(statement: string): Promise<void>;
+  /** Drops the PostgreSQL schema and ends its connection (the SQLite file goes with the test's `dir`). */
+  close(): Promise<void>;
+}
+
+/**
+ * Writes a fresh copy of the policy warehouse for one test file: `warehouse.db` in `dir` on SQLite, the schema
+ * `schema` of `url` on PostgreSQL.
+ */
+export async function openPolicyWarehouse(dialect: 'sqlite' | 'postgres', dir: string, postgres: { url: string; schema: string }): Promise<OwnPolicyWarehouse> {
+  if (dialect === 'sqlite') {
+    const path = join(dir, 'warehouse.db');
+    writePolicyWarehouseSqlite(path);
+    return {
+      source: { type: 'sqlite', path },
+      sql: async (statement) => {
+        const db = new Database(path);
+        db.exec(statement);
+        db.close();
+      },
+      close: async () => undefined,
+    };
+  }
+  const client = new pg.Client({ connectionString: postgres.url });
+  await client.connect();
+  await loadPolicyWarehousePostgres(client, postgres.schema);
+  return {
+    source: { type: 'postgres', url: postgres.url, schema: postgres.schema },
+    sql: async (statement) => {
+      await client.query(`SET search_path = ${postgres.schema}`);
+      await client.query(statement);
+    },
+    close: async () => {
+      await client.query(`DROP SCHEMA IF EXISTS ${postgres.schema} CASCADE`);
+      await client.end();
+    },
+  };
+}

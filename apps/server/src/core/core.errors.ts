@@ -49,12 +49,26 @@ export const statusByCode: Record<AppErrorCode, number> = {
 export class AppError extends Error {
   readonly code: AppErrorCode;
   readonly field: string | undefined;
+  /** What is wrong, without the field it is wrong at: the message of an error made by `at`, else the whole message. */
+  readonly detail: string;
 
-  constructor(code: AppErrorCode, message: string, field?: string) {
+  constructor(code: AppErrorCode, message: string, field?: string, detail?: string) {
     super(message);
     this.name = 'AppError';
     this.code = code;
     this.field = field;
+    this.detail = detail ?? message;
+  }
+
+  /**
+   * An error at a field, said as `<field>: <detail>`, which keeps both parts: a caller that checks a fragment on
+   * behalf of a larger document names the fragment's problem at its own path without reading the message.
+   *
+   * @example
+   * throw AppError.at('invalid_parameter', 'query.filters[0].values[0]', '"x" is not a number');
+   */
+  static at(code: AppErrorCode, field: string, detail: string): AppError {
+    return new AppError(code, `${field}: ${detail}`, field, detail);
   }
 
   get status(): number {

@@ -128,11 +128,11 @@ export async function answerQuestion(dc: DataContext, settings: AiSettings, prin
   let query: SemanticQuery;
   try {
     query = parseSemanticQuery(asked.arguments, 'toolCall');
-    const result = await runSemanticQuery(dc, scope, query);
+    const result = await runSemanticQuery(dc, scope, query, 'toolCall');
     return { ...result, chatId: request.chatId ?? randomUUID(), question: request.question, answer: asked.content, query, timezone };
   } catch (error) {
     // The model's query is its own mistake, not the viewer's: a 422 naming the member.
-    if (error instanceof AppError && error.status === 400) throw new AppError('invalid_query', `the AI asked for a query svc cannot run: ${error.message}`, error.field?.replace(/^query/, 'toolCall'));
+    if (error instanceof AppError && error.status === 400) throw new AppError('invalid_query', `the AI asked for a query svc cannot run: ${error.message}`, error.field);
     throw error;
   }
 }

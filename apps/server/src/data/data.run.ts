@@ -18,9 +18,12 @@ import type { QueryResult } from './semantic/semantic.results.js';
 /** A query's answer and where it came from. */
 export type SourcedResult = QueryResult & { source: AnswerSource };
 
-/** Runs a viewer's semantic query under its access policies (widgets, drill-downs, the AI and apps all come here). */
-export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery): Promise<SourcedResult> {
-  return runPlan(dc, scope, planQuery(applyPolicies(scope.access, query), planSettings(dc, scope)));
+/**
+ * Runs a viewer's semantic query under its access policies (widgets, drill-downs, the AI and apps all come here).
+ * `root`: the field the query stands at, which its errors name (default `query`; the AI's tool call: `toolCall`).
+ */
+export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root = 'query'): Promise<SourcedResult> {
+  return runPlan(dc, scope, planQuery(applyPolicies(scope.access, query, root), { ...planSettings(dc, scope), root }));
 }
 
 /** How many rows a viewer's query has, under its access policies, through the result cache. */

@@ -1,21 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/dialects.js';
 import { mintViewer } from '../../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../../test/factory.js';
 import type { SeededAccount } from '../../../test/factory.js';
 import { RAISED_RATE_LIMITS } from '../../../test/limits.js';
-import { POLICY_ROWS, loadPolicyWarehousePostgres, policyViews, writePolicyWarehouseSqlite } from '../../../test/policy-warehouse.js';
+import { POLICY_ROWS, openPolicyWarehouse, policyViews } from '../../../test/policy-warehouse.js';
+import type { OwnPolicyWarehouse } from '../../../test/policy-warehouse.js';
 import { buildApp } from '../../app.js';
 import { ImportError, importFile } from '../../import/import.js';
 import type { ImportDashboard } from '../../import/import.js';
 import { ResultCache, parseInterval } from './cache.results.js';
-import type { DataSourceConfig } from '../semantic/semantic.model.js';
 
 /**
  * Issue 21, part 1: the result cache shared by every viewer. Each suite owns a warehouse it may change (a SQLite
@@ -30,7 +28,7 @@ describeEachDialect('result cache', (t) => {
   let app: FastifyInstance;
   let s: SeededAccount;
   let dir: string;
-  let client: pg.Client | undefined;
+  let warehouse: OwnPolicyWarehouse | undefined;
   let warehouseSql: (statement: string) => Promise<void>;
   let clock = Date.parse('2026-06-01T12:00:00Z');
   const sfx = uniqueSuffix();
@@ -54,27 +52,10 @@ describeEachDialect('result cache', (t) => {
   });
 
   beforeAll(async () => {
-    let source: DataSourceConfig;
-    if (t().dialect === 'sqlite') {
-      dir = mkdtempSync(join(tmpdir(), 'svc-cache-'));
-      const path = join(dir, 'warehouse.db');
-      writePolicyWarehouseSqlite(path);
-      source = { type: 'sqlite', path };
-      warehouseSql = async (statement) => {
-        const db = new Database(path);
-        db.exec(statement);
-        db.close();
-      };
-    } else {
-      client = new pg.Client({ connectionString: t().url });
-      await client.connect();
-      await loadPolicyWarehousePostgres(client, schema);
-      source = { type: 'postgres', url: t().url, schema };
-      warehouseSql = async (statement) => {
-        await client!.query(`SET search_path = ${schema}`);
-        await client!.query(statement);
-      };
-    }
+    dir = mkdtempSync(join(tmpdir(), 'svc-cache-'));
+    warehouse = await openPolicyWarehouse(t().dialect, dir, { url: t().url, schema });
+    const { source } = warehouse;
+    warehouseSql = warehouse.sql;
     app = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, now: () => new Date(clock), metricsToken: 'metrics-secret-for-tests' });
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'admin', role: 'admin' }],
@@ -97,10 +78,7 @@ describeEachDialect('result cache', (t) => {
 
   afterAll(async () => {
     await app?.close();
-    if (client !== undefined) {
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
-    }
+    await warehouse?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -209,15 +209,15 @@ function coerce(value: string | number | boolean, type: DimensionType, field: st
   if (type === 'string') return String(value);
   if (type === 'number') {
     const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
-    if (!Number.isFinite(number)) throw new AppError('invalid_parameter', `${field}: ${JSON.stringify(value)} is not a number`, field);
+    if (!Number.isFinite(number)) throw AppError.at('invalid_parameter', field, `${JSON.stringify(value)} is not a number`);
     return number;
   }
   if (type === 'boolean') {
     if (value === true || value === 'true' || value === 1) return true;
     if (value === false || value === 'false' || value === 0) return false;
-    throw new AppError('invalid_parameter', `${field}: ${JSON.stringify(value)} is not a boolean`, field);
+    throw AppError.at('invalid_parameter', field, `${JSON.stringify(value)} is not a boolean`);
   }
-  if (typeof value !== 'string') throw new AppError('invalid_parameter', `${field}: a time is given as a date string, got ${JSON.stringify(value)}`, field);
+  if (typeof value !== 'string') throw AppError.at('invalid_parameter', field, `a time is given as a date string, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -236,10 +236,10 @@ function reachable(scope: Scope, name: unknown, field: string): ResolvedMember {
   if (member.view === scope.base) return member;
   const join = (scope.base.joins ?? []).find((j) => j.view === member.view.name);
   if (join === undefined) {
-    throw new AppError('invalid_parameter', `${field}: view ${member.view.name} is not joined to ${scope.base.name} (a query reads one view and the views it joins)`, field);
+    throw AppError.at('invalid_parameter', field, `view ${member.view.name} is not joined to ${scope.base.name} (a query reads one view and the views it joins)`);
   }
   if (member.kind === 'measure') {
-    throw new AppError('invalid_parameter', `${field}: measures come from the query's view ${scope.base.name}, not from the joined view ${member.view.name}`, field);
+    throw AppError.at('invalid_parameter', field, `measures come from the query's view ${scope.base.name}, not from the joined view ${member.view.name}`);
   }
   scope.joined.add(member.view.name);
   return member;
@@ -265,10 +265,10 @@ function timeInterval(scope: Scope, values: MemberFilter['values'], operator: st
   const texts = (values ?? []).map((value, i) => coerce(value, 'time', `${field}.values[${i}]`) as string);
   if (operator === 'inDateRange' || operator === 'notInDateRange') {
     if (texts.length === 1) return parseDateRange(texts[0]!, timezone, now, `${field}.values`);
-    if (texts.length !== 2) throw new AppError('invalid_parameter', `${field}.values: ${operator} takes a range: two dates, or one relative range`, `${field}.values`);
+    if (texts.length !== 2) throw AppError.at('invalid_parameter', `${field}.values`, `${operator} takes a range: two dates, or one relative range`);
     return parseDateRange(texts, timezone, now, `${field}.values`);
   }
-  if (texts.length !== 1) throw new AppError('invalid_parameter', `${field}.values: ${operator} takes one date`, `${field}.values`);
+  if (texts.length !== 1) throw AppError.at('invalid_parameter', `${field}.values`, `${operator} takes one date`);
   const date = parseDate(texts[0]!, timezone, `${field}.values[0]`);
   // before: [-inf, start); beforeOrOn: [-inf, end); after: [end, inf); afterOrOn: [start, inf)
   if (operator === 'beforeDate') return { from: -Infinity, to: date.at };
@@ -300,14 +300,14 @@ function memberCondition(scope: Scope, filter: MemberFilter, field: string): { c
   const values = filter.values ?? [];
   const need = (count: 'some' | 'one') => {
     if (count === 'some' ? values.length === 0 : values.length !== 1) {
-      throw new AppError('invalid_parameter', `${field}.values: ${operator} takes ${count === 'some' ? 'at least one value' : 'one value'}`, `${field}.values`);
+      throw AppError.at('invalid_parameter', `${field}.values`, `${operator} takes ${count === 'some' ? 'at least one value' : 'one value'}`);
     }
   };
   const isMeasure = member.kind === 'measure';
   const done = (condition: RawBuilder<unknown>) => ({ condition, isMeasure });
 
   if (TIME_OPERATORS.has(operator)) {
-    if (type !== 'time') throw new AppError('invalid_parameter', `${field}.operator: ${operator} applies to time dimensions, and ${member.name} is ${type}`, `${field}.operator`);
+    if (type !== 'time') throw AppError.at('invalid_parameter', `${field}.operator`, `${operator} applies to time dimensions, and ${member.name} is ${type}`);
     const interval = timeInterval(scope, filter.values, operator, field);
     const inside = intervalCondition(expression, interval, scope.options);
     return done(operator === 'notInDateRange' ? sql`(${expression} IS NULL OR NOT ${inside})` : inside);
@@ -324,7 +324,7 @@ function memberCondition(scope: Scope, filter: MemberFilter, field: string): { c
     if (operator === 'equals') return done(sql`${instant} IN (${sql.join(values.map((_, i) => value(i)))})`);
     if (operator === 'notEquals') return done(sql`(${instant} IS NULL OR ${instant} NOT IN (${sql.join(values.map((_, i) => value(i)))}))`);
     const comparison = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[operator as 'gt'];
-    if (comparison === undefined) throw new AppError('invalid_parameter', `${field}.operator: ${operator} does not apply to the time dimension ${member.name}`, `${field}.operator`);
+    if (comparison === undefined) throw AppError.at('invalid_parameter', `${field}.operator`, `${operator} does not apply to the time dimension ${member.name}`);
     need('one');
     return done(sql`${instant} ${sql.raw(comparison)} ${value(0)}`);
   }
@@ -341,7 +341,7 @@ function memberCondition(scope: Scope, filter: MemberFilter, field: string): { c
       return done(sql`${expression} ${sql.raw(comparison)} ${typed[0]}`);
     }
     case 'contains': case 'notContains': case 'startsWith': case 'endsWith': {
-      if (type !== 'string') throw new AppError('invalid_parameter', `${field}.operator: ${operator} applies to string dimensions, and ${member.name} is ${type}`, `${field}.operator`);
+      if (type !== 'string') throw AppError.at('invalid_parameter', `${field}.operator`, `${operator} applies to string dimensions, and ${member.name} is ${type}`);
       const patterns = typed.map((value) => {
         const text = escapeLike(String(value).toLowerCase());
         return operator === 'startsWith' ? `${text}%` : operator === 'endsWith' ? `%${text}` : `%${text}%`;
@@ -350,7 +350,7 @@ function memberCondition(scope: Scope, filter: MemberFilter, field: string): { c
       return done(operator === 'notContains' ? sql`(${expression} IS NULL OR NOT (${any}))` : sql`(${any})`);
     }
     default:
-      throw new AppError('invalid_parameter', `${field}.operator: ${operator} is not known`, `${field}.operator`);
+      throw AppError.at('invalid_parameter', `${field}.operator`, `${operator} is not known`);
   }
 }
 
@@ -361,7 +361,7 @@ function filterCondition(scope: Scope, filter: QueryFilter, field: string): { co
   const parts = list.map((inner, i) => filterCondition(scope, inner, `${field}.${key}[${i}]`));
   const isMeasure = parts[0]!.isMeasure;
   if (parts.some((part) => part.isMeasure !== isMeasure)) {
-    throw new AppError('invalid_parameter', `${field}: an ${key} group cannot mix measures and dimensions`, field);
+    throw AppError.at('invalid_parameter', field, `an ${key} group cannot mix measures and dimensions`);
   }
   return { condition: sql`(${sql.join(parts.map((part) => part.condition), sql.raw(key === 'and' ? ' AND ' : ' OR '))})`, isMeasure };
 }
@@ -424,7 +424,7 @@ export function compileSemanticQuery(policed: PolicedQuery, options: CompileOpti
   const having: RawBuilder<unknown>[] = [];
   const seen = new Set<string>();
   const addColumn = (column: ResultColumn, expression: RawBuilder<unknown>, field: string) => {
-    if (seen.has(column.name)) throw new AppError('invalid_parameter', `${field}: ${column.name} is asked for twice`, field);
+    if (seen.has(column.name)) throw AppError.at('invalid_parameter', field, `${column.name} is asked for twice`);
     seen.add(column.name);
     columns.push(column);
     // PostgreSQL sorts text by the database's locale; the "C" collation sorts byte-wise, as SQLite does (and DuckDB,
@@ -435,10 +435,10 @@ export function compileSemanticQuery(policed: PolicedQuery, options: CompileOpti
 
   dimensions.forEach((name, i) => {
     const member = reachable(scope, name, `${root}.dimensions[${i}]`);
-    if (member.kind !== 'dimension') throw new AppError('invalid_parameter', `${root}.dimensions[${i}]: ${member.name} is a measure`, `${root}.dimensions[${i}]`);
+    if (member.kind !== 'dimension') throw AppError.at('invalid_parameter', `${root}.dimensions[${i}]`, `${member.name} is a measure`);
     const { dimension } = member;
     if (dimension.type === 'time') {
-      throw new AppError('invalid_parameter', `${root}.dimensions[${i}]: ${member.name} is a time dimension; ask for it in timeDimensions with a granularity`, `${root}.dimensions[${i}]`);
+      throw AppError.at('invalid_parameter', `${root}.dimensions[${i}]`, `${member.name} is a time dimension; ask for it in timeDimensions with a granularity`);
     }
     addColumn({
       name: member.name, member: member.name, title: dimension.title ?? dimension.name, type: dimension.type, kind: 'dimension',
@@ -449,7 +449,7 @@ export function compileSemanticQuery(policed: PolicedQuery, options: CompileOpti
     const field = `${root}.timeDimensions[${i}]`;
     const member = reachable(scope, timeDimension.dimension, `${field}.dimension`);
     if (member.kind !== 'dimension' || member.dimension.type !== 'time') {
-      throw new AppError('invalid_parameter', `${field}.dimension: ${member.name} is not a time dimension`, `${field}.dimension`);
+      throw AppError.at('invalid_parameter', `${field}.dimension`, `${member.name} is not a time dimension`);
     }
     const expression = dimensionExpression(scope, member);
     if (timeDimension.dateRange !== undefined) {
@@ -466,7 +466,7 @@ export function compileSemanticQuery(policed: PolicedQuery, options: CompileOpti
   const groupCount = columns.length;
   measures.forEach((name, i) => {
     const member = reachable(scope, name, `${root}.measures[${i}]`);
-    if (member.kind !== 'measure') throw new AppError('invalid_parameter', `${root}.measures[${i}]: ${member.name} is a dimension`, `${root}.measures[${i}]`);
+    if (member.kind !== 'measure') throw AppError.at('invalid_parameter', `${root}.measures[${i}]`, `${member.name} is a dimension`);
     const { measure } = member;
     addColumn({
       name: member.name, member: member.name, title: measure.title ?? measure.name, type: 'number', kind: 'measure', measureType: measure.type,
@@ -489,7 +489,7 @@ export function compileSemanticQuery(policed: PolicedQuery, options: CompileOpti
     const column = columns.find((c) => c.name === name) ?? (bucketed.length === 1 ? bucketed[0] : undefined);
     if (column === undefined) {
       // (A hidden member was refused as such by the policies, policy.query.ts, before it came here.)
-      throw new AppError('invalid_parameter', `${root}.order[${i}]: ${name} is not a member of this query's result`, `${root}.order[${i}]`);
+      throw AppError.at('invalid_parameter', `${root}.order[${i}]`, `${name} is not a member of this query's result`);
     }
     order.push([column, direction]);
   });

@@ -38,6 +38,8 @@ export interface PlanSettings {
   source: DataSourceConfig;
   /** Built pre-aggregations; none: every query goes to the data source. */
   rollups?: Pick<RollupStore, 'currentBuild'>;
+  /** The field the query stands at, which the compiler's errors name below (default `query`). */
+  root?: string;
   /** The statement counts the query's rows (a drill-down's total): always the data source's. */
   countRows?: boolean;
 }
@@ -54,7 +56,7 @@ export function planQuery(policed: PolicedQuery, settings: PlanSettings): Plan {
   }
   const compiled = compileSemanticQuery(policed, {
     dialect: settings.dialect, timezone: settings.timezone, now: settings.now, rowCap: settings.rowCap,
-    ...(settings.countRows === true ? { countRows: true } : {}),
+    ...(settings.countRows === true ? { countRows: true } : {}), ...(settings.root !== undefined ? { root: settings.root } : {}),
   });
   return { kind: 'warehouse', compiled, key: [compiled.sql, compiled.parameters, settings.countRows === true ? 1 : compiled.limit] };
 }

@@ -280,10 +280,12 @@ function filterProblem(
   try {
     compile({ ...(dimension.type === 'time' ? { timeDimensions: [{ dimension: name }] } : { dimensions: [name] }), filters: [sample] });
   } catch (error) {
-    const field = (error as { field?: unknown }).field;
-    if (typeof field !== 'string' || !(error instanceof Error)) throw error;
-    const rest = field.replace(/^query\.filters\[0\]/, '');
-    return { path: `${path}${rest.startsWith('.') ? rest : ''}`, message: error.message.replace(/^query\.filters\[0\][^:]*: /, '') };
+    if (!(error instanceof AppError) || error.field === undefined) throw error;
+    // The sample's one filter stands at query.filters[0]: a problem below it is the policy filter's, at its path.
+    const sampleAt = 'query.filters[0]';
+    if (!error.field.startsWith(sampleAt)) return { path, message: error.message };
+    const rest = error.field.slice(sampleAt.length);
+    return { path: `${path}${rest.startsWith('.') ? rest : ''}`, message: error.detail };
   }
   return undefined;
 }

@@ -48,23 +48,23 @@ function filterMembers(filters: readonly QueryFilter[], field: string): Array<[u
  * visible to the viewer (403 naming it), checked in the order the compiler reads them. The views read are the
  * query's own (its first member's) and each other view a member comes from; the row filters of each that
  * restricts the viewer are attached. Whether the query is otherwise sound (joins, kinds, values) is the
- * compiler's to say.
+ * compiler's to say. `root` is the field the query stands at, which every error names below (`query.measures[0]`).
  */
-export function applyPolicies(access: ModelAccess, query: SemanticQuery): PolicedQuery {
+export function applyPolicies(access: ModelAccess, query: SemanticQuery, root = 'query'): PolicedQuery {
   const model = access.model;
   const measures = query.measures ?? [];
   const dimensions = query.dimensions ?? [];
   const timeDimensions = query.timeDimensions ?? [];
   const first = measures[0] ?? dimensions[0] ?? timeDimensions[0]?.dimension;
-  if (first === undefined) throw new AppError('invalid_parameter', 'query: a query needs at least one measure or dimension', 'query.measures');
-  const baseField = measures[0] !== undefined ? 'query.measures[0]' : dimensions[0] !== undefined ? 'query.dimensions[0]' : 'query.timeDimensions[0].dimension';
+  if (first === undefined) throw new AppError('invalid_parameter', `${root}: a query needs at least one measure or dimension`, `${root}.measures`);
+  const baseField = measures[0] !== undefined ? `${root}.measures[0]` : dimensions[0] !== undefined ? `${root}.dimensions[0]` : `${root}.timeDimensions[0].dimension`;
   const base = model.member(first, baseField).view;
   const read: SemanticView[] = [base];
   const named: Array<[unknown, string]> = [
-    ...dimensions.map((name, i): [unknown, string] => [name, `query.dimensions[${i}]`]),
-    ...timeDimensions.map((td, i): [unknown, string] => [td.dimension, `query.timeDimensions[${i}].dimension`]),
-    ...measures.map((name, i): [unknown, string] => [name, `query.measures[${i}]`]),
-    ...filterMembers(query.filters ?? [], 'query.filters'),
+    ...dimensions.map((name, i): [unknown, string] => [name, `${root}.dimensions[${i}]`]),
+    ...timeDimensions.map((td, i): [unknown, string] => [td.dimension, `${root}.timeDimensions[${i}].dimension`]),
+    ...measures.map((name, i): [unknown, string] => [name, `${root}.measures[${i}]`]),
+    ...filterMembers(query.filters ?? [], `${root}.filters`),
   ];
   for (const [name, field] of named) {
     const member: ResolvedMember = model.member(name, field);
@@ -77,7 +77,7 @@ export function applyPolicies(access: ModelAccess, query: SemanticQuery): Police
     const [viewName, memberName] = /^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*/.exec(name)?.[0]?.split('.') ?? [];
     const view = viewName === undefined ? undefined : model.views.get(viewName);
     if (view !== undefined && [...view.dimensions, ...view.measures].some((m) => m.name === memberName)) {
-      access.requireVisible({ name: `${viewName}.${memberName}`, view }, `query.order[${i}]`);
+      access.requireVisible({ name: `${viewName}.${memberName}`, view }, `${root}.order[${i}]`);
     }
   });
   const rowFilters: ViewRowFilter[] = [];

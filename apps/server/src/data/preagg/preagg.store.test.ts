@@ -1,10 +1,8 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../test/dialects.js';
 import { mintViewer } from '../../../test/embed.js';
@@ -12,7 +10,8 @@ import { bearer, seedAccount, uniqueSuffix } from '../../../test/factory.js';
 import type { SeededAccount } from '../../../test/factory.js';
 import { RAISED_RATE_LIMITS } from '../../../test/limits.js';
 import { expectSameRows } from '../../../test/rows.js';
-import { POLICY_ROWS, POLICY_REGIONS, POLICY_TENANTS, POLICY_TIERS, loadPolicyWarehousePostgres, policyViews, writePolicyWarehouseSqlite } from '../../../test/policy-warehouse.js';
+import { POLICY_ROWS, POLICY_REGIONS, POLICY_TENANTS, POLICY_TIERS, openPolicyWarehouse, policyViews } from '../../../test/policy-warehouse.js';
+import type { OwnPolicyWarehouse } from '../../../test/policy-warehouse.js';
 import { buildApp } from '../../app.js';
 import type { DataSourceConfig, SemanticView } from '../semantic/semantic.model.js';
 import type { AccessPolicy } from '../semantic/semantic.model.js';
@@ -58,7 +57,7 @@ describeEachDialect('pre-aggregations', (t) => {
   let dir: string;
   let store: RollupStore;
   let warehouses: WarehouseRegistry;
-  let client: pg.Client | undefined;
+  let warehouse: OwnPolicyWarehouse | undefined;
   let warehouseSql: (statement: string) => Promise<void>;
   const sfx = uniqueSuffix();
   const schema = `rollup_wh_${sfx.replace(/[^a-z0-9]/gi, '')}`.toLowerCase();
@@ -68,26 +67,9 @@ describeEachDialect('pre-aggregations', (t) => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
-    let source: DataSourceConfig;
-    if (t().dialect === 'sqlite') {
-      const path = join(dir, 'warehouse.db');
-      writePolicyWarehouseSqlite(path);
-      source = { type: 'sqlite', path };
-      warehouseSql = async (statement) => {
-        const db = new Database(path);
-        db.exec(statement);
-        db.close();
-      };
-    } else {
-      client = new pg.Client({ connectionString: t().url });
-      await client.connect();
-      await loadPolicyWarehousePostgres(client, schema);
-      source = { type: 'postgres', url: t().url, schema };
-      warehouseSql = async (statement) => {
-        await client!.query(`SET search_path = ${schema}`);
-        await client!.query(statement);
-      };
-    }
+    warehouse = await openPolicyWarehouse(t().dialect, dir, { url: t().url, schema });
+    const { source } = warehouse;
+    warehouseSql = warehouse.sql;
     const data = { resultCacheBytes: 0 };
     withRollups = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'rollups') } });
     without = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'never-built') } });
@@ -117,10 +99,7 @@ describeEachDialect('pre-aggregations', (t) => {
     await without?.close();
     store?.close();
     await warehouses?.close();
-    if (client !== undefined) {
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
-    }
+    await warehouse?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 

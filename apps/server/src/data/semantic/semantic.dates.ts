@@ -22,12 +22,12 @@ interface ParsedDate {
 
 export function parseDate(text: string, timeZone: string, field: string): ParsedDate {
   const match = DATE.exec(text.trim());
-  if (match === null) throw new AppError('invalid_parameter', `${field}: not a date (YYYY-MM-DD, optionally with a time): ${JSON.stringify(text)}`, field);
+  if (match === null) throw AppError.at('invalid_parameter', field, `not a date (YYYY-MM-DD, optionally with a time): ${JSON.stringify(text)}`);
   const [, y, mo, d, h, mi, s, ms, zone] = match;
   const wall = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0), Number((ms ?? '0').padEnd(3, '0')));
   const check = new Date(wall);
   if (check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || Number(h ?? 0) > 23 || Number(mi ?? 0) > 59 || Number(s ?? 0) > 59) {
-    throw new AppError('invalid_parameter', `${field}: no such date or time: ${JSON.stringify(text)}`, field);
+    throw AppError.at('invalid_parameter', field, `no such date or time: ${JSON.stringify(text)}`);
   }
   const local = Math.floor(wall / 1000);
   if (zone === undefined) return { at: localToInstant(timeZone, local), dateOnly: h === undefined };
@@ -88,7 +88,7 @@ export function parseDateRange(range: string | string[], timeZone: string, now: 
     const from = parseDate(range[0]!, timeZone, `${field}[0]`);
     const to = parseDate(range[1]!, timeZone, `${field}[1]`);
     const interval = { from: from.at, to: endOf(to, timeZone) };
-    if (interval.to <= interval.from) throw new AppError('invalid_parameter', `${field}: the range ends before it starts`, field);
+    if (interval.to <= interval.from) throw AppError.at('invalid_parameter', field, `the range ends before it starts`);
     return interval;
   }
   const at = Math.floor(now.getTime() / 1000);
@@ -102,7 +102,7 @@ export function parseDateRange(range: string | string[], timeZone: string, now: 
       return { from: periodStart(at, unit as Unit, timeZone, shift), to: periodStart(at, unit as Unit, timeZone, shift + 1) };
     }
     const n = Number(count);
-    if (n < 1) throw new AppError('invalid_parameter', `${field}: a relative range counts at least 1 period`, field);
+    if (n < 1) throw AppError.at('invalid_parameter', field, `a relative range counts at least 1 period`);
     const baseUnit = countUnit!.replace(/s$/, '') as Unit;
     return { from: periodStart(at, baseUnit, timeZone, -(n - 1)), to: periodStart(at, baseUnit, timeZone, 1) };
   }

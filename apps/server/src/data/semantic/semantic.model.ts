@@ -115,7 +115,7 @@ export class SemanticModel {
 
   view(name: string, field: string): SemanticView {
     const view = this.views.get(name);
-    if (view === undefined) throw new AppError('invalid_parameter', `${field}: no semantic view "${name}" (views: ${[...this.views.keys()].join(', ')})`, field);
+    if (view === undefined) throw AppError.at('invalid_parameter', field, `no semantic view "${name}" (views: ${[...this.views.keys()].join(', ')})`);
     return view;
   }
 
@@ -130,18 +130,18 @@ export class SemanticModel {
     if (dimension !== undefined) return { kind: 'dimension', name, view, dimension };
     const measure = view.measures.find((m) => m.name === memberName);
     if (measure !== undefined) return { kind: 'measure', name, view, measure };
-    throw new AppError('invalid_parameter', `${field}: "${name}" is not a declared member of view ${viewName}`, field);
+    throw AppError.at('invalid_parameter', field, `"${name}" is not a declared member of view ${viewName}`);
   }
 
   dimension(name: unknown, field: string): Extract<ResolvedMember, { kind: 'dimension' }> {
     const member = this.member(name, field);
-    if (member.kind !== 'dimension') throw new AppError('invalid_parameter', `${field}: "${member.name}" is a measure, not a dimension`, field);
+    if (member.kind !== 'dimension') throw AppError.at('invalid_parameter', field, `"${member.name}" is a measure, not a dimension`);
     return member;
   }
 
   measure(name: unknown, field: string): Extract<ResolvedMember, { kind: 'measure' }> {
     const member = this.member(name, field);
-    if (member.kind !== 'measure') throw new AppError('invalid_parameter', `${field}: "${member.name}" is a dimension, not a measure`, field);
+    if (member.kind !== 'measure') throw AppError.at('invalid_parameter', field, `"${member.name}" is a dimension, not a measure`);
     return member;
   }
 }
