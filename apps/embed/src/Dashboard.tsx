@@ -1,21 +1,20 @@
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { MouseEvent, ReactNode, RefObject } from 'react';
-import { checkFilters, fetchDashboard, fetchWidgetData, fetchWorkbookDashboard } from './api.js';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { ReactNode } from 'react';
+import { checkFilters, fetchDashboard, fetchWorkbookDashboard } from './api.js';
 import type { Dashboard, DashboardWidget, ReportSnapshot, WidgetData, WidgetDataRequest } from './api.js';
-import { DashboardDataContext, formatCell, isNotAvailable } from './dashboard/data.js';
+import { DashboardDataContext } from './dashboard/data.js';
 import type { DashboardData, Drilldown, DownloadEvent } from './dashboard/data.js';
 import { AppView } from './dashboard/AppView.js';
 import { DashboardGrid } from './dashboard/Grid.js';
-import { NotAvailable } from './dashboard/NotAvailable.js';
-import { dialogPlacement, measureVisiblePart } from './dashboard/visiblePart.js';
-import type { DialogPlacement } from './dashboard/visiblePart.js';
 import type { Formatters } from './format.js';
 import type { Translate } from './i18n.js';
 import type { Filter } from './preferences.js';
 import type { EmbedSession } from './session.js';
 import type { AiQueryEvent } from '@svc/protocol';
 import { ApiError } from './session.js';
-import { tabbables, useDialogFocus } from './dialogFocus.js';
+import { DrillView } from './dashboard/DrillView.js';
+import { SkipLinks } from './dashboard/SkipLinks.js';
+import { useMemberTitles } from './dashboard/useMemberTitles.js';
 
 export interface DashboardTarget {
   publicId?: string;
@@ -302,154 +301,5 @@ function LoadedDashboard(props: LoadedProps) {
         ) : null}
       </>
     </DashboardDataContext.Provider>
-  );
-}
-
-/**
- * The first tab stops of the dashboard, shown when focused (issue 31 item 10): past the header's controls to the
- * first widget, and past every widget to the comments' new-thread box (opening the panel first if it is collapsed). Each widget is one tab stop after that, so Tab goes from widget to widget.
- */
-function SkipLinks({ t, main, comments }: { t: Translate; main: RefObject<HTMLElement | null>; comments: boolean }) {
-  const go = (event: MouseEvent<HTMLAnchorElement>, target: () => HTMLElement | null | undefined) => {
-    event.preventDefault();
-    target()?.focus();
-  };
-  const firstWidget = () => {
-    const grid = main.current?.querySelector<HTMLElement>('.widget-grid, .app-frame');
-    return grid ? tabbables(grid)[0] ?? grid : undefined;
-  };
-  const commentBox = () => {
-    const panel = document.getElementById('comment-panel');
-    const open = panel !== null && !panel.hidden && panel.getClientRects().length > 0;
-    return open ? tabbables(panel).find((element) => element instanceof HTMLTextAreaElement) : undefined;
-  };
-  // A collapsed panel (the frame too narrow for it beside the grid) is opened first: the link promises the comments,
-  // and its box takes the focus once the panel has rendered (a few frames at most); failing that, the button does.
-  const goToComments = (event: MouseEvent<HTMLAnchorElement>) => {
-    event.preventDefault();
-    const box = commentBox();
-    if (box !== undefined) return box.focus();
-    const toggle = document.querySelector<HTMLElement>('[aria-controls="comment-panel"]');
-    toggle?.click();
-    let frames = 0;
-    const focusWhenShown = () => {
-      const shown = commentBox();
-      if (shown !== undefined) shown.focus();
-      else if ((frames += 1) < 30) requestAnimationFrame(focusWhenShown);
-      else toggle?.focus();
-    };
-    requestAnimationFrame(focusWhenShown);
-  };
-  return (
-    <nav className="skip-links" aria-label={t('skipLinks')}>
-      <a href="#widgets" onClick={(event) => go(event, firstWidget)}>{t('skipToWidgets')}</a>
-      {comments ? <a href="#comment-panel" onClick={goToComments}>{t('skipToComments')}</a> : null}
-    </nav>
-  );
-}
-
-/**
- * The model's titles of filters that came without one (the embed URL's `f_*`), asked of svc once per member. A
- * member svc does not answer for keeps its name.
- */
-function useMemberTitles(session: EmbedSession, publicId: string, filters: readonly Filter[]): Record<string, string> {
-  const [titles, setTitles] = useState<Record<string, string>>({});
-  const asked = useRef(new Set<string>());
-  const missing = filters.filter((f) => f.title === undefined && !asked.current.has(`${f.view}.${f.dimension}`)).map((f) => `${f.view}.${f.dimension}`);
-  const key = missing.join(',');
-  useEffect(() => {
-    if (key === '') return;
-    const members = key.split(',');
-    for (const member of members) asked.current.add(member);
-    // A null value asks about the member alone: its value is checked where it applies.
-    checkFilters(session, publicId, Object.fromEntries(members.map((member) => [member, null]))).then(
-      ({ filters: checked }) => setTitles((previous) => ({ ...previous, ...Object.fromEntries(checked.map((c) => [c.member, c.title])) })),
-      () => undefined,
-    );
-  }, [session, publicId, key]);
-  return titles;
-}
-
-/**
- * The rows under a drilled mark, in a dialog over the dashboard: formatted as their columns declare, with how many
- * there are ("the first 1,000 of 5,842 rows"), and (with `allowExport`) a CSV of the rows listed.
- */
-function DrillView({ drill, publicId, session, request, t, format, allowExport, onDownload, onClose, onError }: {
-  drill: Drilldown; publicId: string; session: EmbedSession; request: WidgetDataRequest; t: Translate; format: Formatters;
-  allowExport: boolean; onDownload(event: DownloadEvent): void; onClose(): void; onError(error: unknown): void;
-}) {
-  const [data, setData] = useState<WidgetData | 'loading' | 'forbidden' | 'failed'>('loading');
-  const close = useRef<HTMLButtonElement>(null);
-  // Opened in the part of the frame the viewer sees (a frame fitted to its content is many screens tall), hidden
-  // until measured, then focused: the focus no longer scrolls the host to the middle of the frame.
-  const view = useRef<HTMLDivElement>(null);
-  const [placement, setPlacement] = useState<DialogPlacement | undefined | 'measuring'>('measuring');
-  useLayoutEffect(() => {
-    let isCurrent = true;
-    void measureVisiblePart(view.current!).then((visible) => {
-      if (isCurrent) setPlacement(dialogPlacement(visible, view.current?.clientHeight ?? innerHeight));
-    });
-    return () => {
-      isCurrent = false;
-    };
-  }, []);
-  useEffect(() => {
-    if (placement !== 'measuring') close.current?.focus();
-  }, [placement]);
-  useDialogFocus(view);
-  useEffect(() => {
-    const controller = new AbortController();
-    fetchWidgetData(session, publicId, drill.widgetId, { ...request, drilldown: { member: drill.member, point: drill.point } }, controller.signal)
-      .then((result) => setData(result), (error: unknown) => {
-        if (controller.signal.aborted) return;
-        // Rows an access policy keeps from the viewer: a state of the view, not an error (as for widgets).
-        if (isNotAvailable(error)) {
-          setData('forbidden');
-          return;
-        }
-        setData('failed');
-        onError(error);
-      });
-    return () => controller.abort();
-    // One drill, one query.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [drill]);
-  return (
-    <div className="drill-view" role="dialog" aria-modal="true" aria-labelledby="drill-title" onKeyDown={(event) => event.key === 'Escape' && onClose()} ref={view}
-      style={placement === 'measuring' ? { visibility: 'hidden' } : placement === undefined ? undefined : { paddingTop: placement.paddingTop, paddingBottom: placement.paddingBottom }}>
-      <div className="drill-panel" style={placement === 'measuring' || placement === undefined ? undefined : { maxHeight: placement.maxHeight }}>
-        <header>
-          <h2 id="drill-title">{t('drillTitle', { title: drill.title, member: drill.member })}</h2>
-          <button type="button" ref={close} onClick={onClose}>{t('back')}</button>
-        </header>
-        {data === 'loading' ? <p role="status">{t('loading')}</p> : data === 'forbidden' ? <NotAvailable message={t('drillForbidden')} /> : data === 'failed' ? <p role="alert">{t('widgetError')}</p> : (
-          <>
-            <p className="meta drill-summary">
-              <span data-testid="drill-count">{data.truncated && data.totalRows !== undefined && data.totalRows > data.rows.length
-                ? t('drillRowsOf', { shown: data.rows.length, total: data.totalRows })
-                : t('drillRows', { count: data.rows.length })}</span>
-              {allowExport ? (
-                <button type="button" className="export drill-export" data-format="csv" onClick={() => {
-                  const title = t('drillTitle', { title: drill.title, member: drill.member });
-                  import('./dashboard/exports.js').then((files) => onDownload({ format: 'csv', target: 'widget', widgetId: drill.widgetId, title, rowCount: files.downloadCsv({ title, data }) }))
-                    .catch((error: unknown) => onError(error));
-                }}>{t('drillCsv')}</button>
-              ) : null}
-            </p>
-            {/* A tab stop, so that the keyboard scrolls the rows too (axe: scrollable-region-focusable). */}
-            <div className="drill-table-wrap" tabIndex={0} role="region" aria-labelledby="drill-title">
-              <table className="drill-table">
-                <thead><tr>{data.columns.map((c) => <th key={c.name} scope="col">{c.title}</th>)}</tr></thead>
-                <tbody>
-                  {data.rows.map((row, i) => (
-                    <tr key={i}>{data.columns.map((c, j) => <td key={c.name} className={c.type === 'number' ? 'numeric' : undefined}>{formatCell(c, row[j], format.locale)}</td>)}</tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </>
-        )}
-      </div>
-    </div>
   );
 }
