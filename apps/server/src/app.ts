@@ -18,6 +18,7 @@ import { buildStrictBodyValidator, registerJsonBodyParser } from './http/http.va
 import type { LoggingConfig } from './http/http.logging.js';
 import { registerOpenApi } from './http/http.openapi.js';
 import cookie from '@fastify/cookie';
+import { AccountCredentials } from './accounts/accounts.credentials.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { registerMetrics } from './http/http.metrics.js';
 import { registerRateLimiting } from './http/http.rate-limit.js';
@@ -39,6 +40,7 @@ import { sdkRoutes } from './embed/embed.sdk.js';
 import type { EmbedLifetimes } from './sessions/sessions.config.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import type { SessionContext } from './sessions/sessions.service.js';
+import { EmbedTokenCredentials } from './sessions/sessions.credentials.js';
 import { loadTokenSigner } from './sessions/sessions.tokens.js';
 import { PageCache } from './http/http.page-cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
@@ -168,14 +170,24 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
 
   const signer = await loadTokenSigner(ctx.db, config.jwtSecret ?? env.jwtSecret, ctx.now);
   const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes ?? env.embedLifetimes, changes: config.db.changes };
-  registerAuthentication(app, ctx, signer, config.db.changes, config.credentialCacheEntries ?? 10_000);
+  const credentialCacheEntries = config.credentialCacheEntries ?? 10_000;
+  const accountCredentials = new AccountCredentials(ctx, config.db.changes, credentialCacheEntries);
+  const embedTokens = new EmbedTokenCredentials(ctx, signer, config.db.changes, credentialCacheEntries);
+  registerAuthentication(app, {
+    isApiKey: (credential) => accountCredentials.isApiKey(credential),
+    resolveApiKey: (key) => accountCredentials.resolveApiKey(key),
+    resolveConsoleSession: (cookie) => accountCredentials.resolveConsoleSession(cookie),
+    resolveEmbedToken: (token) => embedTokens.resolve(token),
+  });
   // One byte budget for every serialized page kept in memory: workspace listings and comment thread lists.
   const pages = new PageCache(config.listingCacheBytes ?? env.listingCacheBytes);
   await registerOpenApi(app);
   registerRoot(app);
   const data = { ...env.data, ...config.data };
   const results = new ResultCache(data.resultCacheBytes);
-  registerMetrics(app, config.db, config.metricsToken ?? env.metricsToken, results);
+  registerMetrics(app, config.db, config.metricsToken ?? env.metricsToken, () => ({
+    ...results.counters, bytes: results.bytes, entries: results.size,
+  }));
   await app.register(healthRoutes(config.db));
   await app.register(accountRoutes(ctx, { max: rateLimits.login, windowMs: rateLimits.windowMs }));
   await app.register(sessionRoutes(sessions, rateLimits));

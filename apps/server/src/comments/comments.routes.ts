@@ -9,7 +9,7 @@ import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { requireCommenter } from './comments.policy.js';
 import type { Commenter } from './comments.policy.js';
-import type { EmbedPrincipal } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal } from '../core/core.principal.js';
 import {
   Comment, CommentIdParams, CommentParams, CommentStreamHeaders, EditCommentBody, MentionableUserList, MentionableUsersQuery, PostCommentBody, PostedComment, ResolveBody,
   Thread, ThreadList, ThreadListQuery, commentErrorResponses,

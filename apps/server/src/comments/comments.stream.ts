@@ -470,7 +470,7 @@ export class CommentStreamHub {
     }
   }
 
-  /** Ends the stream when its token stops being accepted: the token's `exp`, whole seconds (http.auth.ts). */
+  /** Ends the stream when its token stops being accepted: the token's `exp`, whole seconds (sessions.credentials.ts). */
   #armExpiry(subscriber: Subscriber): void {
     const expiresAt = subscriber.caller.tokenExpiresAt;
     if (expiresAt === null) return;

@@ -1,4 +1,4 @@
-import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../core/core.principal.js';
 import { AppError } from '../core/core.errors.js';
 import { accessFactsOf, accessViewerOf, canAccessItem, reachesSubtree } from '../workspace/workspace.policy.js';
 import { selectAncestorChain, selectGrantedItemIds } from '../workspace/workspace.store.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { digestSecret } from '../accounts/accounts.keys.js';
+import { digestSecret } from '../core/core.digest.js';
 import { CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
 import { findAccountOfConsoleDigest, findAccountOfDeployment, findEmbedAccountSettings } from '../accounts/accounts.store.js';
 import { findAccountOfPublicId } from '../dashboards/dashboards.store.js';

@@ -1,4 +1,4 @@
-import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { isoTimestamp } from '../core/core.context.js';
 import type { ServiceContext } from '../core/core.context.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { requirePlatformUser } from '../http/http.auth.js';
 import type { ServiceContext } from '../core/core.context.js';
 import { sendCachedPage } from '../http/http.page-cache.js';

@@ -1,5 +1,5 @@
 import { isAdmin } from '../accounts/accounts.principal.js';
-import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { bumpPersonalVersion, findDeploymentInAccount } from '../accounts/accounts.store.js';
 import { draftConfigOf, parseJson, presentDashboard } from '../dashboards/dashboards.presenter.js';
 import type { DashboardConfig } from '../dashboards/dashboards.schema.js';
