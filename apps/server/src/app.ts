@@ -7,7 +7,7 @@ import type { Config, TrustProxy } from './core/core.config.js';
 import type { Db } from './db/db.database.js';
 import { setPreparedStatements } from './db/db.prepared.js';
 import { registerAuthentication } from './http/http.auth.js';
-import type { ServiceContext } from './core/core.context.js';
+import type { ServiceContext } from './db/db.context.js';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { registerInFlight } from './http/http.in-flight.js';
 import { registerSecurityHeaders } from './http/http.security-headers.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../core/core.errors.js';
-import { isoTimestamp } from '../core/core.context.js';
-import type { ServiceContext } from '../core/core.context.js';
+import { isoTimestamp } from '../core/core.time.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { toBase62 } from './accounts.keys.js';
 import { digestSecret } from '../core/core.digest.js';
 import { hashPassword, verifyPassword } from './accounts.passwords.js';

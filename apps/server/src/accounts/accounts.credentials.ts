@@ -1,5 +1,5 @@
-import type { ServiceContext } from '../core/core.context.js';
-import { isoTimestamp } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
+import { isoTimestamp } from '../core/core.time.js';
 import { digestSecret } from '../core/core.digest.js';
 import { ANONYMOUS } from '../core/core.principal.js';
 import type { PlatformUserPrincipal, Principal } from '../core/core.principal.js';

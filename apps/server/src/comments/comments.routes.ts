@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { exemptFromHandlerTimeout } from '../http/http.in-flight.js';
 import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';

@@ -2,7 +2,7 @@ import type { EmbedPrincipal, PlatformUserPrincipal } from '../core/core.princip
 import { AppError } from '../core/core.errors.js';
 import { accessFactsOf, accessViewerOf, canAccessItem, reachesSubtree } from '../workspace/workspace.policy.js';
 import { selectAncestorChain, selectGrantedItemIds } from '../workspace/workspace.store.js';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { presentDashboard } from './dashboards.presenter.js';
 import type { Dashboard } from './dashboards.schema.js';
 import { findDashboardByPublicId, findDashboardByWorkbook, selectReportSnapshots } from './dashboards.store.js';

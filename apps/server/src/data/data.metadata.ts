@@ -4,7 +4,7 @@ import { parseJson, presentReportSnapshot } from '../dashboards/dashboards.prese
 import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
 import { findDashboardByPublicId, selectReportSnapshots } from '../dashboards/dashboards.store.js';
 import type { DashboardRow } from '../dashboards/dashboards.store.js';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import type { ChangeFeed } from '../db/db.database.js';
 
 /** A deployment's stored data source and semantic views, as text. */

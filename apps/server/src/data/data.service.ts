@@ -3,7 +3,7 @@ import { parseJson } from '../dashboards/dashboards.presenter.js';
 import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
 import { checkReadableDashboard, readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import type { MetadataReads } from './data.metadata.js';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { Sealer } from '../core/core.sealed.js';
 import { AppError } from '../core/core.errors.js';
 import { formatBucket, parseBucket, addPeriods, shiftInstant } from './data.calendar.js';

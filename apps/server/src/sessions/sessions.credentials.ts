@@ -1,4 +1,4 @@
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { ANONYMOUS } from '../core/core.principal.js';
 import type { EmbedPrincipal, Principal } from '../core/core.principal.js';
 import { AccountCache } from '../db/db.account-cache.js';

@@ -6,8 +6,8 @@ import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../core/c
 import { findDeploymentInAccount, findEmbedAccountSettings, findTenantName, findUserIdByEmail, findUserRole } from '../accounts/accounts.store.js';
 import { selectPublicIdsOfDeployment } from '../dashboards/dashboards.store.js';
 import { AppError } from '../core/core.errors.js';
-import { isoTimestamp } from '../core/core.context.js';
-import type { ServiceContext } from '../core/core.context.js';
+import { isoTimestamp } from '../core/core.time.js';
+import type { ServiceContext } from '../db/db.context.js';
 import type { Kysely } from 'kysely';
 import type { ChangeFeed } from '../db/db.database.js';
 import type { Database } from '../db/db.schema.js';

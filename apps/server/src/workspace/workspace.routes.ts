@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { requirePlatformUser } from '../http/http.auth.js';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { listWorkspace, recordView, setFavorite } from './workspace.service.js';
