@@ -44,6 +44,7 @@ import { EmbedTokenCredentials } from './sessions/sessions.credentials.js';
 import { loadTokenSigner } from './sessions/sessions.tokens.js';
 import { PageCache } from './http/http.page-cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
+import { selectReportSnapshots } from './dashboards/dashboards.store.js';
 import type { WebhookSettings } from './core/core.config.js';
 import { resolveWithDns } from './webhooks/webhooks.addresses.js';
 import type { ResolveHost } from './webhooks/webhooks.addresses.js';
@@ -207,7 +208,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     done();
   });
   await app.register(commentRoutes(ctx, pages, streams));
-  await app.register(workspaceRoutes(ctx, pages));
+  await app.register(workspaceRoutes({ ...ctx, selectReportSnapshots }, pages));
   const webhooks = { ...env.webhooks, deliver: false, ...config.webhooks };
   const resolveHost = config.webhooks?.resolveHost ?? resolveWithDns;
   const sealer = new Sealer(config.encryptionKeys ?? env.encryptionKeys);

@@ -7,7 +7,7 @@ import type { Database } from '../db/db.schema.js';
 import { selectDeploymentsWithPreAggregations } from '../accounts/accounts.store.js';
 import { AppError } from '../core/core.errors.js';
 import { Sealer } from '../core/core.sealed.js';
-import { parseJson } from '../dashboards/dashboards.presenter.js';
+import { parseJson } from '../workspace/workspace.presenter.js';
 import { compileSemanticQuery } from './data.compiler.js';
 import type { WarehouseDialect } from './data.compiler.js';
 import { DEMO_SEMANTIC_VIEWS } from './data.demo-warehouse.js';

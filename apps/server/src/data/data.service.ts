@@ -1,6 +1,6 @@
 import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
-import { parseJson } from '../dashboards/dashboards.presenter.js';
-import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
+import { parseJson } from '../workspace/workspace.presenter.js';
+import type { DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
 import { checkReadableDashboard, readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import type { MetadataReads } from './data.metadata.js';
 import type { ServiceContext } from '../db/db.context.js';
