@@ -63,6 +63,13 @@ export default {
       to: { path: `^apps/server/src/${FEATURES}/` },
     },
     {
+      name: 'workspace-imports-no-dashboards',
+      severity: 'error',
+      comment: 'dashboards/ imports workspace/ (its read check needs the grants); workspace/ gets what it needs of dashboards/ from app.ts, so the arrow runs one way.',
+      from: { path: '^apps/server/src/workspace/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^apps/server/src/dashboards/' },
+    },
+    {
       name: 'no-test-code-in-production',
       severity: 'error',
       comment: 'Production code never imports a test or the test helpers.',

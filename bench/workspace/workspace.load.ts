@@ -1,4 +1,4 @@
-import { digestSecret } from '../../apps/server/src/accounts/accounts.keys.js';
+import { digestSecret } from '../../apps/server/src/core/core.digest.js';
 import type { GeneratedWorkspace } from './workspace.generate.js';
 import { T, bulkWriter } from '../bulk.js';
 import type { Row } from '../bulk.js';

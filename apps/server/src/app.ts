@@ -7,7 +7,7 @@ import type { Config, TrustProxy } from './core/core.config.js';
 import type { Db } from './db/db.database.js';
 import { setPreparedStatements } from './db/db.prepared.js';
 import { registerAuthentication } from './http/http.auth.js';
-import type { ServiceContext } from './core/core.context.js';
+import type { ServiceContext } from './db/db.context.js';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { registerInFlight } from './http/http.in-flight.js';
 import { registerSecurityHeaders } from './http/http.security-headers.js';
@@ -18,6 +18,7 @@ import { buildStrictBodyValidator, registerJsonBodyParser } from './http/http.va
 import type { LoggingConfig } from './http/http.logging.js';
 import { registerOpenApi } from './http/http.openapi.js';
 import cookie from '@fastify/cookie';
+import { AccountCredentials } from './accounts/accounts.credentials.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { registerMetrics } from './http/http.metrics.js';
 import { registerRateLimiting } from './http/http.rate-limit.js';
@@ -39,9 +40,11 @@ import { sdkRoutes } from './embed/embed.sdk.js';
 import type { EmbedLifetimes } from './sessions/sessions.config.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import type { SessionContext } from './sessions/sessions.service.js';
+import { EmbedTokenCredentials } from './sessions/sessions.credentials.js';
 import { loadTokenSigner } from './sessions/sessions.tokens.js';
 import { PageCache } from './http/http.page-cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
+import { selectReportSnapshots } from './dashboards/dashboards.store.js';
 import type { WebhookSettings } from './core/core.config.js';
 import { resolveWithDns } from './webhooks/webhooks.addresses.js';
 import type { ResolveHost } from './webhooks/webhooks.addresses.js';
@@ -168,14 +171,24 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
 
   const signer = await loadTokenSigner(ctx.db, config.jwtSecret ?? env.jwtSecret, ctx.now);
   const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes ?? env.embedLifetimes, changes: config.db.changes };
-  registerAuthentication(app, ctx, signer, config.db.changes, config.credentialCacheEntries ?? 10_000);
+  const credentialCacheEntries = config.credentialCacheEntries ?? 10_000;
+  const accountCredentials = new AccountCredentials(ctx, config.db.changes, credentialCacheEntries);
+  const embedTokens = new EmbedTokenCredentials(ctx, signer, config.db.changes, credentialCacheEntries);
+  registerAuthentication(app, {
+    isApiKey: (credential) => accountCredentials.isApiKey(credential),
+    resolveApiKey: (key) => accountCredentials.resolveApiKey(key),
+    resolveConsoleSession: (cookie) => accountCredentials.resolveConsoleSession(cookie),
+    resolveEmbedToken: (token) => embedTokens.resolve(token),
+  });
   // One byte budget for every serialized page kept in memory: workspace listings and comment thread lists.
   const pages = new PageCache(config.listingCacheBytes ?? env.listingCacheBytes);
   await registerOpenApi(app);
   registerRoot(app);
   const data = { ...env.data, ...config.data };
   const results = new ResultCache(data.resultCacheBytes);
-  registerMetrics(app, config.db, config.metricsToken ?? env.metricsToken, results);
+  registerMetrics(app, config.db, config.metricsToken ?? env.metricsToken, () => ({
+    ...results.counters, bytes: results.bytes, entries: results.size,
+  }));
   await app.register(healthRoutes(config.db));
   await app.register(accountRoutes(ctx, { max: rateLimits.login, windowMs: rateLimits.windowMs }));
   await app.register(sessionRoutes(sessions, rateLimits));
@@ -195,7 +208,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     done();
   });
   await app.register(commentRoutes(ctx, pages, streams));
-  await app.register(workspaceRoutes(ctx, pages));
+  await app.register(workspaceRoutes({ ...ctx, selectReportSnapshots }, pages));
   const webhooks = { ...env.webhooks, deliver: false, ...config.webhooks };
   const resolveHost = config.webhooks?.resolveHost ?? resolveWithDns;
   const sealer = new Sealer(config.encryptionKeys ?? env.encryptionKeys);

@@ -10,7 +10,7 @@ import { uniqueSuffix } from '../test/factory.js';
 import { runSvc, spawnSvc as startSvc } from '../test/svc-process.js';
 import { importFile } from './import/import.js';
 import type { ImportFile } from './import/import.js';
-import { digestSecret } from './accounts/accounts.keys.js';
+import { digestSecret } from './core/core.digest.js';
 import { buildApp } from './app.js';
 import { openDatabase } from './db/db.database.js';
 import type { Db } from './db/db.database.js';

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../core/core.errors.js';
-import { isoTimestamp } from '../core/core.context.js';
-import type { ServiceContext } from '../core/core.context.js';
-import { digestSecret, toBase62 } from './accounts.keys.js';
+import { isoTimestamp } from '../core/core.time.js';
+import type { ServiceContext } from '../db/db.context.js';
+import { toBase62 } from './accounts.keys.js';
+import { digestSecret } from '../core/core.digest.js';
 import { hashPassword, verifyPassword } from './accounts.passwords.js';
 import { findLoginCandidates, insertConsoleSession, revokeConsoleSession } from './accounts.store.js';
 import { normalizeEmail } from './accounts.identity.js';
 
-export const CONSOLE_COOKIE = 'svc_console';
 export const CONSOLE_SESSION_PREFIX = 'cs_';
 /** How long a console sign-in lasts (12 hours; then sign in again). */
 export const CONSOLE_SESSION_TTL_MS = 12 * 3_600_000;

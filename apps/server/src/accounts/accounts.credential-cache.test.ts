@@ -7,8 +7,8 @@ import { bearer, seedAccount } from '../../test/factory.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
 import { AccountCache } from '../db/db.account-cache.js';
-import { digestSecret } from './accounts.keys.js';
-import type { PlatformUserPrincipal } from './accounts.principal.js';
+import { digestSecret } from '../core/core.digest.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { findPlatformUserByKeyDigest } from './accounts.store.js';
 
 /**

@@ -1,4 +1,4 @@
-import { hash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const API_KEY_PREFIX = 'svc_';
@@ -22,13 +22,4 @@ export function toBase62(bytes: Uint8Array): string {
  */
 export function generateApiKey(): string {
   return API_KEY_PREFIX + toBase62(randomBytes(32));
-}
-
-/**
- * SHA-256 digest of a secret (API key, session id). Secrets are looked up by digest, so the comparison that
- * finds them is an index lookup of a hash, never a character-by-character compare of the secret itself.
- */
-export function digestSecret(secret: string): string {
-  // The one-shot hash (a third of createHash's cost): every API request digests its credential.
-  return hash('sha256', secret, 'hex');
 }

@@ -1,6 +1,6 @@
 import { AppError } from '../core/core.errors.js';
 import { isAdmin } from './accounts.principal.js';
-import type { PlatformUserPrincipal } from './accounts.principal.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 
 /**
  * Operations for admins of the account only (DESIGN "Credentials"): Generate Session, Revoke, the embed-user admin,

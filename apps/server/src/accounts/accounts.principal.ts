@@ -1,68 +1,8 @@
-import type { UserRole } from '../db/db.schema.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 
-/** A platform user resolved from an API key (or, later, a console session). */
-export interface PlatformUserPrincipal {
-  kind: 'platform-user';
-  accountId: number;
-  userId: number;
-  role: UserRole;
-  email: string;
-  /**
-   * The account's data version and the user's personal version, read with the credential. Cached listings are
-   * valid only for the versions they were computed at.
-   */
-  dataVersion: string;
-  /** The credential: an API key, or a console session cookie (DESIGN "Credentials and principals"). */
-  via: 'api-key' | 'console';
-  /** The row id of that credential (an API key's, or a console session's): what a per-credential limit counts by. */
-  credentialId: number;
-}
-
-/**
- * The holder of an embed token (SPEC "Authentication"): an embed user of an embed tenant (`externalId` session),
- * or a platform user (`internalId` session: no embed tenant). Scoped to the session's deployment.
- */
-export interface EmbedPrincipal {
-  kind: 'embed';
-  accountId: number;
-  deploymentId: number;
-  /** The embed session's row id (never the secret session id). */
-  sessionId: number;
-  embedTenantId: number | null;
-  embedTenantName: string | null;
-  embedUserId: number | null;
-  userId: number | null;
-  /** The role of the platform user of an `internalId` session (their workspace grants bound what it opens); null otherwise. */
-  userRole: UserRole | null;
-  /** What the session was minted with for access policies (issue 20): securityContext, userAttributes, groups. */
-  access: EmbedAccessContext;
-  /** The publicIds this session may open (Generate Session's `dashboards`); null: every embeddable dashboard of its deployment. */
-  dashboards: readonly string[] | null;
-  /**
-   * When the session's embed token stops being accepted (its `exp`, epoch ms; svc accepts a token until then): what
-   * ends a long-lived request such as a comment stream. Null only for a session never redeemed, which has no token.
-   */
-  tokenExpiresAt: number | null;
-}
-
-/**
- * An embed session's access context: what its Generate Session call sent (a field left out is empty here, though
- * the embed user keeps its stored value). For an `internalId` session the groups are the platform user's, read when
- * data is asked.
- */
-export interface EmbedAccessContext {
-  securityContext: Readonly<Record<string, unknown>>;
-  userAttributes: Readonly<Record<string, unknown>>;
-  groups: readonly string[];
-}
-
-/** No credential, or none that resolved. */
-export interface AnonymousPrincipal {
-  kind: 'anonymous';
-}
-
-/** Who is calling, resolved once per request by http/auth and handed to services as a value. */
-export type Principal = PlatformUserPrincipal | EmbedPrincipal | AnonymousPrincipal;
+// The principal types are defined in core/core.principal.ts (http/ names them and imports no feature). data/ still
+// imports them from here; its restructuring moves those imports, and then this re-export goes.
+export type { AnonymousPrincipal, EmbedAccessContext, EmbedPrincipal, PlatformUserPrincipal, Principal } from '../core/core.principal.js';
 
 export function isAdmin(principal: Pick<PlatformUserPrincipal, 'role'>): boolean {
   return principal.role === 'admin';

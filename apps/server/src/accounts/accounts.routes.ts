@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { consoleCookieOf } from '../http/http.auth.js';
-import type { ServiceContext } from '../core/core.context.js';
+import { CONSOLE_COOKIE, consoleCookieOf } from '../http/http.auth.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { rateLimitFor } from '../http/http.rate-limit.js';
 import { Described, ErrorResponse } from '../core/core.schema.js';
-import { CONSOLE_COOKIE, login, logout } from './accounts.console.js';
+import { login, logout } from './accounts.console.js';
 import { normalizeEmail } from './accounts.identity.js';
 
 const LoginBody = Type.Object({

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { prepare } from '../db/db.prepared.js';
-import type { Database, UserRole } from '../db/db.schema.js';
-import type { PlatformUserPrincipal } from './accounts.principal.js';
+import type { Database } from '../db/db.schema.js';
+import type { PlatformUserPrincipal, UserRole } from '../core/core.principal.js';
 import { normalizeEmail } from './accounts.identity.js';
 
 const keyLookup = prepare((db, p: { digest: string }) =>

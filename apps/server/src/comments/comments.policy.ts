@@ -1,4 +1,4 @@
-import type { Principal } from '../accounts/accounts.principal.js';
+import type { Principal } from '../core/core.principal.js';
 import { AppError } from '../core/core.errors.js';
 import type { CommentEventKind } from '../db/db.schema.js';
 

@@ -3,13 +3,13 @@ import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { exemptFromHandlerTimeout } from '../http/http.in-flight.js';
 import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { requireCommenter } from './comments.policy.js';
 import type { Commenter } from './comments.policy.js';
-import type { EmbedPrincipal } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal } from '../core/core.principal.js';
 import {
   Comment, CommentIdParams, CommentParams, CommentStreamHeaders, EditCommentBody, MentionableUserList, MentionableUsersQuery, PostCommentBody, PostedComment, ResolveBody,
   Thread, ThreadList, ThreadListQuery, commentErrorResponses,

@@ -1,8 +1,8 @@
 import { requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import type { DashboardRow } from '../dashboards/dashboards.store.js';
 import { foldSearchKey } from '../db/db.search-key.js';
-import { isoTimestamp } from '../core/core.context.js';
-import type { ServiceContext } from '../core/core.context.js';
+import { isoTimestamp } from '../core/core.time.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
 import { AppError } from '../core/core.errors.js';
 import { MAX_ROW_ID } from '../core/core.schema.js';

@@ -1,5 +1,5 @@
-import type { ServiceContext } from '../core/core.context.js';
-import { isoTimestamp } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
+import { isoTimestamp } from '../core/core.time.js';
 import { AppError } from '../core/core.errors.js';
 import { COMMENT_EVENT_CHANNEL } from '../db/db.database.js';
 import type { ChangeFeed, ChangeMark, Dialect, Notifications } from '../db/db.database.js';
@@ -470,7 +470,7 @@ export class CommentStreamHub {
     }
   }
 
-  /** Ends the stream when its token stops being accepted: the token's `exp`, whole seconds (http.auth.ts). */
+  /** Ends the stream when its token stops being accepted: the token's `exp`, whole seconds (sessions.credentials.ts). */
   #armExpiry(subscriber: Subscriber): void {
     const expiresAt = subscriber.caller.tokenExpiresAt;
     if (expiresAt === null) return;

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireAuthenticated } from '../http/http.auth.js';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { Described, ErrorResponse, Id } from '../core/core.schema.js';
-import { Dashboard } from './dashboards.schema.js';
+import { Dashboard } from '../workspace/workspace.dashboard-schema.js';
 import { readDashboard, readWorkbookDashboard } from './dashboards.service.js';
 
 /** DESIGN: `GET /api/v1/embed/dashboard/{publicId}`, the dashboard an embed shows. */

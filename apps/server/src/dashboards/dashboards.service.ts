@@ -1,10 +1,10 @@
-import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../core/core.principal.js';
 import { AppError } from '../core/core.errors.js';
 import { accessFactsOf, accessViewerOf, canAccessItem, reachesSubtree } from '../workspace/workspace.policy.js';
 import { selectAncestorChain, selectGrantedItemIds } from '../workspace/workspace.store.js';
-import type { ServiceContext } from '../core/core.context.js';
-import { presentDashboard } from './dashboards.presenter.js';
-import type { Dashboard } from './dashboards.schema.js';
+import type { ServiceContext } from '../db/db.context.js';
+import { presentDashboard } from '../workspace/workspace.presenter.js';
+import type { Dashboard } from '../workspace/workspace.dashboard-schema.js';
 import { findDashboardByPublicId, findDashboardByWorkbook, selectReportSnapshots } from './dashboards.store.js';
 import type { DashboardRow } from './dashboards.store.js';
 

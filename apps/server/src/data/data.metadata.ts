@@ -1,10 +1,10 @@
 import { AccountCache } from '../db/db.account-cache.js';
 import { findDeploymentData, findEmbedAccountSettings } from '../accounts/accounts.store.js';
-import { parseJson, presentReportSnapshot } from '../dashboards/dashboards.presenter.js';
-import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
+import { parseJson, presentReportSnapshot } from '../workspace/workspace.presenter.js';
+import type { DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
 import { findDashboardByPublicId, selectReportSnapshots } from '../dashboards/dashboards.store.js';
 import type { DashboardRow } from '../dashboards/dashboards.store.js';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import type { ChangeFeed } from '../db/db.database.js';
 
 /** A deployment's stored data source and semantic views, as text. */

@@ -1,9 +1,9 @@
 import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { ByteLru } from '../core/core.byte-lru.js';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { AppError } from '../core/core.errors.js';
 import { Sealer } from '../core/core.sealed.js';
-import { parseJson } from '../dashboards/dashboards.presenter.js';
+import { parseJson } from '../workspace/workspace.presenter.js';
 import { selectGroupNamesOfUser } from '../workspace/workspace.store.js';
 import type { ResultCache } from './cache/cache.results.js';
 import type { MetadataReads } from './data.metadata.js';

@@ -1,7 +1,7 @@
 import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
 import { AppError } from '../core/core.errors.js';
-import { parseJson } from '../dashboards/dashboards.presenter.js';
-import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
+import { parseJson } from '../workspace/workspace.presenter.js';
+import type { DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
 import { checkReadableDashboard, readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import type { AnswerSource } from './cache/cache.results.js';
 import { drilldown } from './data.drill.js';

@@ -1,4 +1,4 @@
-import type { DashboardConfig, ReportSnapshot } from '../dashboards/dashboards.schema.js';
+import type { DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
 import { AppError } from '../core/core.errors.js';
 import { compileSemanticQuery } from './compiler/compiler.query.js';
 import { withoutPolicies } from './policy/policy.query.js';

@@ -3,9 +3,9 @@ import type { ChangeFeed, ChangeMark } from './db.database.js';
 /**
  * Values of one account each, kept in memory while the database's change feed vouches that nothing of their account
  * changed since they were read (docs/decisions.md, "Credential cache"). It holds the principals resolved from
- * credentials (http.auth.ts: keys are credential digests, never the credentials) and a widget request's metadata
- * (data.metadata.ts). A load that finds nothing is not kept, so random keys cannot fill it. Bounded by entries,
- * least recently used first out.
+ * credentials (accounts.credentials.ts, sessions.credentials.ts: keys are credential digests, never the credentials)
+ * and a widget request's metadata (data.metadata.ts). A load that finds nothing is not kept, so random keys cannot
+ * fill it. Bounded by entries, least recently used first out.
  *
  * @example
  * const principals = new AccountCache<PlatformUserPrincipal>(db.changes, 10_000);

@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { UserRole } from '../core/core.principal.js';
 
 /**
  * Table types for Kysely. Conventions that hold on both dialects:
@@ -16,8 +17,6 @@ export interface AccountsTable {
   data_version: Generated<number>;
   created_at: string;
 }
-
-export type UserRole = 'admin' | 'member';
 
 export interface UsersTable {
   id: Generated<number>;

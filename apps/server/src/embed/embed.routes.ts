@@ -5,7 +5,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { consoleCookieOf } from '../http/http.auth.js';
-import type { ServiceContext } from '../core/core.context.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { bootScriptHashes, describeEmbedPage, embedContentSecurityPolicy, renderEmbedHtml } from './embed.service.js';
 import type { EmbedPageRequest } from './embed.service.js';
 

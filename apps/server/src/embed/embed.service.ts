@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { digestSecret } from '../accounts/accounts.keys.js';
+import { digestSecret } from '../core/core.digest.js';
 import { CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
 import { findAccountOfConsoleDigest, findAccountOfDeployment, findEmbedAccountSettings } from '../accounts/accounts.store.js';
 import { findAccountOfPublicId } from '../dashboards/dashboards.store.js';
-import { isoTimestamp } from '../core/core.context.js';
-import type { ServiceContext } from '../core/core.context.js';
+import { isoTimestamp } from '../core/core.time.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { SESSION_ID_PREFIX } from '../sessions/sessions.service.js';
 import { findAccountOfSessionDigest } from '../sessions/sessions.store.js';
 

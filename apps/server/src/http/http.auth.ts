@@ -1,15 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AccountCache } from '../db/db.account-cache.js';
-import { API_KEY_PREFIX, digestSecret } from '../accounts/accounts.keys.js';
-import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
-import { CONSOLE_COOKIE, CONSOLE_SESSION_PREFIX } from '../accounts/accounts.console.js';
-import { findConsoleSession, findPlatformUserByKeyDigest } from '../accounts/accounts.store.js';
-import type { ConsoleSession } from '../accounts/accounts.store.js';
-import { isoTimestamp } from '../core/core.context.js';
-import type { ChangeFeed } from '../db/db.database.js';
-import { loadEmbedPrincipal } from '../sessions/sessions.service.js';
-import type { EmbedTokenClaims, TokenSigner } from '../sessions/sessions.tokens.js';
-import type { ServiceContext } from '../core/core.context.js';
+import { ANONYMOUS } from '../core/core.principal.js';
+import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../core/core.principal.js';
 import { AppError } from '../core/core.errors.js';
 
 declare module 'fastify' {
@@ -18,9 +9,10 @@ declare module 'fastify' {
   }
 }
 
-const ANONYMOUS: Principal = { kind: 'anonymous' };
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const CSRF_HEADER_VALUE = 'svc';
+/** The console session's cookie: set at sign-in (accounts.routes.ts), read here for every API request. */
+export const CONSOLE_COOKIE = 'svc_console';
 
 /**
  * Splits an Authorization header into its scheme and credential. The scheme is matched case-sensitively
@@ -32,92 +24,35 @@ export function parseAuthorization(header: string | undefined): { scheme: string
   return match ? { scheme: match[1]!, credential: match[2]! } : undefined;
 }
 
-/** What resolving credentials needs: the database, the token signer and the in-memory credential caches. */
-export interface Authenticator {
-  ctx: ServiceContext;
-  signer: TokenSigner;
-  apiKeys: AccountCache<PlatformUserPrincipal>;
-  embedSessions: AccountCache<EmbedPrincipal>;
-  consoleSessions: AccountCache<ConsoleSession>;
-  verifiedTokens: VerifiedTokens;
-}
-
 /**
- * Embed tokens that verified, so that a token's signature is checked once per process rather than on
- * every request (an Ed25519 verification costs about as much as the rest of a small request). Only the signature
- * check is skipped: expiry is compared on every request, and revocation is the session cache's business.
+ * What resolves each kind of credential into its principal, anonymous when it does not resolve. app.ts builds it
+ * from the features that issue them (API keys and console sessions: accounts/; embed tokens: sessions/), so http/
+ * imports no feature. A credential held in memory resolves without a promise: that is every request but a
+ * credential's first, and an awaited hook would cost each of them a turn of the queue.
  */
-export class VerifiedTokens {
-  #signer: TokenSigner;
-  #maxEntries: number;
-  #entries = new Map<string, EmbedTokenClaims>();
-
-  constructor(signer: TokenSigner, maxEntries: number) {
-    this.#signer = signer;
-    this.#maxEntries = maxEntries;
-  }
-
-  /** The claims of a token that verified before and has not expired; undefined says nothing (verify() decides). */
-  held(token: string, nowMs: number): EmbedTokenClaims | undefined {
-    const held = this.#entries.get(token);
-    return held !== undefined && held.exp * 1000 > nowMs ? held : undefined;
-  }
-
-  async verify(token: string, nowMs: number): Promise<EmbedTokenClaims | undefined> {
-    // Keyed by the whole token (a forged token differs somewhere, so it never finds another's entry).
-    const held = this.#entries.get(token);
-    if (held !== undefined) return held.exp * 1000 > nowMs ? held : undefined;
-    const claims = await this.#signer.verify(token, nowMs);
-    if (claims !== undefined && this.#maxEntries > 0) {
-      if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
-      this.#entries.set(token, claims);
-    }
-    return claims;
-  }
+export interface Authenticator {
+  /** Whether a credential has an API key's form; any other credential after `Bearer` is an embed token. */
+  isApiKey(credential: string): boolean;
+  resolveApiKey(key: string): Principal | Promise<Principal>;
+  resolveEmbedToken(token: string): Principal | Promise<Principal>;
+  /** The console session cookie's principal (a console session exists only without an Authorization header). */
+  resolveConsoleSession(cookie: string): Principal | Promise<Principal>;
 }
 
 /**
  * Resolves the request's credential into a principal; an unknown or invalid credential is anonymous.
  * `Bearer` carries an API key (`svc_...`) or an embed token; `Api-Key` only an API key; `Embed-Token` only an
  * embed token. An embed token must verify (pinned algorithm, issuer, audience, expiry) and its session must be
- * neither revoked nor gone. A credential held in memory resolves without waiting (no promise): that is every
- * request but a credential's first, and an awaited hook would cost each of them a turn of the queue.
+ * neither revoked nor gone.
  */
 export function resolvePrincipal(auth: Authenticator, header: string | undefined, consoleCookie?: string): Principal | Promise<Principal> {
-  if (header === undefined && consoleCookie !== undefined && consoleCookie.startsWith(CONSOLE_SESSION_PREFIX)) {
-    return resolveConsoleSession(auth, digestSecret(consoleCookie));
-  }
+  if (header === undefined && consoleCookie !== undefined) return auth.resolveConsoleSession(consoleCookie);
   const parsed = parseAuthorization(header);
   if (parsed === undefined) return ANONYMOUS;
   const { scheme, credential } = parsed;
-  if (credential.startsWith(API_KEY_PREFIX)) {
-    if (scheme === 'Embed-Token') return ANONYMOUS;
-    const digest = digestSecret(credential);
-    return auth.apiKeys.held(digest) ?? orAnonymous(auth.apiKeys.resolve(digest, () => findPlatformUserByKeyDigest(auth.ctx.db, digest)));
-  }
+  if (auth.isApiKey(credential)) return scheme === 'Embed-Token' ? ANONYMOUS : auth.resolveApiKey(credential);
   if (scheme === 'Api-Key') return ANONYMOUS;
-  const nowMs = auth.ctx.now().getTime();
-  const claims = auth.verifiedTokens.held(credential, nowMs);
-  const held = claims === undefined ? undefined : auth.embedSessions.held(sessionKeyOf(claims));
-  return held ?? resolveEmbedToken(auth, credential, nowMs);
-}
-
-const sessionKeyOf = (claims: EmbedTokenClaims) => `${claims.acc}:${claims.sid}`;
-
-async function orAnonymous(principal: Promise<Principal | undefined>): Promise<Principal> {
-  return (await principal) ?? ANONYMOUS;
-}
-
-async function resolveConsoleSession(auth: Authenticator, digest: string): Promise<Principal> {
-  const session = await auth.consoleSessions.resolve(digest, () => findConsoleSession(auth.ctx.db, digest));
-  // Checked on every request, so that a session held in memory still ends at its expiry.
-  return session !== undefined && session.expiresAt > isoTimestamp(auth.ctx.now()) ? session.principal : ANONYMOUS;
-}
-
-async function resolveEmbedToken(auth: Authenticator, token: string, nowMs: number): Promise<Principal> {
-  const claims = await auth.verifiedTokens.verify(token, nowMs);
-  if (claims === undefined) return ANONYMOUS;
-  return (await auth.embedSessions.resolve(sessionKeyOf(claims), () => loadEmbedPrincipal(auth.ctx, claims))) ?? ANONYMOUS;
+  return auth.resolveEmbedToken(credential);
 }
 
 /**
@@ -150,19 +85,8 @@ export function requireAuthenticated(request: FastifyRequest): PlatformUserPrinc
   throw new AppError('unauthorized', message, 'Authorization');
 }
 
-/**
- * Resolves the principal once per request, for every API route. API keys resolved before are served from memory
- * while the database's change feed says nothing they depend on changed (`credentialCacheEntries` 0: never).
- */
-export function registerAuthentication(app: FastifyInstance, ctx: ServiceContext, signer: TokenSigner, feed: ChangeFeed, credentialCacheEntries: number): void {
-  const auth: Authenticator = {
-    ctx,
-    signer,
-    apiKeys: new AccountCache<PlatformUserPrincipal>(feed, credentialCacheEntries),
-    embedSessions: new AccountCache<EmbedPrincipal>(feed, credentialCacheEntries),
-    consoleSessions: new AccountCache<ConsoleSession>(feed, credentialCacheEntries),
-    verifiedTokens: new VerifiedTokens(signer, credentialCacheEntries),
-  };
+/** Resolves the principal once per request, for every API route, with the credentials' resolvers app.ts gives. */
+export function registerAuthentication(app: FastifyInstance, auth: Authenticator): void {
   app.decorateRequest('principal', null as never);
   // The one onRequest hook of svc's own (each hook is a pass of Fastify's hook runner on every request): the
   // request id is echoed to the caller, then the credential resolved. A callback hook, not an async one: a

@@ -3,9 +3,8 @@ import { GCProfiler, getHeapStatistics } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Db } from '../db/db.database.js';
-import { digestSecret } from '../accounts/accounts.keys.js';
+import { digestSecret } from '../core/core.digest.js';
 import { AppError } from '../core/core.errors.js';
-import type { ResultCache } from '../data/cache/cache.results.js';
 
 /** Latency buckets in seconds: from a cached listing (about 1 ms) to a data query at its timeout (30 s). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -45,6 +44,23 @@ export class AllocationCounter {
 }
 
 /**
+ * The result cache's figures, read at each scrape: app.ts gives a function that reads them from data/'s cache
+ * (http/ imports no feature). Counts are totals since the process started.
+ */
+export interface ResultCacheStats {
+  hits: number;
+  misses: number;
+  /** Requests that joined a computation running for the same key. */
+  waits: number;
+  /** Requests that asked for a refresh. */
+  forced: number;
+  warehouseQueries: number;
+  rollupQueries: number;
+  bytes: number;
+  entries: number;
+}
+
+/**
  * `GET /metrics` in Prometheus' text format (docs/operations.md "Metrics"):
  * - `svc_http_request_duration_seconds` by method, route (the route's pattern, never the raw URL, so ids and
  *   query strings stay out) and status; its `_count` is the request count;
@@ -60,9 +76,9 @@ export class AllocationCounter {
  * and an anonymous caller on the public port is not one. Off, nothing is measured either: no request pays for a
  * figure nobody can read.
  */
-export function registerMetrics(app: FastifyInstance, db: Db, token: string | undefined, results?: ResultCache): void {
+export function registerMetrics(app: FastifyInstance, db: Db, token: string | undefined, resultCacheStats?: () => ResultCacheStats): void {
   const expected = token === undefined || token === '' ? undefined : Buffer.from(digestSecret(token));
-  const registry = expected === undefined ? undefined : measure(app, db, results);
+  const registry = expected === undefined ? undefined : measure(app, db, resultCacheStats);
   app.get('/metrics', { schema: { tags: ['Operations'], summary: 'Prometheus metrics of this process', hide: true } }, async (request, reply) => {
     if (expected === undefined || registry === undefined) throw new AppError('forbidden', 'metrics are off: set SVC_METRICS_TOKEN and scrape with Authorization: Bearer <token>');
     const sent = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
@@ -76,7 +92,7 @@ export function registerMetrics(app: FastifyInstance, db: Db, token: string | un
 }
 
 /** The registry of every figure, and the hook that times each request. */
-function measure(app: FastifyInstance, db: Db, results: ResultCache | undefined): Registry {
+function measure(app: FastifyInstance, db: Db, resultCacheStats: (() => ResultCacheStats) | undefined): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
   const latency = new Histogram({
@@ -110,7 +126,7 @@ function measure(app: FastifyInstance, db: Db, results: ResultCache | undefined)
       reported = total;
     },
   });
-  if (results !== undefined) measureResultCache(registry, results);
+  if (resultCacheStats !== undefined) measureResultCache(registry, resultCacheStats);
   app.addHook('onClose', (_app, done) => {
     allocations.stop();
     done();
@@ -134,8 +150,7 @@ function measure(app: FastifyInstance, db: Db, results: ResultCache | undefined)
 }
 
 /** The result cache's figures, read from its counters at each scrape (nothing is paid per request). */
-function measureResultCache(registry: Registry, results: ResultCache): void {
-  const { counters } = results;
+function measureResultCache(registry: Registry, stats: () => ResultCacheStats): void {
   const reported = { hit: 0, miss: 0, wait: 0, forced: 0, warehouse: 0, rollup: 0 };
   new Counter({
     name: 'svc_data_cache_requests_total',
@@ -143,6 +158,7 @@ function measureResultCache(registry: Registry, results: ResultCache): void {
     labelNames: ['outcome'] as const,
     registers: [registry],
     collect() {
+      const counters = stats();
       for (const [outcome, total] of [['hit', counters.hits], ['miss', counters.misses], ['wait', counters.waits], ['forced', counters.forced]] as const) {
         this.inc({ outcome }, total - reported[outcome]);
         reported[outcome] = total;
@@ -155,12 +171,13 @@ function measureResultCache(registry: Registry, results: ResultCache): void {
     labelNames: ['target'] as const,
     registers: [registry],
     collect() {
+      const counters = stats();
       for (const [target, total] of [['warehouse', counters.warehouseQueries], ['rollup', counters.rollupQueries]] as const) {
         this.inc({ target }, total - reported[target]);
         reported[target] = total;
       }
     },
   });
-  new Gauge({ name: 'svc_data_cache_bytes', help: 'Bytes the result cache holds', registers: [registry], collect() { this.set(results.bytes); } });
-  new Gauge({ name: 'svc_data_cache_entries', help: 'Entries the result cache holds', registers: [registry], collect() { this.set(results.size); } });
+  new Gauge({ name: 'svc_data_cache_bytes', help: 'Bytes the result cache holds', registers: [registry], collect() { this.set(stats().bytes); } });
+  new Gauge({ name: 'svc_data_cache_entries', help: 'Entries the result cache holds', registers: [registry], collect() { this.set(stats().entries); } });
 }

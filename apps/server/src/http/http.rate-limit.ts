@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { digestSecret } from '../accounts/accounts.keys.js';
+import { digestSecret } from '../core/core.digest.js';
 import type { Config } from '../core/core.config.js';
 import { AppError } from '../core/core.errors.js';
 import { ErrorResponse } from '../core/core.schema.js';

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
 import { uniqueSuffix } from '../../test/factory.js';
 import type { Database } from '../db/db.schema.js';
-import { digestSecret } from '../accounts/accounts.keys.js';
+import { digestSecret } from '../core/core.digest.js';
 import { verifyPassword } from '../accounts/accounts.passwords.js';
 import { ImportError, importFile } from './import.js';
 import type { ImportAccount, ImportFile } from './import.js';

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import { digestSecret } from '../accounts/accounts.keys.js';
+import { digestSecret } from '../core/core.digest.js';
 import { Sealer } from '../core/core.sealed.js';
 import type { Database } from '../db/db.schema.js';
 import { checkFile, checkShape, ImportError, rejectNulCharacters } from './import.check.js';

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identity.js';
-import { digestSecret } from '../accounts/accounts.keys.js';
+import { digestSecret } from '../core/core.digest.js';
 import { hashPassword } from '../accounts/accounts.passwords.js';
 import type { Sealer } from '../core/core.sealed.js';
 import { sealDataSource } from '../data/warehouse/warehouse.sources.js';

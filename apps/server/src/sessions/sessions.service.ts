@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { digestSecret, toBase62 } from '../accounts/accounts.keys.js';
+import { toBase62 } from '../accounts/accounts.keys.js';
+import { digestSecret } from '../core/core.digest.js';
 import { requireAdmin } from '../accounts/accounts.policy.js';
-import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal, PlatformUserPrincipal, Principal } from '../core/core.principal.js';
 import { findDeploymentInAccount, findEmbedAccountSettings, findTenantName, findUserIdByEmail, findUserRole } from '../accounts/accounts.store.js';
 import { selectPublicIdsOfDeployment } from '../dashboards/dashboards.store.js';
 import { AppError } from '../core/core.errors.js';
-import { isoTimestamp } from '../core/core.context.js';
-import type { ServiceContext } from '../core/core.context.js';
+import { isoTimestamp } from '../core/core.time.js';
+import type { ServiceContext } from '../db/db.context.js';
 import type { Kysely } from 'kysely';
 import type { ChangeFeed } from '../db/db.database.js';
 import type { Database } from '../db/db.schema.js';

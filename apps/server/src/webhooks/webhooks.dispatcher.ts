@@ -4,7 +4,7 @@ import type { LookupFunction } from 'node:net';
 import { request as httpsRequest } from 'node:https';
 import type { Kysely } from 'kysely';
 import type { WebhookSettings } from '../core/core.config.js';
-import { isoTimestamp } from '../core/core.context.js';
+import { isoTimestamp } from '../core/core.time.js';
 import { WEBHOOK_DELIVERY_CHANNEL } from '../db/db.database.js';
 import type { Dialect, Notifications } from '../db/db.database.js';
 import type { Database } from '../db/db.schema.js';

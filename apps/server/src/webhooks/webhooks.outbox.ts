@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { isoTimestamp } from '../core/core.context.js';
+import { isoTimestamp } from '../core/core.time.js';
 import type { Database, WebhookEventType } from '../db/db.schema.js';
 import { generateEventId } from './webhooks.signing.js';
 import { insertDeliveries, selectEnabledEndpoints } from './webhooks.store.js';

@@ -1,6 +1,6 @@
-import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
-import { isoTimestamp } from '../core/core.context.js';
-import type { ServiceContext } from '../core/core.context.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
+import { isoTimestamp } from '../core/core.time.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
 import { AppError } from '../core/core.errors.js';
 import { isAllowedPrivateWebhookUrls } from '../accounts/accounts.store.js';

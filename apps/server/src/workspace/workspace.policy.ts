@@ -1,5 +1,5 @@
 import { isAdmin } from '../accounts/accounts.principal.js';
-import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 
 // DESIGN "Access": an admin sees every item of the account; anyone else sees an item they created, or one granted
 // (to them or a group of theirs) on the item or any folder above it. This file is that rule, once. The listing's

@@ -1,17 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { requirePlatformUser } from '../http/http.auth.js';
-import type { ServiceContext } from '../core/core.context.js';
 import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
 import { listWorkspace, recordView, setFavorite } from './workspace.service.js';
+import type { ListingContext } from './workspace.service.js';
 import { WorkspaceConnectionResponse, WorkspaceItemParams, WorkspaceParams, WorkspaceQuery, workspaceErrorResponses } from './workspace.schema.js';
 import { Described, NoContent } from '../core/core.schema.js';
 
 const security = [{ bearerAuth: [] }];
 
 /** SPEC part A: the workspace listing, plus the per-viewer writes that feed it (views and favorites). */
-export function workspaceRoutes(ctx: ServiceContext, cache: PageCache): FastifyPluginAsyncTypebox {
+export function workspaceRoutes(ctx: ListingContext, cache: PageCache): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get('/api/v1/deployments/:deploymentId/workspace', {
       schema: {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { Dashboard, DashboardConfig } from '../dashboards/dashboards.schema.js';
+import { Dashboard, DashboardConfig } from './workspace.dashboard-schema.js';
 import { ErrorResponse, Id, Nullable, PageInfo } from '../core/core.schema.js';
 
 export const WORKSPACE_ITEM_TYPES = ['FOLDER', 'WORKBOOK', 'REPORT'] as const;

@@ -1,16 +1,15 @@
 import { isAdmin } from '../accounts/accounts.principal.js';
-import type { PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { bumpPersonalVersion, findDeploymentInAccount } from '../accounts/accounts.store.js';
-import { draftConfigOf, parseJson, presentDashboard } from '../dashboards/dashboards.presenter.js';
-import type { DashboardConfig } from '../dashboards/dashboards.schema.js';
-import { selectReportSnapshots } from '../dashboards/dashboards.store.js';
-import type { DashboardRow } from '../dashboards/dashboards.store.js';
-import type { WorkspaceItemType } from '../db/db.schema.js';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, WorkspaceItemType } from '../db/db.schema.js';
 import { AppError } from '../core/core.errors.js';
-import { isoTimestamp } from '../core/core.context.js';
-import type { ServiceContext } from '../core/core.context.js';
+import { isoTimestamp } from '../core/core.time.js';
+import type { ServiceContext } from '../db/db.context.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
+import type { DashboardConfig } from './workspace.dashboard-schema.js';
 import { accessFactsOf, accessViewerOf, canAccessItem, reachesSubtree } from './workspace.policy.js';
+import { draftConfigOf, parseJson, presentDashboard } from './workspace.presenter.js';
 import type { AccessViewer } from './workspace.policy.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, WORKSPACE_ITEM_TYPES } from './workspace.schema.js';
 import type { WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery } from './workspace.schema.js';
@@ -24,6 +23,15 @@ import {
   upsertView,
 } from './workspace.store.js';
 import type { FolderChainRow, ItemRow, ListingPhase, ListingScope, SortColumn } from './workspace.store.js';
+
+/**
+ * What the listing needs besides the database and the clock: the report snapshots of the published dashboards on a
+ * page. dashboards.store owns that table, and dashboards/ imports this room (its read check needs the grants), so
+ * app.ts passes the store's read in (`selectReportSnapshots`) rather than workspace/ importing dashboards/.
+ */
+export interface ListingContext extends ServiceContext {
+  selectReportSnapshots(db: Kysely<Database>, accountId: number, dashboardIds: readonly number[]): Promise<Array<Selectable<Database['report_snapshots']>>>;
+}
 
 const SORT_COLUMN_BY_FIELD: Record<NonNullable<WorkspaceQuery['orderByField']>, SortColumn> = {
   updated_at: 'updated_at',
@@ -108,7 +116,7 @@ async function readAccessContext(
  * const next = await listWorkspace(ctx, principal, 7, { folderId: 12, first: 20, after: page.pageInfo.endCursor! });
  */
 export async function listWorkspace(
-  ctx: ServiceContext,
+  ctx: ListingContext,
   principal: PlatformUserPrincipal,
   deploymentId: number,
   query: WorkspaceQuery,
@@ -190,7 +198,7 @@ async function folderPathsOf(ctx: ServiceContext, accountId: number, rows: reado
 }
 
 /** The workbook's dashboard row, rebuilt from the columns joined into the listing row. */
-function dashboardOf(accountId: number, row: ItemRow): DashboardRow | undefined {
+function dashboardOf(accountId: number, row: ItemRow): Selectable<Database['dashboards']> | undefined {
   if (row.dashboard_id === null) return undefined;
   return {
     id: row.dashboard_id, account_id: accountId, deployment_id: row.deployment_id, workbook_id: row.id,
@@ -205,7 +213,7 @@ function dashboardOf(accountId: number, row: ItemRow): DashboardRow | undefined 
 
 /** Turns a page of rows into workspace items; only the report snapshots of published dashboards need a query. */
 async function presentItems(
-  ctx: ServiceContext,
+  ctx: ListingContext,
   accountId: number,
   rows: readonly ItemRow[],
   folderPathOf: (row: ItemRow) => Array<{ id: number; name: string }>,
@@ -215,7 +223,7 @@ async function presentItems(
     return dashboard ? [[row.id, dashboard] as const] : [];
   }));
   const published = [...dashboards.values()].filter((d) => d.status === 'published');
-  const snapshots = await selectReportSnapshots(ctx.db, accountId, published.map((d) => d.id));
+  const snapshots = await ctx.selectReportSnapshots(ctx.db, accountId, published.map((d) => d.id));
 
   return rows.map((row) => {
     const dashboard = dashboards.get(row.id);

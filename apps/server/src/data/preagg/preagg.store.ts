@@ -7,7 +7,7 @@ import type { Database } from '../../db/db.schema.js';
 import { selectDeploymentsWithPreAggregations } from '../../accounts/accounts.store.js';
 import { AppError } from '../../core/core.errors.js';
 import { Sealer } from '../../core/core.sealed.js';
-import { parseJson } from '../../dashboards/dashboards.presenter.js';
+import { parseJson } from '../../workspace/workspace.presenter.js';
 import { compileSemanticQuery } from '../compiler/compiler.query.js';
 import { withoutPolicies } from '../policy/policy.query.js';
 import type { WarehouseDialect } from '../semantic/semantic.model.js';

@@ -3,7 +3,7 @@ import { replaceDeploymentDataSource, selectDeploymentDataSources } from '../../
 import { AppError } from '../../core/core.errors.js';
 import { UnsealError } from '../../core/core.sealed.js';
 import type { Sealer } from '../../core/core.sealed.js';
-import { parseJson } from '../../dashboards/dashboards.presenter.js';
+import { parseJson } from '../../workspace/workspace.presenter.js';
 import type { Database } from '../../db/db.schema.js';
 import type { DataSourceConfig } from '../semantic/semantic.model.js';
 

@@ -2,6 +2,9 @@ import { Type } from 'typebox';
 import type { Static, TSchema } from 'typebox';
 import { Nullable } from '../core/core.schema.js';
 
+// SPEC A's Dashboard, with its config and report snapshots: what a workbook of the listing carries, and what
+// GET /dashboard/{publicId} answers (dashboards/, which imports this room for its read check's grants).
+
 const AnyObject = Type.Object({}, { additionalProperties: true });
 const BreakpointKeys = ['lg', 'md', 'sm', 'xs', 'xxs'] as const;
 

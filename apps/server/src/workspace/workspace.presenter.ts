@@ -1,5 +1,11 @@
-import type { Dashboard, DashboardConfig, ReportSnapshot } from './dashboards.schema.js';
-import type { DashboardRow, ReportSnapshotRow } from './dashboards.store.js';
+import type { Selectable } from 'kysely';
+import type { Database } from '../db/db.schema.js';
+import type { Dashboard, DashboardConfig, ReportSnapshot } from './workspace.dashboard-schema.js';
+
+// SPEC A's Dashboard from its rows: the listing's workbooks carry it, and dashboards/ answers it. The rows are those
+// dashboards.store reads (its tables).
+type DashboardRow = Selectable<Database['dashboards']>;
+type ReportSnapshotRow = Selectable<Database['report_snapshots']>;
 
 /** Parses a JSON text column written by svc itself. */
 export function parseJson<T>(text: string | null): T | null {
