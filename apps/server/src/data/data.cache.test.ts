@@ -12,6 +12,7 @@ import type { SeededAccount } from '../../test/factory.js';
 import { RAISED_RATE_LIMITS } from '../../test/limits.js';
 import { POLICY_ROWS, loadPolicyWarehousePostgres, policyViews, writePolicyWarehouseSqlite } from '../../test/policy-warehouse.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { ImportError, importFile } from '../import/import.js';
 import type { ImportDashboard } from '../import/import.js';
 import { ResultCache, parseInterval } from './data.cache.js';
@@ -75,7 +76,7 @@ describeEachDialect('result cache', (t) => {
         await client!.query(statement);
       };
     }
-    app = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, now: () => new Date(clock), metricsToken: 'metrics-secret-for-tests' });
+    app = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, metricsToken: 'metrics-secret-for-tests' }), { db: t().db, now: () => new Date(clock) });
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'admin', role: 'admin' }],
       deployments: [

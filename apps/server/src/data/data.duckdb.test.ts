@@ -7,6 +7,7 @@ import { describeEachDialect } from '../../test/dialects.js';
 import { mintViewer } from '../../test/embed.js';
 import { seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { AppError } from '../core/core.errors.js';
 import { DuckDbWarehouse, duckDbReaderOf, duckDbSourceProblem } from './data.duckdb.js';
 import type { DuckDbSource } from './data.duckdb.js';
@@ -373,7 +374,7 @@ describeEachDialect('widget data on a DuckDB data source', (t) => {
   });
 
   it('stops a statement past its time (504), and keeps serving', async () => {
-    const app = await buildApp({ db: t().db, data: { timeoutMs: 1_000 } });
+    const app = await buildApp(testConfig({ data: { timeoutMs: 1_000 } }), { db: t().db });
     try {
       const id = `duck-slow-${uniqueSuffix()}`;
       const s = await seedAccount(t().db.kysely, {

@@ -12,6 +12,7 @@ import { expectSameRows } from '../../test/rows.js';
 import { POLICY_ROWS, policyViews, policyWarehouseSource } from '../../test/policy-warehouse.js';
 import type { PolicyCustomer, PolicyOrder } from '../../test/policy-warehouse.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import type { SemanticView } from './data.model.js';
 import type { AccessPolicy } from './data.policy.js';
 import type { PreAggregation } from './data.preagg.js';
@@ -174,8 +175,8 @@ describeEachDialect('fail-closed row filters through pre-aggregations', (t) => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-fail-closed-'));
     const data = { resultCacheBytes: 0 };
-    withRollups = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'rollups') } });
-    without = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'never-built') } });
+    withRollups = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'rollups') } }), { db: t().db });
+    without = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'never-built') } }), { db: t().db });
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'admin', role: 'admin' }],
       deployments: [{

@@ -11,6 +11,7 @@ import { RAISED_RATE_LIMITS } from '../../test/limits.js';
 import { POLICY_ROWS, policyViews, policyWarehouseSource } from '../../test/policy-warehouse.js';
 import type { PolicyCustomer, PolicyOrder } from '../../test/policy-warehouse.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import type { SemanticView } from './data.model.js';
 import type { AccessPolicy } from './data.policy.js';
 import type { PreAggregation } from './data.preagg.js';
@@ -309,8 +310,8 @@ describeEachDialect('access policies: the endpoint against a reference in plain 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-policy-property-'));
-    app = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'never-built') } });
-    rollupApp = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'rollups'), resultCacheBytes: 0 } });
+    app = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'never-built') } }), { db: t().db });
+    rollupApp = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'rollups'), resultCacheBytes: 0 } }), { db: t().db });
     store = new RollupStore(join(dir, 'rollups'));
     warehouses = new WarehouseRegistry({ timeoutMs: 30_000, demoPath: () => join(dir, 'none.db') });
     builder = { db: t().db, warehouses, store, timeoutMs: 60_000, now: () => new Date() };

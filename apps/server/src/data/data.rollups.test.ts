@@ -14,6 +14,7 @@ import { RAISED_RATE_LIMITS } from '../../test/limits.js';
 import { expectSameRows } from '../../test/rows.js';
 import { POLICY_ROWS, POLICY_REGIONS, POLICY_TENANTS, POLICY_TIERS, loadPolicyWarehousePostgres, policyViews, writePolicyWarehouseSqlite } from '../../test/policy-warehouse.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import type { DataSourceConfig, SemanticView } from './data.model.js';
 import type { AccessPolicy } from './data.policy.js';
 import type { PreAggregation } from './data.preagg.js';
@@ -89,8 +90,8 @@ describeEachDialect('pre-aggregations', (t) => {
       };
     }
     const data = { resultCacheBytes: 0 };
-    withRollups = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'rollups') } });
-    without = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'never-built') } });
+    withRollups = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'rollups') } }), { db: t().db });
+    without = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'never-built') } }), { db: t().db });
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'admin', role: 'admin' }],
       groups: [{ ref: 'g-admins', name: 'admins', members: ['admin'] }],
