@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: apps/demo-host is plain JavaScript without type declarations.
 import { startDemoHost, verifyWebhook } from '../apps/demo-host/server.js';
 import { buildApp } from '../apps/server/src/app.js';
+import { testConfig } from '../apps/server/test/config.js';
 import { openDatabase } from '../apps/server/src/db/db.database.js';
 import type { Db } from '../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../apps/server/src/db/db.migrations.js';
@@ -76,7 +77,7 @@ describe('the demo host\'s mention toasts (svc webhook -> demo host backend -> p
     await new Promise<void>((resolve) => free.close(() => resolve()));
     // As in the demo account: the demo host receives on loopback, which this account is allowed.
     const { refs } = await importFile(db.kysely, { accounts: [e2eAccount([`http://127.0.0.1:${hostPort}`], { settings: { allowPrivateWebhookUrls: true } })] });
-    app = await buildApp({ db, rateLimits: RAISED_RATE_LIMITS, webhooks: { deliver: true, pollMs: 50 } });
+    app = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, webhooks: { deliver: true, pollMs: 50 } }), { db });
     await app.listen({ port: 0, host: '127.0.0.1' });
     svcUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     demo = await startDemoHost({ port: hostPort, svcUrl, apiKey: ADMIN_KEY, deploymentId: refs.prod, publicId: 'sales-e2e' });

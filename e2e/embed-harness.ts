@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { buildApp } from '../apps/server/src/app.js';
+import { testConfig } from '../apps/server/test/config.js';
 import type { DataSettings } from '../apps/server/src/app.js';
 import { importFile } from '../apps/server/src/import/import.js';
 import type { AiSettings } from '../apps/server/src/data/data.ai.js';
@@ -144,10 +145,10 @@ export async function startSvc(options: {
   const db = openDatabase(database.url);
   await migrateToLatest(db);
   const { refs } = await importFile(db.kysely, { accounts: [options.account] });
-  const app = await buildApp({
-    db, ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), ...(options.data ? { data: options.data } : {}),
+  const app = await buildApp(testConfig({
+    ai: options.ai ?? { baseUrl: undefined }, ...(options.lifetimes ? { embedLifetimes: options.lifetimes } : {}), ...(options.data ? { data: options.data } : {}),
     ...(options.commentStreams ? { commentStreams: options.commentStreams } : {}), rateLimits: RAISED_RATE_LIMITS,
-  });
+  }), { db });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {

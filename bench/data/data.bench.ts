@@ -6,6 +6,7 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { buildApp } from '../../apps/server/src/app.js';
+import { testConfig } from '../../apps/server/test/config.js';
 import { importFile } from '../../apps/server/src/import/import.js';
 import type { ImportAccount } from '../../apps/server/src/import/import.js';
 import { compileSemanticQuery } from '../../apps/server/src/data/compiler/compiler.query.js';
@@ -148,7 +149,7 @@ async function measureDialect(dialect: WarehouseDialect, source: DataSourceConfi
   const db = openDatabase(svcDb.url);
   await migrateToLatest(db);
   const { refs, publicId } = await importBench(db, dialect, source);
-  const app = await buildApp({ db, now: () => NOW, data: { timeoutMs: 600_000, rowCap: 10_000 }, rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000 } });
+  const app = await buildApp(testConfig({ data: { timeoutMs: 600_000, rowCap: 10_000 }, rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000 } }), { db, now: () => NOW });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const tokenFor = (body: Record<string, unknown>) => mintToken(base, refs.prod!, body);
@@ -351,13 +352,13 @@ async function measureRollups(dialect: WarehouseDialect, source: DataSourceConfi
   await migrateToLatest(db);
   const { refs, publicId } = await importBench(db, dialect, source);
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-rollups-'));
-  const settings = { db, now: () => NOW, data: { timeoutMs: 600_000, rowCap: 10_000, preAggregationDir: dir }, metricsToken: 'bench-metrics', rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000, generateSession: 100_000 } };
+  const settings = testConfig({ data: { timeoutMs: 600_000, rowCap: 10_000, preAggregationDir: dir }, metricsToken: 'bench-metrics', rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000, generateSession: 100_000 } });
   await reuseBuilds(db, dir, kept);
   const build = await buildRollups(db, dir);
   if (build.builds.length > 0) await keepBuilds(db, dir, kept);
   process.stderr.write(`${dialect} rollups built in ${build.ms} ms: ${build.builds.map((b) => `${b.rollup} ${b.timezone} ${b.rows} rows`).join(', ')}\n`);
   const start = async () => {
-    const app = await buildApp(settings);
+    const app = await buildApp(settings, { db, now: () => NOW });
     await app.listen({ port: 0, host: '127.0.0.1' });
     return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
   };

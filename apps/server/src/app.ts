@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { loadConfig } from './core/core.config.js';
 import type { Config, TrustProxy } from './core/core.config.js';
 import type { Db } from './db/db.database.js';
 import { setPreparedStatements } from './db/db.prepared.js';
@@ -22,13 +21,11 @@ import { AccountCredentials } from './accounts/accounts.credentials.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { registerMetrics } from './http/http.metrics.js';
 import { registerRateLimiting } from './http/http.rate-limit.js';
-import type { RateLimits, RateLimitStore } from './http/http.rate-limit.js';
 import { commentRoutes } from './comments/comments.routes.js';
 import { CommentStreamHub } from './comments/comments.stream.js';
 import type { CommentStreamSettings } from './comments/comments.stream.js';
 import { dashboardRoutes } from './dashboards/dashboards.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
-import type { AiSettings } from './data/data.ai.js';
 import { dataRoutes } from './data/data.routes.js';
 import { WarehouseRegistry } from './data/warehouse/warehouse.registry.js';
 import { ResultCache } from './data/cache/cache.results.js';
@@ -37,7 +34,6 @@ import { RollupStore } from './data/preagg/preagg.store.js';
 import { RollupScheduler, ROLLUP_BUILD_TIMEOUT_MS } from './data/preagg/preagg.scheduler.js';
 import { embedRoutes } from './embed/embed.routes.js';
 import { sdkRoutes } from './embed/embed.sdk.js';
-import type { EmbedLifetimes } from './sessions/sessions.config.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import type { SessionContext } from './sessions/sessions.service.js';
 import { EmbedTokenCredentials } from './sessions/sessions.credentials.js';
@@ -45,67 +41,35 @@ import { loadTokenSigner } from './sessions/sessions.tokens.js';
 import { PageCache } from './http/http.page-cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
 import { selectReportSnapshots } from './dashboards/dashboards.store.js';
-import type { WebhookSettings } from './core/core.config.js';
 import { resolveWithDns } from './webhooks/webhooks.addresses.js';
 import type { ResolveHost } from './webhooks/webhooks.addresses.js';
 import { WebhookDispatcher } from './webhooks/webhooks.dispatcher.js';
 import { Sealer } from './core/core.sealed.js';
 import { webhookRoutes } from './webhooks/webhooks.routes.js';
 
-export interface AppConfig {
+/**
+ * What buildApp takes besides the Config: what is not a setting of the environment. The database, the log, the
+ * clock, the sizes of two in-memory caches, the built files' folders, and stand-ins tests use for DNS and chance.
+ */
+export interface AppOptions {
   /** An open, migrated database. The app never closes it: whoever opened it does. */
   db: Db;
   /** pino options (`level`, `stream`...), true for pino's defaults, or false for silence (tests; the default). */
   logger?: LoggingConfig;
   /** The clock; tests pass a fixed one. */
   now?: () => Date;
-  /** Bytes of serialized workspace listings kept in memory (default 32 MiB; 0 turns the cache off). */
-  listingCacheBytes?: number;
   /** API keys whose principals are kept in memory, validated by the database's change feed (default 10,000; 0: off). */
   credentialCacheEntries?: number;
   /** Dashboards, snapshots, models and time zones of widget requests kept in memory, validated the same way (default 10,000; 0: off). */
   metadataCacheEntries?: number;
-  /** Session id and token lifetimes (default from SVC_EMBED_SESSION_TTL_MS / SVC_EMBED_TOKEN_TTL_MS). */
-  embedLifetimes?: EmbedLifetimes;
-  /** Per-minute limits of generate-session, exchange, login and the embed API (each default from SVC_RATE_LIMIT_*). */
-  rateLimits?: Partial<RateLimits>;
-  /** HS256 secret for embed tokens (default SVC_JWT_SECRET); without one, EdDSA with the key kept in the database. */
-  jwtSecret?: string;
-  /** Keys that open (and, the first, seal) secrets at rest: webhook signing secrets, data sources (default SVC_ENCRYPTION_KEY); none: not sealed. */
-  encryptionKeys?: readonly string[];
   /** The built embed runtime (default apps/embed/dist); tests point it elsewhere to check a missing build. */
   embedDistDir?: string;
-  /** Serve the embed runtime's source maps (default SVC_EMBED_SOURCE_MAPS, off). */
-  embedSourceMaps?: boolean;
   /** The SDK's files for pages without a bundler (default packages/embed-sdk/dist/browser); tests point it elsewhere. */
   sdkDistDir?: string;
-  /** Compile hot statements once (default from SVC_PREPARED_STATEMENTS: on). */
-  preparedStatements?: boolean;
-  /** Build due pre-aggregations in the background (`svc serve`: SVC_PREAGG_REFRESH; default false). */
-  refreshPreAggregations?: boolean;
-  /** The data path of dashboards (default from SVC_DATA_ROW_CAP, SVC_DATA_TIMEOUT_MS, SVC_DEMO_WAREHOUSE, SVC_RESULT_CACHE_MB). */
-  data?: Partial<DataSettings>;
-  /** The OpenAI-compatible endpoint of the AI surfaces (default from SVC_AI_BASE_URL, SVC_AI_MODEL, SVC_AI_API_KEY). */
-  ai?: Partial<AiSettings>;
-  /** How long a client may take to send a request, and a connection may stay silent (default from SVC_*_TIMEOUT_MS). */
-  timeouts?: Partial<Timeouts>;
-  /** The bearer token `GET /metrics` requires (default SVC_METRICS_TOKEN; unset: the endpoint is off). */
-  metricsToken?: string;
-  /**
-   * Which proxies' `X-Forwarded-For` names the client (default SVC_TRUST_PROXY; unset: none, the socket's peer is
-   * the client). Per-IP rate limits and logs use the client it gives.
-   */
-  trustProxy?: TrustProxy;
-  /** Where rate-limit counters live (default SVC_REDIS_URL, SVC_REDIS_PREFIX; unset: in this process). */
-  rateLimitStore?: RateLimitStore;
-  /** Limits of the live comment streams (default from SVC_COMMENT_STREAMS_PER_SESSION, SVC_COMMENT_STREAM_HEARTBEAT_MS, SVC_COMMENT_STREAM_REPLAY_MAX, SVC_COMMENT_EVENT_RETENTION_MS). */
-  commentStreams?: Partial<CommentStreamSettings>;
-  /**
-   * Webhooks (default from SVC_WEBHOOKS_ALLOW_PRIVATE and SVC_WEBHOOK_*); `deliver` runs this process's delivery
-   * worker (`svc serve`: SVC_WEBHOOK_DELIVERY; default false). `resolveHost` and `random` stand in for DNS and the
-   * jitter in tests.
-   */
-  webhooks?: Partial<WebhookSettings> & { resolveHost?: ResolveHost; random?: () => number };
+  /** DNS of webhook addresses (default node:dns); tests stand in for it. */
+  resolveHost?: ResolveHost;
+  /** A number in [0, 1) for the jitter of webhook retries (default Math.random); tests fix it. */
+  random?: () => number;
 }
 
 /** Fastify takes a hop count at run time, but its types do not: the same rule (Fastify's own) as a function. */
@@ -113,26 +77,24 @@ function fastifyTrustProxy(trust: TrustProxy): boolean | string | ((address: str
   return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
 }
 
-/** Limits on slow clients (docs/operations.md "Limits"): request, idle and handler timeouts in ms. */
-export type Timeouts = Config['timeouts'];
-
 /** The data path's settings: the row cap, the statement timeout, the demo warehouse's file and the result cache's bytes. */
 export type DataSettings = Config['data'];
 
 /**
- * Assembles svc's HTTP service without listening: tests call `app.inject`, the CLI calls `app.listen`.
+ * Assembles svc's HTTP service without listening: tests call `app.inject`, the CLI calls `app.listen`. Every
+ * setting comes from `config`, loaded once by its caller (`svc serve`: `loadConfig()`; tests: `testConfig()`).
+ * The background work runs as the Config says: webhook delivery (`webhooks.deliver`) and pre-aggregation builds
+ * (`data.preAggregationRefresh`).
  *
  * @example
  * const db = openDatabase('sqlite:./data/svc.db');
  * await migrateToLatest(db);
- * const app = await buildApp({ db });
+ * const app = await buildApp(loadConfig(), { db });
  * const res = await app.inject({ url: '/healthz' });
  */
-export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
-  // The environment fills in whatever the caller did not set (one parse, every variable checked).
-  const env = loadConfig();
-  const logging = loggingFor(config.logger ?? false);
-  const timeouts: Timeouts = { ...env.timeouts, ...config.timeouts };
+export async function buildApp(config: Config, options: AppOptions): Promise<FastifyInstance> {
+  const logging = loggingFor(options.logger ?? false);
+  const { timeouts } = config;
   const app = Fastify({
     logger: logging.fastify,
     // A slow client cannot hold a connection: its request must arrive within requestMs (headers included; Node
@@ -144,7 +106,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
     },
-    trustProxy: fastifyTrustProxy(config.trustProxy ?? env.trustProxy),
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: answerFrameworkError,
@@ -157,8 +119,9 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator: buildStrictBodyValidator } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  setPreparedStatements(config.db.kysely, config.preparedStatements ?? env.preparedStatements);
-  const ctx: ServiceContext = { db: config.db.kysely, dialect: config.db.dialect, now: config.now ?? (() => new Date()) };
+  const { db } = options;
+  setPreparedStatements(db.kysely, config.preparedStatements);
+  const ctx: ServiceContext = { db: db.kysely, dialect: db.dialect, now: options.now ?? (() => new Date()) };
 
   registerErrorHandling(app, logging.failures);
   registerJsonBodyParser(app);
@@ -166,14 +129,14 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   registerSecurityHeaders(app);
   // Without its hooks: only the console cookie is read (consoleCookieOf) or set, and other requests skip both passes.
   await app.register(cookie, { hook: false });
-  const rateLimits: RateLimits = { ...env.rateLimits, ...config.rateLimits };
-  await registerRateLimiting(app, rateLimits, config.rateLimitStore ?? env.rateLimitStore);
+  const { rateLimits } = config;
+  await registerRateLimiting(app, rateLimits, config.rateLimitStore);
 
-  const signer = await loadTokenSigner(ctx.db, config.jwtSecret ?? env.jwtSecret, ctx.now);
-  const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes ?? env.embedLifetimes, changes: config.db.changes };
-  const credentialCacheEntries = config.credentialCacheEntries ?? 10_000;
-  const accountCredentials = new AccountCredentials(ctx, config.db.changes, credentialCacheEntries);
-  const embedTokens = new EmbedTokenCredentials(ctx, signer, config.db.changes, credentialCacheEntries);
+  const signer = await loadTokenSigner(ctx.db, config.jwtSecret, ctx.now);
+  const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes, changes: db.changes };
+  const credentialCacheEntries = options.credentialCacheEntries ?? 10_000;
+  const accountCredentials = new AccountCredentials(ctx, db.changes, credentialCacheEntries);
+  const embedTokens = new EmbedTokenCredentials(ctx, signer, db.changes, credentialCacheEntries);
   registerAuthentication(app, {
     isApiKey: (credential) => accountCredentials.isApiKey(credential),
     resolveApiKey: (key) => accountCredentials.resolveApiKey(key),
@@ -181,23 +144,23 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     resolveEmbedToken: (token) => embedTokens.resolve(token),
   });
   // One byte budget for every serialized page kept in memory: workspace listings and comment thread lists.
-  const pages = new PageCache(config.listingCacheBytes ?? env.listingCacheBytes);
+  const pages = new PageCache(config.listingCacheBytes);
   await registerOpenApi(app);
   registerRoot(app);
-  const data = { ...env.data, ...config.data };
+  const { data } = config;
   const results = new ResultCache(data.resultCacheBytes);
-  registerMetrics(app, config.db, config.metricsToken ?? env.metricsToken, () => ({
+  registerMetrics(app, db, config.metricsToken, () => ({
     ...results.counters, bytes: results.bytes, entries: results.size,
   }));
-  await app.register(healthRoutes(config.db));
+  await app.register(healthRoutes(db));
   await app.register(accountRoutes(ctx, { max: rateLimits.login, windowMs: rateLimits.windowMs }));
   await app.register(sessionRoutes(sessions, rateLimits));
   await app.register(dashboardRoutes(ctx));
-  const streamSettings: CommentStreamSettings = { ...env.commentStreams, ...config.commentStreams };
+  const streamSettings: CommentStreamSettings = config.commentStreams;
   const streams = new CommentStreamHub({
     ctx,
-    notifications: config.db.notifications,
-    changes: config.db.changes,
+    notifications: db.notifications,
+    changes: db.changes,
     // A heartbeat keeps an idle stream's connection from the idle timeout.
     settings: { ...streamSettings, heartbeatMs: Math.max(1, Math.min(streamSettings.heartbeatMs, Math.floor(timeouts.idleMs / 2))) },
     onError: (error, what) => (logging.failures ?? app.log).error({ err: error }, what),
@@ -209,26 +172,26 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
   });
   await app.register(commentRoutes(ctx, pages, streams));
   await app.register(workspaceRoutes({ ...ctx, selectReportSnapshots }, pages));
-  const webhooks = { ...env.webhooks, deliver: false, ...config.webhooks };
-  const resolveHost = config.webhooks?.resolveHost ?? resolveWithDns;
-  const sealer = new Sealer(config.encryptionKeys ?? env.encryptionKeys);
+  const { webhooks } = config;
+  const resolveHost = options.resolveHost ?? resolveWithDns;
+  const sealer = new Sealer(config.encryptionKeys);
   await app.register(webhookRoutes({ ...ctx, allowPrivate: webhooks.allowPrivate, resolveHost, sealer }));
   const dispatcher = webhooks.deliver
     ? new WebhookDispatcher({
-      db: ctx.db, dialect: ctx.dialect, settings: webhooks, now: ctx.now, resolveHost, sealer, notifications: config.db.notifications, log: logging.failures ?? app.log,
-      ...(config.webhooks?.random === undefined ? {} : { random: config.webhooks.random }),
+      db: ctx.db, dialect: ctx.dialect, settings: webhooks, now: ctx.now, resolveHost, sealer, notifications: db.notifications, log: logging.failures ?? app.log,
+      ...(options.random === undefined ? {} : { random: options.random }),
     })
     : undefined;
   app.addHook('onClose', async () => {
     await dispatcher?.stop();
   });
-  await app.register(embedRoutes(ctx, { distDir: config.embedDistDir, sourceMaps: config.embedSourceMaps ?? env.embedSourceMaps }));
-  await app.register(sdkRoutes({ distDir: config.sdkDistDir }));
+  await app.register(embedRoutes(ctx, { distDir: options.embedDistDir, sourceMaps: config.embedSourceMaps }));
+  await app.register(sdkRoutes({ distDir: options.sdkDistDir }));
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
   const rollups = new RollupStore(data.preAggregationDir);
   // `svc serve` builds due pre-aggregations in the background (SVC_PREAGG_REFRESH); other apps only read them.
-  const scheduler = config.refreshPreAggregations === true
-    ? new RollupScheduler({ db: config.db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer }, undefined, (reports) => {
+  const scheduler = data.preAggregationRefresh
+    ? new RollupScheduler({ db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer }, undefined, (reports) => {
       for (const report of reports) {
         if (report.status === 'built') app.log.info({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, reason: report.reason, rows: report.manifest?.rows, ms: report.manifest?.buildMs }, 'pre-aggregation built');
         if (report.status === 'failed') app.log.warn({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, error: report.error }, 'pre-aggregation build failed');
@@ -240,7 +203,7 @@ export async function buildApp(config: AppConfig): Promise<FastifyInstance> {
     rollups.close();
     await warehouses.close();
   });
-  await app.register(dataRoutes({ ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(config.db.changes, config.metadataCacheEntries ?? 10_000) }, { ...env.ai, ...config.ai }));
+  await app.register(dataRoutes({ ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(db.changes, options.metadataCacheEntries ?? 10_000) }, config.ai));
   await app.ready();
   scheduler?.start();
   dispatcher?.start();

@@ -12,6 +12,7 @@ import { importFile } from './import/import.js';
 import type { ImportFile } from './import/import.js';
 import { digestSecret } from './core/core.digest.js';
 import { buildApp } from './app.js';
+import { testConfig } from '../test/config.js';
 import { openDatabase } from './db/db.database.js';
 import type { Db } from './db/db.database.js';
 import { migrateToLatest } from './db/db.migrations.js';
@@ -268,7 +269,7 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
       expect(run.stderr).not.toContain(key);
 
       const db = openDatabase(dbUrl);
-      const app = await buildApp({ db });
+      const app = await buildApp(testConfig(), { db });
       try {
         const rows = await db.kysely.selectFrom('api_keys').select(['user_id', 'digest']).where('digest', '=', digestSecret(key)).execute();
         expect(rows).toEqual([{ user_id: refs!.alice, digest: digestSecret(key) }]);

@@ -7,6 +7,7 @@ import { digestSecret } from './core/core.digest.js';
 import { findFirstDeploymentOfTenant, hasAnyAccount, insertApiKeyForEmail } from './accounts/accounts.store.js';
 import { buildApp } from './app.js';
 import { describeSettingsForHelp, loadConfig } from './core/core.config.js';
+import type { Config } from './core/core.config.js';
 import { Sealer } from './core/core.sealed.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
 import { resealDataSources } from './data/warehouse/warehouse.sources.js';
@@ -99,8 +100,8 @@ class CliError extends Error {
 export const DEMO_FILE = new URL('../demo/demo.json', import.meta.url);
 export const DEMO_API_KEY = 'svc_demo_admin_key_0001';
 
-function databaseUrl(flag: string | boolean | undefined): string {
-  return typeof flag === 'string' ? flag : loadConfig().databaseUrl;
+function databaseUrl(flag: string | boolean | undefined, config: Config): string {
+  return typeof flag === 'string' ? flag : config.databaseUrl;
 }
 
 /** Opens the database and brings its schema up to date; a database that cannot be reached is one CliError. */
@@ -160,7 +161,7 @@ async function serve(args: string[]): Promise<number> {
     throw new UsageError('serve', `--port must be an integer from 0 to 65535, got "${values.port}"`);
   }
   const host = typeof values.host === 'string' ? values.host : config.host;
-  const url = databaseUrl(values.db);
+  const url = databaseUrl(values.db, config);
   const db = await openMigrated(url);
   const sealer = new Sealer(config.encryptionKeys);
   if (values.demo === true) {
@@ -169,9 +170,9 @@ async function serve(args: string[]): Promise<number> {
     ensureDemoWarehouseSqlite(config.data.demoWarehousePath);
   }
 
-  const app = await buildApp({
-    db, logger: { level: config.logLevel }, refreshPreAggregations: config.data.preAggregationRefresh, webhooks: { deliver: config.webhooks.deliver },
-  });
+  // The one Config of this process: it delivers webhooks and builds pre-aggregations as SVC_WEBHOOK_DELIVERY and
+  // SVC_PREAGG_REFRESH say (both on unless set false).
+  const app = await buildApp(config, { db, logger: { level: config.logLevel } });
   // Data sources stored before SVC_ENCRYPTION_KEY was set, or under a key now listed second, are sealed under its
   // first key before this process serves (the webhook secrets are resealed by its dispatcher as it starts).
   try {
@@ -250,9 +251,10 @@ async function runImport(args: string[]): Promise<number> {
   if (parsed === undefined) return 0;
   const path = parsed.positionals[0]!;
   const input = readImportFile(path);
-  const sealer = new Sealer(loadConfig().encryptionKeys);
+  const config = loadConfig();
+  const sealer = new Sealer(config.encryptionKeys);
   try {
-    const result = await withDatabase(databaseUrl(parsed.values.db), (db) => importInto(db, input, sealer));
+    const result = await withDatabase(databaseUrl(parsed.values.db, config), (db) => importInto(db, input, sealer));
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {
@@ -283,7 +285,7 @@ function readImportFile(path: string): unknown {
 async function runMigrate(args: string[]): Promise<number> {
   const parsed = parseOrHelp(MIGRATE, args);
   if (parsed === undefined) return 0;
-  const url = databaseUrl(parsed.values.db);
+  const url = databaseUrl(parsed.values.db, loadConfig());
   await withDatabase(url, async () => undefined);
   process.stdout.write(`database ${describeDatabaseUrl(url)} is up to date\n`);
   return 0;
@@ -301,7 +303,7 @@ async function runKeys(args: string[]): Promise<number> {
   if (parsed === undefined) return 0;
   const { user, account, db: dbFlag } = parsed.values;
   const key = generateApiKey();
-  const created = await withDatabase(databaseUrl(dbFlag), (db) =>
+  const created = await withDatabase(databaseUrl(dbFlag, loadConfig()), (db) =>
     insertApiKeyForEmail(db.kysely, String(user), typeof account === 'string' ? account : undefined, digestSecret(key), new Date().toISOString()),
   );
   if (created === 'none') throw new CliError(`no platform user has the email ${user}`);
@@ -324,8 +326,7 @@ function deploymentFlag(command: string, value: string | boolean | undefined): n
 }
 
 /** What the builders need outside the server: the database, the data sources, the store, the settings. */
-async function withBuilder<T>(url: string, run: (ctx: BuilderContext) => Promise<T>): Promise<T> {
-  const config = loadConfig();
+async function withBuilder<T>(url: string, config: Config, run: (ctx: BuilderContext) => Promise<T>): Promise<T> {
   return withDatabase(url, async (db) => {
     const warehouses = new WarehouseRegistry({ timeoutMs: config.data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(config.data.demoWarehousePath) });
     const store = new RollupStore(config.data.preAggregationDir);
@@ -350,16 +351,17 @@ async function runPreagg(args: string[]): Promise<number> {
   const parsed = parseOrHelp(spec, rest);
   if (parsed === undefined) return 0;
   const deploymentId = deploymentFlag(spec.name, parsed.values.deployment);
-  const url = databaseUrl(parsed.values.db);
+  const config = loadConfig();
+  const url = databaseUrl(parsed.values.db, config);
   if (sub === 'status') {
-    const lines = await withBuilder(url, async (ctx) => (await rollupStatus(ctx, deploymentId)).map((s) => {
+    const lines = await withBuilder(url, config, async (ctx) => (await rollupStatus(ctx, deploymentId)).map((s) => {
       const built = s.manifest === undefined ? 'not built' : `built ${s.manifest.builtAt} in ${s.manifest.buildMs} ms: ${s.manifest.rows} rows, ${s.manifest.files.length} file(s)`;
       return `deployment ${s.deploymentId} ${s.rollup} (${s.timezone}): ${built}; ${s.due === undefined ? 'up to date' : `due: ${s.due}`}`;
     }));
     process.stdout.write(lines.length === 0 ? 'no deployment declares pre-aggregations\n' : `${lines.join('\n')}\n`);
     return 0;
   }
-  const reports = await withBuilder(url, (ctx) => buildDue(ctx, { force: parsed.values.force === true, deploymentId }));
+  const reports = await withBuilder(url, config, (ctx) => buildDue(ctx, { force: parsed.values.force === true, deploymentId }));
   for (const r of reports) {
     const what = `deployment ${r.deploymentId} ${r.rollup} (${r.timezone})`;
     const line = r.status === 'built' ? `built ${what} (${r.reason}) in ${r.manifest!.buildMs} ms: ${r.manifest!.rows} rows, ${r.manifest!.files.length} file(s)`

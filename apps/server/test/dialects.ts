@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, inject } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { testConfig } from './config.js';
 import { openDatabase } from '../src/db/db.database.js';
 import type { Db, Dialect } from '../src/db/db.database.js';
 import { migrateToLatest } from '../src/db/db.migrations.js';
@@ -44,7 +45,7 @@ export function describeEachDialect(name: string, suite: (context: () => Dialect
         }
         const db = openDatabase(url);
         if (dialect === 'sqlite') await migrateToLatest(db);
-        const app = await buildApp({ db });
+        const app = await buildApp(testConfig(), { db });
         context = { dialect, url, db, app };
       });
       afterAll(async () => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import * as fc from 'fast-check';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
+import { testConfig } from './config.js';
 import type { Db } from '../src/db/db.database.js';
 import { startFakeAi } from './fake-ai.js';
 import type { FakeAi } from './fake-ai.js';
@@ -162,13 +163,11 @@ export class FuzzHarness {
         if (id !== undefined) failures.set(id, line.trim());
       },
     };
-    const app = await buildApp({
-      db,
-      logger: { level: 'error', stream },
+    const app = await buildApp(testConfig({
       rateLimits: RAISED_RATE_LIMITS,
       ai: { baseUrl: ai.baseUrl, model: 'fuzz', apiKey: 'fuzz-key', timeoutMs: 10_000 },
       ...(options.demoWarehousePath === undefined ? {} : { data: { demoWarehousePath: options.demoWarehousePath } }),
-    });
+    }), { db, logger: { level: 'error', stream } });
     try {
       await app.listen({ port: 0, host: '127.0.0.1' });
       const port = (app.server.address() as AddressInfo).port;

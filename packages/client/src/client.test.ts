@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../apps/server/test/dialects.js';
 import { seedAccount } from '../../../apps/server/test/factory.js';
 import { buildApp } from '../../../apps/server/src/app.js';
+import { testConfig } from '../../../apps/server/test/config.js';
 import { SvcApiError, SvcClient } from './index.js';
 
 describeEachDialect('@svc/client against a real server', (t) => {
@@ -18,7 +19,7 @@ describeEachDialect('@svc/client against a real server', (t) => {
       deployments: [{ ref: 'prod', name: 'P', items: names.map((name) => ({ type: 'REPORT' as const, name, createdBy: 'admin' })) }],
     });
     deploymentId = seeded.refs.prod!;
-    server = await buildApp({ db: t().db });
+    server = await buildApp(testConfig(), { db: t().db });
     await server.listen({ port: 0, host: '127.0.0.1' });
     client = new SvcClient({ baseUrl: `http://127.0.0.1:${(server.server.address() as AddressInfo).port}/`, apiKey: seeded.keys.admin! });
   });

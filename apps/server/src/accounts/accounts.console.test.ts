@@ -4,6 +4,7 @@ import { describeEachDialect } from '../../test/dialects.js';
 import { seedAccount } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -15,7 +16,7 @@ describeEachDialect('console sessions', (t) => {
   let email: string;
 
   beforeAll(async () => {
-    app = await buildApp({ db: t().db, now: () => new Date(clock), rateLimits: { generateSession: 1000, exchange: 1000, login: 1000, windowMs: 60_000 } });
+    app = await buildApp(testConfig({ rateLimits: { generateSession: 1000, exchange: 1000, login: 1000, windowMs: 60_000 } }), { db: t().db, now: () => new Date(clock) });
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'alice', role: 'admin', password: PASSWORD }, { ref: 'nopass', role: 'member' }],
       deployments: [{ ref: 'prod', name: 'Prod', items: [{ ref: 'r', type: 'REPORT', name: 'R', createdBy: 'alice' }] }],
@@ -101,7 +102,7 @@ describeEachDialect('console sessions', (t) => {
   });
 
   it('rate-limits login per client and email: 429 with the error body and retry-after', async () => {
-    const limited = await buildApp({ db: t().db, rateLimits: { generateSession: 2, exchange: 2, login: 2, windowMs: 60_000 } });
+    const limited = await buildApp(testConfig({ rateLimits: { generateSession: 2, exchange: 2, login: 2, windowMs: 60_000 } }), { db: t().db });
     try {
       const attempt = () => limited.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'wrong' } });
       expect((await attempt()).statusCode).toBe(401);

@@ -13,6 +13,7 @@ import type { SeededAccount } from '../../test/factory.js';
 import { startSvcServe } from '../../test/svc-process.js';
 import type { SvcProcess } from '../../test/svc-process.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
@@ -188,10 +189,10 @@ describeEachDialect('comments under concurrent viewers', (t) => {
   let bodyCounter = 0;
 
   beforeAll(async () => {
-    apps.push(await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS }));
+    apps.push(await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS }), { db: t().db }));
     if (t().dialect === 'postgres') {
       secondDb = openDatabase(t().url);
-      apps.push(await buildApp({ db: secondDb, rateLimits: RAISED_RATE_LIMITS }));
+      apps.push(await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS }), { db: secondDb }));
     }
     cluster = { bases: await Promise.all(apps.map((app) => app.listen({ port: 0, host: '127.0.0.1' }))), kysely: t().db.kysely };
     const suffix = uniqueSuffix();

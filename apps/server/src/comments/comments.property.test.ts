@@ -7,6 +7,7 @@ import type { ViewerSession } from '../../test/embed.js';
 import { seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { RAISED_RATE_LIMITS } from '../../test/limits.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import type { Db } from '../db/db.database.js';
 import type { Comment, Thread, ThreadList } from './comments.schema.js';
 
@@ -522,7 +523,7 @@ describeEachDialect('comments model-based property', (t) => {
 
   beforeAll(async () => {
     // Own app: a clock the commands move (ties in createdAt on purpose), and no rate limit on minting five sessions a run.
-    app = await buildApp({ db: t().db, now: () => new Date(clock.now), rateLimits: RAISED_RATE_LIMITS });
+    app = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS }), { db: t().db, now: () => new Date(clock.now) });
   });
   afterAll(async () => {
     await app.close();

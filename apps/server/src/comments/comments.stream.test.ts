@@ -11,7 +11,9 @@ import type { SeededAccount } from '../../test/factory.js';
 import { SseStream } from '../../test/sse.js';
 import type { SseEvent } from '../../test/sse.js';
 import { buildApp } from '../app.js';
-import type { AppConfig } from '../app.js';
+import type { AppOptions } from '../app.js';
+import { testConfig } from '../../test/config.js';
+import type { ConfigOverrides } from '../../test/config.js';
 import { expectErrorBody } from '../../test/errors.js';
 import type { Comment } from './comments.schema.js';
 import { pruneCommentEvents } from './comments.store.js';
@@ -48,10 +50,10 @@ describeEachDialect('live comment stream', (t) => {
    * a spare connection when a stream is aborted, and the drain of app.close() waits for a connection that never
    * sent a request until the idle timeout cuts it (heartbeats keep streams within it).
    */
-  const listeningApp = async (config: Partial<AppConfig> = {}): Promise<{ app: FastifyInstance; base: string }> => {
-    const started = await buildApp({
-      db: t().db, commentStreams: { heartbeatMs: HEARTBEAT_MS, replayMax: REPLAY_MAX, perSession: PER_SESSION }, timeouts: { idleMs: 4 * HEARTBEAT_MS }, ...config,
-    });
+  const listeningApp = async (overrides: ConfigOverrides = {}, options: Partial<AppOptions> = {}): Promise<{ app: FastifyInstance; base: string }> => {
+    const started = await buildApp(testConfig({
+      commentStreams: { heartbeatMs: HEARTBEAT_MS, replayMax: REPLAY_MAX, perSession: PER_SESSION }, timeouts: { idleMs: 4 * HEARTBEAT_MS }, ...overrides,
+    }), { db: t().db, ...options });
     await started.listen({ port: 0, host: '127.0.0.1' });
     return { app: started, base: `http://127.0.0.1:${(started.server.address() as AddressInfo).port}` };
   };
@@ -622,7 +624,7 @@ describeEachDialect('live comment stream', (t) => {
 
   it('never writes the token to the log', async () => {
     const lines: string[] = [];
-    const logged = await listeningApp({ logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } } });
+    const logged = await listeningApp({}, { logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } } });
     try {
       const publicId = freshDashboard();
       const { stream } = await opened(ann, publicId, undefined, logged.base);

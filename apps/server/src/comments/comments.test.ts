@@ -7,6 +7,7 @@ import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { expectErrorBody } from '../../test/errors.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { openDatabase } from '../db/db.database.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -52,7 +53,7 @@ describeEachDialect('dashboard comments', (t) => {
   let spares: string[];
 
   beforeAll(async () => {
-    app = await buildApp({ db: t().db, now: () => new Date(clock++) });
+    app = await buildApp(testConfig(), { db: t().db, now: () => new Date(clock++) });
     const suffix = uniqueSuffix();
     const dashboard = (ref: string, publicId: string, extra: Record<string, unknown> = {}) => ({
       ref, type: 'WORKBOOK' as const, name: ref, createdBy: 'alice',
@@ -723,7 +724,7 @@ describeEachDialect('dashboard comments', (t) => {
     it('serves every write made through a second app on its own connection on the next request', async () => {
       const publicId = await freshDashboard();
       const second = openDatabase(t().url);
-      const otherApp = await buildApp({ db: second, now: () => new Date(clock++) });
+      const otherApp = await buildApp(testConfig(), { db: second, now: () => new Date(clock++) });
       try {
         const ids = async () => (await list(ann, 'includeResolved=true', publicId)).json().items.map((th: ThreadJson) => [th.root.id, th.root.body, th.replies.length, th.resolvedAt !== null]);
         const via = (payload: Record<string, unknown>, method = 'POST', rest = '') =>

@@ -237,12 +237,12 @@ function trustProxyOf(raw: string | undefined): TrustProxy {
 }
 
 /**
- * svc's whole configuration from the environment. `svc serve` reads it once; `buildApp` reads it for whatever
- * its caller did not set.
+ * svc's whole configuration from the environment. `svc serve` reads it once and builds its app from it; tests
+ * build theirs with `testConfig` (apps/server/test/config.ts).
  *
  * @example
  * const config = loadConfig(process.env);
- * const app = await buildApp({ db, logger: { level: config.logLevel } });
+ * const app = await buildApp(config, { db, logger: { level: config.logLevel } });
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const s = readSettings(env);

@@ -7,6 +7,7 @@ import type { FakeAi } from '../../test/fake-ai.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { demoRows } from '../../test/warehouse.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 
 /** The AI surfaces against a TEST DOUBLE of an OpenAI-compatible endpoint (apps/server/test/fake-ai.ts). */
 describeEachDialect('questions in plain language (AI)', (t) => {
@@ -19,8 +20,8 @@ describeEachDialect('questions in plain language (AI)', (t) => {
 
   beforeAll(async () => {
     fake = await startFakeAi();
-    app = await buildApp({ db: t().db, ai: { baseUrl: fake.baseUrl, model: 'svc-test-model', apiKey: 'sk-test-secret' } });
-    unconfigured = await buildApp({ db: t().db, ai: { baseUrl: undefined } });
+    app = await buildApp(testConfig({ ai: { baseUrl: fake.baseUrl, model: 'svc-test-model', apiKey: 'sk-test-secret' } }), { db: t().db });
+    unconfigured = await buildApp(testConfig({ ai: { baseUrl: undefined } }), { db: t().db });
     publicId = `ask-${uniqueSuffix()}`;
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'admin', role: 'admin' }],

@@ -19,6 +19,7 @@ import type { SemanticQuery } from './semantic/semantic.query.js';
 import { buildDue } from './preagg/preagg.scheduler.js';
 import { RollupStore } from './preagg/preagg.store.js';
 import { WarehouseRegistry } from './warehouse/warehouse.registry.js';
+import { testConfig } from '../../test/config.js';
 
 /**
  * Issue 31 item 19: the fail-closed rules of the data path, held where a query is answered from a pre-aggregation.
@@ -174,8 +175,8 @@ describeEachDialect('fail-closed row filters through pre-aggregations', (t) => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-fail-closed-'));
     const data = { resultCacheBytes: 0 };
-    withRollups = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'rollups') } });
-    without = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'never-built') } });
+    withRollups = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'rollups') } }), { db: t().db });
+    without = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'never-built') } }), { db: t().db });
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'admin', role: 'admin' }],
       deployments: [{

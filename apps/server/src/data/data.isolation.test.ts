@@ -10,6 +10,7 @@ import { RAISED_RATE_LIMITS } from '../../test/limits.js';
 import { MATRIX_POLICIES, ORPHAN_CUSTOMER_ID, POLICY_ROWS, markersIn, policyViews, policyWarehouseSource } from '../../test/policy-warehouse.js';
 import type { Marker, PolicyCustomer, PolicyOrder } from '../../test/policy-warehouse.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 
 /**
  * Issue 20, "Tests that must exist": the isolation matrix. Every data path × every kind of credential, over the
@@ -205,7 +206,7 @@ describeEachDialect('access policies: isolation matrix', (t) => {
   beforeAll(async () => {
     fake = await startFakeAi();
     fake.respond = () => ({ status: 200, body: toolCallReply(aiQuery) });
-    app = await buildApp({ db: t().db, ai: { baseUrl: fake.baseUrl, model: 'svc-test-model', apiKey: 'sk-test' }, rateLimits: RAISED_RATE_LIMITS });
+    app = await buildApp(testConfig({ ai: { baseUrl: fake.baseUrl, model: 'svc-test-model', apiKey: 'sk-test' }, rateLimits: RAISED_RATE_LIMITS }), { db: t().db });
     s = await seedAccount(t().db.kysely, {
       settings: { allowEmbedComments: true },
       users: [

@@ -7,6 +7,7 @@ import { seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { RAISED_RATE_LIMITS } from '../../test/limits.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
 import { DEMO_SEMANTIC_VIEWS } from './warehouse/warehouse.demo.js';
@@ -25,7 +26,7 @@ describeEachDialect('widget metadata held in memory', (t) => {
   const publicId = `held-${uniqueSuffix()}`;
 
   beforeAll(async () => {
-    app = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS });
+    app = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS }), { db: t().db });
     other = openDatabase(t().url);
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'admin', role: 'admin' }],

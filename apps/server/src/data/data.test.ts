@@ -10,6 +10,7 @@ import { demoRows } from '../../test/warehouse.js';
 import { buildApp } from '../app.js';
 import { DEMO_SEMANTIC_VIEWS } from './warehouse/warehouse.demo.js';
 import { swappedTitle } from './data.viewer.js';
+import { testConfig } from '../../test/config.js';
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
@@ -345,7 +346,7 @@ describeEachDialect('widget data endpoint', (t) => {
   it('stops a statement past its time and keeps serving (504, then 200)', async () => {
     // The quick query after the stopped one gets the same time, on a fresh worker: under a full test run on two
     // cores, spawning it alone took more than 300 ms.
-    const app: FastifyInstance = await buildApp({ db: t().db, data: { timeoutMs: 1_000 } });
+    const app: FastifyInstance = await buildApp(testConfig({ data: { timeoutMs: 1_000 } }), { db: t().db });
     try {
       const slowId = `slow-${uniqueSuffix()}`;
       const slow = await seedAccount(t().db.kysely, {
@@ -435,7 +436,7 @@ describe('widget data on a PostgreSQL data source', () => {
   it.skipIf(postgresUrl === null)('runs the same widget against the demo warehouse loaded into PostgreSQL, read-only', async () => {
     const { openDatabase } = await import('../db/db.database.js');
     const db = openDatabase(postgresUrl!);
-    const app = await buildApp({ db, data: { timeoutMs: 2_000 } });
+    const app = await buildApp(testConfig({ data: { timeoutMs: 2_000 } }), { db });
     try {
       const id = `pg-${uniqueSuffix()}`;
       const dashboard = salesDashboard(id);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { describeEachDialect } from '../../test/dialects.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { EMBED_DIST } from './embed.routes.js';
 
 /**
@@ -16,7 +17,7 @@ describeEachDialect('embed assets', (t) => {
   let withMaps: FastifyInstance;
 
   beforeAll(async () => {
-    withMaps = await buildApp({ db: t().db, embedSourceMaps: true });
+    withMaps = await buildApp(testConfig({ embedSourceMaps: true }), { db: t().db });
   });
 
   afterAll(async () => {

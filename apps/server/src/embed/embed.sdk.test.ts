@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { describeEachDialect } from '../../test/dialects.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { SDK_DIST, sdkVersion } from './embed.sdk.js';
 
 /**
@@ -19,7 +20,7 @@ describeEachDialect('the SDK served by svc', (t) => {
 
   beforeAll(async () => {
     emptyDir = mkdtempSync(join(tmpdir(), 'svc-sdk-unbuilt-'));
-    unbuilt = await buildApp({ db: t().db, sdkDistDir: emptyDir });
+    unbuilt = await buildApp(testConfig(), { db: t().db, sdkDistDir: emptyDir });
   });
 
   afterAll(async () => {

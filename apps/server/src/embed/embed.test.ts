@@ -10,6 +10,7 @@ import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { importFile, ImportError } from '../import/import.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { EMBED_DIST } from './embed.routes.js';
 import { bootScriptHashes, renderEmbedHtml } from './embed.service.js';
 
@@ -267,7 +268,7 @@ describeEachDialect('embed pages', (t) => {
 
     it('answers 503 with an HTML page (still framed by the account) when the embed runtime is not built', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'svc-embed-empty-'));
-      const unbuilt = await buildApp({ db: t().db, embedDistDir: `${dir}/` });
+      const unbuilt = await buildApp(testConfig(), { db: t().db, embedDistDir: `${dir}/` });
       try {
         const res = await unbuilt.inject({ url: `/embed/dashboard/${ids.a}` });
         expect(res.statusCode).toBe(503);
@@ -380,7 +381,7 @@ describeEachDialect('embed pages', (t) => {
   describe('logs', () => {
     it('never writes the session query parameter of an embed URL into a log line', async () => {
       const lines: string[] = [];
-      const logged = await buildApp({ db: t().db, logger: { level: 'info', stream: collectLines(lines) } });
+      const logged = await buildApp(testConfig(), { db: t().db, logger: { level: 'info', stream: collectLines(lines) } });
       try {
         const first = await logged.inject({ url: '/embed/dashboard/x?session=ses_secret123' });
         expect(first.statusCode).toBe(200);

@@ -5,6 +5,7 @@ import { expectErrorBody } from '../../test/errors.js';
 import { bearer, seedAccount } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import type { FastifyInstance } from 'fastify';
 import { isDatabaseUnavailable, openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
@@ -53,7 +54,7 @@ const postgresUrl = inject('postgresUrl');
     url.host = new URL(proxy.origin).host;
     db = openDatabase(url.toString());
     // No cache may answer for the database: every request below reads it.
-    app = await buildApp({ db, credentialCacheEntries: 0, listingCacheBytes: 0 });
+    app = await buildApp(testConfig({ listingCacheBytes: 0 }), { db, credentialCacheEntries: 0 });
     process.on('uncaughtException', record);
   });
 

@@ -3,6 +3,7 @@ import { describeEachDialect } from '../../test/dialects.js';
 import { FuzzHarness, diffSnapshots, formatProblems, nastyRequests, rawRequests, readOperations, seedFor, snapshotDatabase, strayRequests } from '../../test/fuzz.js';
 import type { FuzzOperation, FuzzReport } from '../../test/fuzz.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { openDatabase } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
 
@@ -24,7 +25,7 @@ async function documentedOperations(): Promise<FuzzOperation[]> {
   const db = openDatabase('sqlite::memory:');
   try {
     await migrateToLatest(db);
-    const app = await buildApp({ db });
+    const app = await buildApp(testConfig(), { db });
     try {
       const operations = await readOperations(app);
       return [...operations.filter((o) => o.method !== 'DELETE'), ...operations.filter((o) => o.method === 'DELETE')];

@@ -6,6 +6,7 @@ import type { FakeAi } from '../../test/fake-ai.js';
 import { CREDENTIALS, MARKER_GROUPS, MARKER_QUERY, seedIsolationWorld } from '../../test/isolation.js';
 import type { Credential, IsolationWorld, MarkerGroup, MarkerKey, MintedSession } from '../../test/isolation.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { loadConfig } from '../core/core.config.js';
 import type { RateLimits } from './http.rate-limit.js';
 
@@ -296,11 +297,11 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
   beforeAll(async () => {
     fake = await startFakeAi();
     fake.respond = () => ({ status: 200, body: toolCallReply(MARKER_QUERY) });
-    app = await buildApp({
-      db: t().db, now: () => new Date(clock), rateLimits: NO_LIMITS,
+    app = await buildApp(testConfig({
+      rateLimits: NO_LIMITS,
       embedLifetimes: { sessionTtlMs: 5 * 60_000, tokenTtlMs: TOKEN_TTL_MS },
       ai: { baseUrl: fake.baseUrl, apiKey: 'fake-ai-key' },
-    });
+    }), { db: t().db, now: () => new Date(clock) });
     w = await seedIsolationWorld(app, t().db.kysely, {
       warehousePath: inject('demoWarehousePath'),
       tokenTtlMs: TOKEN_TTL_MS,

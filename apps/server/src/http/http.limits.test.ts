@@ -10,6 +10,7 @@ import type { ViewerSession } from '../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { loadConfig } from '../core/core.config.js';
 
 const trustProxyFromEnv = (env: NodeJS.ProcessEnv) => loadConfig(env).trustProxy;
@@ -46,7 +47,7 @@ describeEachDialect('limits', (t) => {
   let publicId: string;
 
   beforeAll(async () => {
-    app = await buildApp({ db: t().db, rateLimits: { embedPerSession: 4, embedPerIp: 7, generateSession: 1000, exchange: 1000 } });
+    app = await buildApp(testConfig({ rateLimits: { embedPerSession: 4, embedPerIp: 7, generateSession: 1000, exchange: 1000 } }), { db: t().db });
     publicId = `limits-${uniqueSuffix()}`;
     s = await seedAccount(t().db.kysely, {
       settings: { allowEmbedComments: true },
@@ -76,7 +77,7 @@ describeEachDialect('limits', (t) => {
   describe('embed API rate limits (a fresh app per case: counters are per process)', () => {
     let limited: FastifyInstance;
     beforeAll(async () => {
-      limited = await buildApp({ db: t().db, rateLimits: { embedPerSession: 4, embedPerIp: 7, generateSession: 1000, exchange: 1000 } });
+      limited = await buildApp(testConfig({ rateLimits: { embedPerSession: 4, embedPerIp: 7, generateSession: 1000, exchange: 1000 } }), { db: t().db });
     });
     afterAll(async () => {
       await limited.close();
@@ -114,7 +115,7 @@ describeEachDialect('limits', (t) => {
   describe("the exchange's included reads (issue 31 item 14)", () => {
     let limited: FastifyInstance;
     beforeAll(async () => {
-      limited = await buildApp({ db: t().db, rateLimits: { embedPerSession: 1000, embedPerIp: 4, generateSession: 1000, exchange: 1000 } });
+      limited = await buildApp(testConfig({ rateLimits: { embedPerSession: 1000, embedPerIp: 4, generateSession: 1000, exchange: 1000 } }), { db: t().db });
     });
     afterAll(async () => {
       await limited.close();
@@ -150,7 +151,7 @@ describeEachDialect('limits', (t) => {
     });
 
     it('behind a trusted proxy, count against the forwarded client, not the proxy', async () => {
-      const trusting = await buildApp({ db: t().db, trustProxy: '10.1.0.1', rateLimits: { embedPerSession: 1000, embedPerIp: 2, generateSession: 1000, exchange: 1000 } });
+      const trusting = await buildApp(testConfig({ trustProxy: '10.1.0.1', rateLimits: { embedPerSession: 1000, embedPerIp: 2, generateSession: 1000, exchange: 1000 } }), { db: t().db });
       try {
         const exchangeVia = async (client: string) => {
           const minted = await trusting.inject({ method: 'POST', url: '/api/v1/embed/generate-session', headers: bearer(s.keys.admin!), payload: { deploymentId: s.refs.prod, externalId: `inc-${uniqueSuffix()}` } });
@@ -167,7 +168,7 @@ describeEachDialect('limits', (t) => {
     });
 
     it("count against the viewer's embed session, as its direct reads do", async () => {
-      const perSession = await buildApp({ db: t().db, rateLimits: { embedPerSession: 3, embedPerIp: 1000, generateSession: 1000, exchange: 1000 } });
+      const perSession = await buildApp(testConfig({ rateLimits: { embedPerSession: 3, embedPerIp: 1000, generateSession: 1000, exchange: 1000 } }), { db: t().db });
       try {
         const minted = await perSession.inject({ method: 'POST', url: '/api/v1/embed/generate-session', headers: bearer(s.keys.admin!), payload: { deploymentId: s.refs.prod, externalId: `inc-${uniqueSuffix()}` } });
         const res = await perSession.inject({ method: 'POST', url: '/api/v1/embed/session/token', remoteAddress: '10.3.0.4', payload: { sessionId: minted.json().sessionId, include: { session: true, dashboard: publicId } } });
@@ -184,8 +185,8 @@ describeEachDialect('limits', (t) => {
       app.inject({ url: commentsUrl(), headers: { ...viewer.headers, 'x-forwarded-for': forwardedFor }, remoteAddress: '10.1.0.1' });
 
     it('counts per client IP from X-Forwarded-For when the proxy is trusted, and per proxy when it is not', async () => {
-      const trusting = await buildApp({ db: t().db, trustProxy: '10.1.0.1', rateLimits: { embedPerSession: 1000, embedPerIp: 3, generateSession: 1000, exchange: 1000 } });
-      const distrusting = await buildApp({ db: t().db, rateLimits: { embedPerSession: 1000, embedPerIp: 3, generateSession: 1000, exchange: 1000 } });
+      const trusting = await buildApp(testConfig({ trustProxy: '10.1.0.1', rateLimits: { embedPerSession: 1000, embedPerIp: 3, generateSession: 1000, exchange: 1000 } }), { db: t().db });
+      const distrusting = await buildApp(testConfig({ rateLimits: { embedPerSession: 1000, embedPerIp: 3, generateSession: 1000, exchange: 1000 } }), { db: t().db });
       try {
         for (const app of [trusting, distrusting]) {
           const viewer = await mintViewer(app, s.keys.admin!, { deploymentId: s.refs.prod! });
@@ -223,7 +224,7 @@ describeEachDialect('limits', (t) => {
     let slow: FastifyInstance;
     let url: string;
     beforeAll(async () => {
-      slow = await buildApp({ db: t().db, timeouts: { requestMs: 600 } });
+      slow = await buildApp(testConfig({ timeouts: { requestMs: 600 } }), { db: t().db });
       url = await slow.listen({ port: 0, host: '127.0.0.1' });
     });
     afterAll(async () => {
@@ -269,7 +270,7 @@ describeEachDialect('limits', (t) => {
       silentAi = createServer(() => undefined);
       await new Promise<void>((resolve) => silentAi.listen(0, '127.0.0.1', resolve));
       const baseUrl = `http://127.0.0.1:${(silentAi.address() as AddressInfo).port}/v1`;
-      hanging = await buildApp({ db: t().db, timeouts: { handlerMs: 400 }, ai: { baseUrl, model: 'm', apiKey: 'sk-test' } });
+      hanging = await buildApp(testConfig({ timeouts: { handlerMs: 400 }, ai: { baseUrl, model: 'm', apiKey: 'sk-test' } }), { db: t().db });
     });
     afterAll(async () => {
       await hanging.close();

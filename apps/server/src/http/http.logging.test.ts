@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
@@ -32,7 +33,7 @@ describe('request logging', () => {
     const captured = captureLog();
     const stream = captured.stream;
     lines = captured.lines;
-    app = await buildApp({ db, logger: { level: 'info', stream } });
+    app = await buildApp(testConfig(), { db, logger: { level: 'info', stream } });
     const seeded = await seedAccount(db.kysely, { users: [{ ref: 'alice', role: 'admin' }], deployments: [{ ref: 'prod', name: 'P' }] });
     key = seeded.keys.alice!;
     deploymentId = seeded.refs.prod!;
@@ -71,7 +72,7 @@ describe('secrets at the most verbose level', () => {
     const { lines, stream } = captureLog();
     const db = openDatabase('sqlite::memory:');
     await migrateToLatest(db);
-    const app = await buildApp({ db, logger: { level: 'trace', stream } });
+    const app = await buildApp(testConfig(), { db, logger: { level: 'trace', stream } });
     try {
       const password = 'correct horse battery staple 42';
       const s = await seedAccount(db.kysely, {
@@ -111,7 +112,7 @@ describe('logging at warn and above', () => {
     const { lines, stream } = captureLog();
     const db = openDatabase('sqlite::memory:');
     await migrateToLatest(db);
-    const app = await buildApp({ db, logger: { level: 'warn', stream } });
+    const app = await buildApp(testConfig(), { db, logger: { level: 'warn', stream } });
     try {
       const ok = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'quiet-1' } });
       expect(ok.statusCode).toBe(200);
@@ -134,7 +135,7 @@ describe('logging at warn and above', () => {
     const { lines, stream } = captureLog();
     const db = openDatabase('sqlite::memory:');
     await migrateToLatest(db);
-    const app = await buildApp({ db, logger: { level: 'warn', stream } });
+    const app = await buildApp(testConfig(), { db, logger: { level: 'warn', stream } });
     try {
       const publicId = `broken-${Date.now()}`;
       const s = await seedAccount(db.kysely, {

@@ -4,6 +4,7 @@ import { describeEachDialect } from '../../test/dialects.js';
 import { bearer, seedAccount } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 
 /** The value of one sample line of a Prometheus text exposition, or undefined when it is absent. */
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
@@ -27,8 +28,8 @@ describeEachDialect('metrics', (t) => {
   let s: SeededAccount;
 
   beforeAll(async () => {
-    app = await buildApp({ db: t().db, metricsToken: TOKEN });
-    off = await buildApp({ db: t().db, metricsToken: '' });
+    app = await buildApp(testConfig({ metricsToken: TOKEN }), { db: t().db });
+    off = await buildApp(testConfig({ metricsToken: '' }), { db: t().db });
     s = await seedAccount(t().db.kysely, { users: [{ ref: 'admin', role: 'admin' }], deployments: [{ ref: 'prod', name: 'P' }] });
   });
 

@@ -3,6 +3,7 @@ import type { NormalizedProblem } from '@redocly/openapi-core';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
@@ -22,7 +23,7 @@ describe("the OpenAPI document under Redocly's recommended rules", () => {
   beforeAll(async () => {
     db = openDatabase('sqlite::memory:');
     await migrateToLatest(db);
-    app = await buildApp({ db });
+    app = await buildApp(testConfig(), { db });
     source = (await app.inject({ url: '/api/v1/openapi.json' })).body;
   });
 

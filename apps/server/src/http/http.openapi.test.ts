@@ -1,3 +1,4 @@
+import { testConfig } from '../../test/config.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -164,7 +165,7 @@ describe('readiness without a database', () => {
     const { buildApp } = await import('../app.js');
     const db = openDatabase('sqlite::memory:');
     await migrateToLatest(db);
-    const app = await buildApp({ db });
+    const app = await buildApp(testConfig(), { db });
     await db.close();
     const res = await app.inject({ url: '/readyz' });
     expect(res.statusCode).toBe(503);

@@ -4,6 +4,7 @@ import { describeEachDialect } from '../../test/dialects.js';
 import { seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { loadConfig } from '../core/core.config.js';
 
 const rateLimitsFromEnv = (env: NodeJS.ProcessEnv) => loadConfig(env).rateLimits;
@@ -25,7 +26,7 @@ describeEachDialect('the generate-session limit counts per resolved credential',
   let s: SeededAccount;
 
   beforeAll(async () => {
-    app = await buildApp({ db: t().db, rateLimits: { generateSession: 3 } });
+    app = await buildApp(testConfig({ rateLimits: { generateSession: 3 } }), { db: t().db });
     s = await seedAccount(t().db.kysely, { users: [{ ref: 'alice', role: 'admin' }, { ref: 'bert', role: 'admin' }], deployments: [{ ref: 'prod', name: 'P' }] });
   });
 

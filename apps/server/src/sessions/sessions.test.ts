@@ -7,6 +7,7 @@ import { eventually } from '../../test/eventually.js';
 import { bearer, seedAccount } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { loadTokenSigner } from './sessions.tokens.js';
 
 const SESSION_TTL = 60_000;
@@ -23,7 +24,7 @@ describeEachDialect('embed sessions', (t) => {
   let other: SeededAccount;
 
   beforeAll(async () => {
-    app = await buildApp({ db: t().db, now: () => new Date(clock), embedLifetimes: { sessionTtlMs: SESSION_TTL, tokenTtlMs: TOKEN_TTL } });
+    app = await buildApp(testConfig({ embedLifetimes: { sessionTtlMs: SESSION_TTL, tokenTtlMs: TOKEN_TTL } }), { db: t().db, now: () => new Date(clock) });
     const dashboards = (suffix: string) => [
       { ref: 'wb', type: 'WORKBOOK' as const, name: 'Q1', createdBy: 'alice', dashboard: { publicId: `q1-${suffix}`, status: 'published' as const, allowEmbed: true, title: 'Q1', config: { title: 'Q1' }, reportSnapshots: [{ report: 'rp', name: 'Pipeline', kind: 'vega' }] } },
       { ref: 'rp', type: 'REPORT' as const, name: 'Pipeline', createdBy: 'alice' },
@@ -332,7 +333,7 @@ describeEachDialect('embed sessions', (t) => {
           return args.result;
         },
       };
-      const observed = await buildApp({ db: { ...t().db, kysely: t().db.kysely.withPlugin(counting) }, now: () => new Date(clock) });
+      const observed = await buildApp(testConfig(), { db: { ...t().db, kysely: t().db.kysely.withPlugin(counting) }, now: () => new Date(clock) });
       try {
         const { sessionId, token } = await viewerToken();
         const refused = () => observed.inject({ url: `/api/v1/deployments/${s.refs.prod}/workspace`, headers: { authorization: `Embed-Token ${token}` } });
@@ -360,7 +361,7 @@ describeEachDialect('embed sessions', (t) => {
 
   describe('HS256 with SVC_JWT_SECRET', () => {
     it('signs with HS256 when a secret is configured, and each server refuses the other algorithm', async () => {
-      const hs = await buildApp({ db: t().db, now: () => new Date(clock), jwtSecret: 'a-test-secret-that-is-at-least-32-bytes-long' });
+      const hs = await buildApp(testConfig({ jwtSecret: 'a-test-secret-that-is-at-least-32-bytes-long' }), { db: t().db, now: () => new Date(clock) });
       try {
         const minted = await generate({ deploymentId: s.refs.prod, externalId: 'hs-viewer' });
         const exchanged = await hs.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: { sessionId: minted.json().sessionId } });
@@ -378,7 +379,7 @@ describeEachDialect('embed sessions', (t) => {
     });
 
     it('refuses to start with a secret shorter than 32 bytes', async () => {
-      await expect(buildApp({ db: t().db, jwtSecret: 'too-short' })).rejects.toThrow(/SVC_JWT_SECRET must be at least 32 bytes/);
+      await expect(buildApp(testConfig({ jwtSecret: 'too-short' }), { db: t().db })).rejects.toThrow(/SVC_JWT_SECRET must be at least 32 bytes/);
     });
   });
 

@@ -4,6 +4,7 @@ import { describeEachDialect } from '../../test/dialects.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
@@ -29,7 +30,7 @@ describeEachDialect('embed token spellings', (t) => {
       let s: SeededAccount;
 
       beforeAll(async () => {
-        app = await buildApp({ db: t().db, jwtSecret: signer.startsWith('HS256') ? `secret-${uniqueSuffix()}-0123456789abcdef0123456789` : undefined });
+        app = await buildApp(testConfig({ jwtSecret: signer.startsWith('HS256') ? `secret-${uniqueSuffix()}-0123456789abcdef0123456789` : undefined }), { db: t().db });
         s = await seedAccount(t().db.kysely, { users: [{ ref: 'alice', role: 'admin' }], deployments: [{ ref: 'prod', name: 'P' }] });
       });
 

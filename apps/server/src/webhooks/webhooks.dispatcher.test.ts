@@ -8,6 +8,7 @@ import type { SeededAccount } from '../../test/factory.js';
 import { startWebhookReceiver } from '../../test/webhook-receiver.js';
 import type { WebhookReceiver } from '../../test/webhook-receiver.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { WebhookDispatcher } from './webhooks.dispatcher.js';
 
 const SLOW_MS = 1500;
@@ -31,7 +32,7 @@ describeEachDialect('webhook delivery slots', (t) => {
       ref: 'account', settings: { allowPrivateWebhookUrls: true, allowEmbedComments: true }, users: [{ ref: 'alice', role: 'admin' }],
       deployments: [{ ref: 'prod', name: 'P', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'wb', createdBy: 'alice', dashboard: { publicId, status: 'published', allowEmbed: true } }] }],
     });
-    app = await buildApp({ db: t().db });
+    app = await buildApp(testConfig(), { db: t().db });
     viewer = await mintViewer(app, account.keys.alice!, { deploymentId: account.refs.prod!, externalId: `viewer-${uniqueSuffix()}`, embedTenantName: 'customer-a' });
     slow = await startWebhookReceiver();
     slow.delayMs = SLOW_MS;

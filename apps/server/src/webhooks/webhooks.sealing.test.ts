@@ -9,6 +9,7 @@ import type { SeededAccount } from '../../test/factory.js';
 import { startWebhookReceiver } from '../../test/webhook-receiver.js';
 import type { WebhookReceiver } from '../../test/webhook-receiver.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import type { WebhookSettings } from '../core/core.config.js';
 import { Sealer } from '../core/core.sealed.js';
 import { WebhookDispatcher } from './webhooks.dispatcher.js';
@@ -36,7 +37,7 @@ describeEachDialect('webhook secrets at rest', (t) => {
 
   /** svc with these keys (none: secrets stored as they are), loopback endpoints allowed. */
   const svcWith = async (keys: string[]) => {
-    const app = await buildApp({ db: t().db, encryptionKeys: keys, webhooks: { allowPrivate: true } });
+    const app = await buildApp(testConfig({ encryptionKeys: keys, webhooks: { allowPrivate: true } }), { db: t().db });
     apps.push(app);
     return app;
   };

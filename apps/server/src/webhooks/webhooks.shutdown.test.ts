@@ -15,6 +15,7 @@ import { startSvcServe } from '../../test/svc-process.js';
 import type { SvcProcess } from '../../test/svc-process.js';
 import { startWebhookReceiver } from '../../test/webhook-receiver.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Dialect } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
@@ -188,7 +189,7 @@ describeEachDialect('stopping the webhook dispatcher', (t) => {
       ref: 'account', settings: { allowPrivateWebhookUrls: true, allowEmbedComments: true }, users: [{ ref: 'alice', role: 'admin' }],
       deployments: [{ ref: 'prod', name: 'P', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'wb', createdBy: 'alice', dashboard: { publicId, status: 'published', allowEmbed: true } }] }],
     });
-    const app = await buildApp({ db: t().db, rateLimits: { generateSession: 1000, exchange: 1000, embedPerSession: 1000, embedPerIp: 1000 } });
+    const app = await buildApp(testConfig({ rateLimits: { generateSession: 1000, exchange: 1000, embedPerSession: 1000, embedPerIp: 1000 } }), { db: t().db });
     const held = await startHoldingReceiver();
     const fast = await startWebhookReceiver();
     try {

@@ -10,6 +10,7 @@ import type { SeededAccount } from '../../test/factory.js';
 import { startWebhookReceiver } from '../../test/webhook-receiver.js';
 import type { ReceivedWebhook, WebhookReceiver } from '../../test/webhook-receiver.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import type { WebhookSettings } from '../core/core.config.js';
 import type { ResolveHost } from './webhooks.addresses.js';
 import { WebhookDispatcher, retryDelayMs } from './webhooks.dispatcher.js';
@@ -68,8 +69,8 @@ describeEachDialect('webhooks', (t) => {
   });
 
   beforeAll(async () => {
-    strict = await buildApp({ db: t().db, now, webhooks: { resolveHost } });
-    open = await buildApp({ db: t().db, now, webhooks: { allowPrivate: true, resolveHost } });
+    strict = await buildApp(testConfig(), { db: t().db, now, resolveHost });
+    open = await buildApp(testConfig({ webhooks: { allowPrivate: true } }), { db: t().db, now, resolveHost });
     const suffix = uniqueSuffix();
     publicIdA = `wh-a-${suffix}`;
     publicIdB = `wh-b-${suffix}`;

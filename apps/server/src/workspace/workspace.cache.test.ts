@@ -5,6 +5,7 @@ import { eventually } from '../../test/eventually.js';
 import { bearer, seedAccount } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
+import { testConfig } from '../../test/config.js';
 import { SQLITE_FOREIGN_COMMITS_MS, openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
 import { bumpAccountDataVersion } from '../accounts/accounts.store.js';
@@ -33,7 +34,7 @@ describeEachDialect('workspace listing cache', (t) => {
       ] }],
     });
     secondDb = openDatabase(t().url);
-    second = await buildApp({ db: secondDb });
+    second = await buildApp(testConfig(), { db: secondDb });
   });
 
   afterAll(async () => {

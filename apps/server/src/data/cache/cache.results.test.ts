@@ -14,6 +14,7 @@ import { buildApp } from '../../app.js';
 import { ImportError, importFile } from '../../import/import.js';
 import type { ImportDashboard } from '../../import/import.js';
 import { ResultCache, parseInterval } from './cache.results.js';
+import { testConfig } from '../../../test/config.js';
 
 /**
  * Issue 21, part 1: the result cache shared by every viewer. Each suite owns a warehouse it may change (a SQLite
@@ -56,7 +57,7 @@ describeEachDialect('result cache', (t) => {
     warehouse = await openPolicyWarehouse(t().dialect, dir, { url: t().url, schema });
     const { source } = warehouse;
     warehouseSql = warehouse.sql;
-    app = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, now: () => new Date(clock), metricsToken: 'metrics-secret-for-tests' });
+    app = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, metricsToken: 'metrics-secret-for-tests' }), { db: t().db, now: () => new Date(clock) });
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'admin', role: 'admin' }],
       deployments: [

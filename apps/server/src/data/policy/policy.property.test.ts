@@ -19,6 +19,7 @@ import { buildDue } from '../preagg/preagg.scheduler.js';
 import type { BuilderContext } from '../preagg/preagg.scheduler.js';
 import { RollupStore } from '../preagg/preagg.store.js';
 import { WarehouseRegistry } from '../warehouse/warehouse.registry.js';
+import { testConfig } from '../../../test/config.js';
 
 /**
  * Issue 20, "Tests that must exist": for random access policies, security contexts and semantic queries, the rows
@@ -309,8 +310,8 @@ describeEachDialect('access policies: the endpoint against a reference in plain 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-policy-property-'));
-    app = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'never-built') } });
-    rollupApp = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'rollups'), resultCacheBytes: 0 } });
+    app = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'never-built') } }), { db: t().db });
+    rollupApp = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { preAggregationDir: join(dir, 'rollups'), resultCacheBytes: 0 } }), { db: t().db });
     store = new RollupStore(join(dir, 'rollups'));
     warehouses = new WarehouseRegistry({ timeoutMs: 30_000, demoPath: () => join(dir, 'none.db') });
     builder = { db: t().db, warehouses, store, timeoutMs: 60_000, now: () => new Date() };

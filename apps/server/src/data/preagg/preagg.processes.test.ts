@@ -21,6 +21,7 @@ import { DEMO_SEMANTIC_VIEWS, writeDemoWarehouseSqlite } from '../warehouse/ware
 import type { SemanticView } from '../semantic/semantic.model.js';
 import type { PreAggregation } from '../semantic/semantic.model.js';
 import type { SemanticQuery } from '../semantic/semantic.query.js';
+import { testConfig } from '../../../test/config.js';
 
 /**
  * Issue 21: pre-aggregations built and read by several `svc` processes sharing one database and one build
@@ -86,7 +87,7 @@ describeEachDialect('pre-aggregations across processes', (t) => {
         items: [{ ref: 'wb', type: 'WORKBOOK', name: 'App', dashboard: { publicId: appId, status: 'published', allowEmbed: true, config: { kind: 'APP', app: { html: '<p>app</p>' } } } }],
       }],
     });
-    warehouseOnly = await buildApp({ db, rateLimits: RAISED_RATE_LIMITS, data: { resultCacheBytes: 0, preAggregationDir: join(dir, 'never-built') } });
+    warehouseOnly = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { resultCacheBytes: 0, preAggregationDir: join(dir, 'never-built') } }), { db });
   }, 120_000);
 
   afterAll(async () => {
@@ -145,7 +146,7 @@ describeEachDialect('pre-aggregations across processes', (t) => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toMatch(new RegExp(`^built deployment ${s.refs.prod} orders\\.monthly \\(Europe/Berlin\\) \\(never built\\) in \\d+ ms: \\d+ rows, 1 file\\(s\\)\\n$`));
     const before = currentBuild(rollups)!;
-    reader = await buildApp({ db, rateLimits: RAISED_RATE_LIMITS, data: { resultCacheBytes: 0, preAggregationDir: rollups } });
+    reader = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { resultCacheBytes: 0, preAggregationDir: rollups } }), { db });
     const old = await ask(reader);
     expect(old.source).toBe('rollup:orders.monthly');
     expectSameRows(old.rows, (await ask(warehouseOnly)).rows, 'the first build');

@@ -22,6 +22,7 @@ import type { BuilderContext } from './preagg.scheduler.js';
 import { RollupStore, buildRollup, rollupTargets } from './preagg.store.js';
 import { SemanticModel } from '../semantic/semantic.model.js';
 import { WarehouseRegistry } from '../warehouse/warehouse.registry.js';
+import { testConfig } from '../../../test/config.js';
 
 /**
  * Issue 21: pre-aggregations built from a real warehouse (SQLite file, or a PostgreSQL schema of this suite's own)
@@ -71,8 +72,8 @@ describeEachDialect('pre-aggregations', (t) => {
     const { source } = warehouse;
     warehouseSql = warehouse.sql;
     const data = { resultCacheBytes: 0 };
-    withRollups = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'rollups') } });
-    without = await buildApp({ db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'never-built') } });
+    withRollups = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'rollups') } }), { db: t().db });
+    without = await buildApp(testConfig({ rateLimits: RAISED_RATE_LIMITS, data: { ...data, preAggregationDir: join(dir, 'never-built') } }), { db: t().db });
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'admin', role: 'admin' }],
       groups: [{ ref: 'g-admins', name: 'admins', members: ['admin'] }],

@@ -12,6 +12,7 @@ import { DuckDbWarehouse, duckDbReaderOf, duckDbSourceProblem } from './warehous
 import type { DuckDbSource } from './warehouse.duckdb.js';
 import type { DataSourceConfig } from '../semantic/semantic.model.js';
 import type { QueryRows } from './warehouse.js';
+import { testConfig } from '../../../test/config.js';
 
 /**
  * Issue 21: the DuckDB warehouse on its own, over small files written here by a writable DuckDB: what its rows look
@@ -373,7 +374,7 @@ describeEachDialect('widget data on a DuckDB data source', (t) => {
   });
 
   it('stops a statement past its time (504), and keeps serving', async () => {
-    const app = await buildApp({ db: t().db, data: { timeoutMs: 1_000 } });
+    const app = await buildApp(testConfig({ data: { timeoutMs: 1_000 } }), { db: t().db });
     try {
       const id = `duck-slow-${uniqueSuffix()}`;
       const s = await seedAccount(t().db.kysely, {

@@ -22,6 +22,7 @@ import { buildDue, rollupStatus } from '../preagg/preagg.scheduler.js';
 import { RollupStore, deploymentsWithRollups } from '../preagg/preagg.store.js';
 import { resealDataSources } from './warehouse.sources.js';
 import { WarehouseRegistry } from './warehouse.registry.js';
+import { testConfig } from '../../../test/config.js';
 
 const KEY = randomBytes(32).toString('base64');
 const NEW_KEY = randomBytes(32).toString('base64');
@@ -76,9 +77,9 @@ describeEachDialect('data sources at rest', (t) => {
     app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/widgets/by-status/data`, headers: bearer(account.keys.admin!), payload: {} });
 
   beforeAll(async () => {
-    const options = { db: t().db, rateLimits: RAISED_RATE_LIMITS, data: { resultCacheBytes: 0 } };
-    withKey = await buildApp({ ...options, encryptionKeys: [KEY] });
-    withoutKey = await buildApp({ ...options, encryptionKeys: [] });
+    const settings = { rateLimits: RAISED_RATE_LIMITS, data: { resultCacheBytes: 0 } };
+    withKey = await buildApp(testConfig({ ...settings, encryptionKeys: [KEY] }), { db: t().db });
+    withoutKey = await buildApp(testConfig({ ...settings, encryptionKeys: [] }), { db: t().db });
     sealed = await seed(publicIds.sealed, new Sealer([KEY]));
     plain = await seed(publicIds.plain);
   });
@@ -190,10 +191,11 @@ describeEachDialect('data sources at rest', (t) => {
     ] as const)('%s: every route, every credential, answers and headers searched', async (_label, keys) => {
       const { file, adminEmail, password } = demoWithSource();
       const { refs } = await importFile(t().db.kysely, file, new Date(), new Sealer([KEY]));
-      const app = await buildApp({
-        db: t().db, rateLimits: RAISED_RATE_LIMITS, encryptionKeys: keys, data: { resultCacheBytes: 0 },
-        webhooks: { resolveHost: async () => [{ address: '93.184.215.14', family: 4 }] },
-      });
+      const app = await buildApp(testConfig({
+        rateLimits: RAISED_RATE_LIMITS,
+        encryptionKeys: keys,
+        data: { resultCacheBytes: 0 },
+      }), { db: t().db, resolveHost: async () => [{ address: '93.184.215.14', family: 4 }] });
       try {
         const answers = await walkEveryRoute(app, file as DemoFile, refs, adminEmail, password);
         const secrets = [PASSWORD, source.url, SEALED_PREFIX, KEY];
