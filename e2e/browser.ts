@@ -8,11 +8,18 @@ import type { BrowserContext } from 'playwright-core';
 export const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
 
+/** A Chromium of launchChromium: its one context, and `close()`. */
+export interface Chromium {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
 /**
  * A headless Chromium with a fresh profile, closed and removed by the returned `close()`. `deviceScaleFactor` 2 gives
- * a screen like a laptop's, whose screenshots have the pixels of a 2x export (e2e/exports.test.ts compares them).
+ * a screen like a laptop's, whose screenshots have the pixels of a 2x export (e2e/exports.test.ts compares them);
+ * `timeout` is the context's default for every wait and action (Playwright's own is 30 s).
  */
-export async function launchChromium(options: { deviceScaleFactor?: number } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launchChromium(options: { deviceScaleFactor?: number; timeout?: number } = {}): Promise<Chromium> {
   const profile = mkdtempSync(join(tmpdir(), 'svc-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -21,6 +28,7 @@ export async function launchChromium(options: { deviceScaleFactor?: number } = {
     ...(options.deviceScaleFactor !== undefined ? { deviceScaleFactor: options.deviceScaleFactor } : {}),
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  if (options.timeout !== undefined) context.setDefaultTimeout(options.timeout);
   return {
     context,
     close: async () => {
