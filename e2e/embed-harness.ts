@@ -159,6 +159,14 @@ export interface HostGlobals {
   events: Array<[string, unknown]>;
   handle: Sdk.EmbedHandle;
   getSessionId(): Promise<string>;
+  /** How many times getSessionId was called. */
+  minted: number;
+  /** Ids getSessionId hands out, first to last, before it asks the backend again (a bad id, a spent one). */
+  nextIds: string[];
+  /** While true, the host's backend refuses: getSessionId throws, so the SDK cannot renew a lapsed session. */
+  refuseIds: boolean;
+  /** The session id the host's backend minted last (what a logout revokes). */
+  lastSessionId: string | undefined;
 }
 
 /** The host page's window, as page.evaluate bodies see it. */
@@ -166,9 +174,10 @@ export type HostWindow = Window & HostGlobals;
 
 /**
  * A host page: `#embed` (styled `embedStyle`), or `body`'s elements instead; the SDK as `window.sdk`, an empty
- * `window.events`, and `window.getSessionId`, which asks the host's backend (POST /session, with the page's query)
- * for a session id. `script` adds statements of its own (more globals, another getSessionId) before the page sets
- * `window.ready = true`, which openHostPage waits for.
+ * `window.events`, and `window.getSessionId`, which asks the host's backend (POST /session, with the page's query:
+ * open the page as `/?who=bert-1` to mint for Bert) for a session id, unless a test queued ids or made it refuse
+ * (HostGlobals). `script` adds statements of its own before the page sets `window.ready = true`, which openHostPage
+ * waits for.
  *
  * @example
  * const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1300px;height:2300px' });
@@ -182,7 +191,16 @@ ${body}
   import * as sdk from '/sdk.js';
   window.sdk = sdk;
   window.events = [];
-  window.getSessionId = async () => (await (await fetch('/session' + location.search, { method: 'POST' })).json()).sessionId;
+  window.minted = 0;
+  window.nextIds = [];
+  window.refuseIds = false;
+  window.getSessionId = async () => {
+    window.minted++;
+    if (window.refuseIds) throw new Error('the host backend refuses (test)');
+    if (window.nextIds.length > 0) return window.nextIds.shift();
+    window.lastSessionId = (await (await fetch('/session' + location.search, { method: 'POST' })).json()).sessionId;
+    return window.lastSessionId;
+  };
 ${script}
   window.ready = true;
 </script></body></html>`;
@@ -236,14 +254,12 @@ export async function openHostPage(context: BrowserContext, url: string, options
   return page;
 }
 
-/** How mountEmbed records: the events it keeps, and the globals it sets first. */
+/** What mountEmbed records. */
 export interface Recording {
   /** The handle's events pushed to `window.events` as [name, payload]. */
   record?: readonly string[];
   /** An SvcEmbedError payload recorded as its `{ code }` alone. */
   errorCodes?: boolean;
-  /** Globals of the host page set before the embed is made (whom the host's backend mints the next session for). */
-  globals?: Record<string, unknown>;
 }
 
 /**
@@ -256,17 +272,16 @@ export interface Recording {
  * await waitForHostEvent(page, 'dashboard-loaded');
  */
 export async function mountEmbed(page: Page, options: { baseUrl: string } & Record<string, unknown>, recording: Recording = {}): Promise<Frame> {
-  const { record = [], errorCodes = false, globals = {} } = recording;
-  await page.evaluate(async ({ options, record, errorCodes, globals }) => {
+  const { record = [], errorCodes = false } = recording;
+  await page.evaluate(async ({ options, record, errorCodes }) => {
     const w = window as unknown as HostWindow;
-    Object.assign(w, globals);
     const handle = w.sdk.embed({ container: document.getElementById('embed')!, getSessionId: w.getSessionId, ...options } as unknown as Sdk.EmbedOptions);
     w.handle = handle;
     for (const name of record) {
       handle.on(name as 'error', (payload: unknown) => w.events.push([name, errorCodes && payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]));
     }
     await handle.ready;
-  }, { options, record, errorCodes, globals });
+  }, { options, record, errorCodes });
   return embedFrame(page, options.baseUrl);
 }
 
@@ -281,6 +296,9 @@ export const hostEvents = (page: Page) => page.evaluate(() => (window as unknown
 /** What mountEmbed recorded of one event: its payloads. */
 export const hostEventsNamed = (page: Page, name: string) =>
   page.evaluate((name) => (window as unknown as HostWindow).events.filter(([n]) => n === name).map(([, payload]) => payload), name);
+
+/** The payloads of the error events mountEmbed recorded: `[]` when the host heard no error. */
+export const hostErrors = (page: Page) => hostEventsNamed(page, 'error');
 
 /** Waits until `name` was recorded `count` times (within `timeout`, default 20 s); the count-th payload. */
 export async function waitForHostEvent(page: Page, name: string, options: { count?: number; timeout?: number } = {}): Promise<unknown> {
