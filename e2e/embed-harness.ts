@@ -371,11 +371,15 @@ export async function bundle(entry: string): Promise<string> {
 interface Answer { type: string; body: string; status?: number }
 export type Route = Answer | ((request: IncomingMessage, body: string) => Promise<Answer>);
 
-/** A tiny host (or third-party) web server on 127.0.0.1; reach it as `http://localhost:<port>` for another origin. */
-export function serve(routes: Record<string, Route>): Promise<{ server: Server; port: number }> {
+/**
+ * A tiny host (or third-party) web server on 127.0.0.1; reach it as `http://localhost:<port>` for another origin.
+ * A path that is not one of `routes` is `fallback`'s (a whole folder), else a 404.
+ */
+export function serve(routes: Record<string, Route>, fallback: (path: string) => Route | undefined = () => undefined): Promise<{ server: Server; port: number }> {
   return new Promise((resolve) => {
     const server = createServer((request, response) => {
-      const route = routes[new URL(request.url ?? '/', 'http://x').pathname];
+      const path = new URL(request.url ?? '/', 'http://x').pathname;
+      const route = routes[path] ?? fallback(path);
       if (route === undefined) {
         response.writeHead(404).end();
         return;
