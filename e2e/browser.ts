@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install -y chromium`; `.ci/run` installs it). Nothing downloads a browser. */
 export const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
@@ -36,4 +36,24 @@ export async function launchChromium(options: { deviceScaleFactor?: number; time
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The RGBA bytes, row by row, of a box of a PNG (a screenshot), decoded and read by the page's own canvas.
+ *
+ * @example
+ * const [r, g, b] = await pngPixels(page, await widget.screenshot(), { x: 10, y: 10, width: 1, height: 1 });
+ */
+export function pngPixels(page: Page, png: Buffer, box: { x: number; y: number; width: number; height: number }): Promise<number[]> {
+  return page.evaluate(async ({ png, box }) => {
+    const image = new Image();
+    image.src = `data:image/png;base64,${png}`;
+    await image.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = image.width;
+    canvas.height = image.height;
+    const context = canvas.getContext('2d')!;
+    context.drawImage(image, 0, 0);
+    return [...context.getImageData(box.x, box.y, box.width, box.height).data];
+  }, { png: png.toString('base64'), box });
 }
