@@ -91,7 +91,7 @@ export function e2eAccount(allowedOrigins: string[], extras: E2eAccountExtras = 
   } as ImportAccount;
 }
 
-/** The demo account's admin key: public, it is in demo.json. */
+/** The demo account's admin key (alice, in Analysts): public, it is in demo.json. */
 export const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
 
 /** The demo account of apps/server/demo/demo.json, as `npm start` loads it. */
@@ -150,6 +150,18 @@ export async function startDemoStack(options: { account?: (hostOrigin: string) =
       await svc.close();
     },
   };
+}
+
+/**
+ * The demo host's page in a new tab (at `viewport`), once its event log shows dashboard-loaded (within `timeout`,
+ * default 30 s); and the embed's frame.
+ */
+export async function openDemoPage(context: BrowserContext, demo: DemoStack, options: { viewport?: { width: number; height: number }; timeout?: number } = {}): Promise<{ page: Page; frame: Frame }> {
+  const page = await context.newPage();
+  if (options.viewport !== undefined) await page.setViewportSize(options.viewport);
+  await page.goto(`${demo.hostOrigin}/`);
+  await page.locator('#log').filter({ hasText: 'dashboard-loaded' }).waitFor({ timeout: options.timeout ?? 30_000 });
+  return { page, frame: embedFrame(page, demo.svc.origin) };
 }
 
 /** The host page's globals that hostPageHtml sets and mountEmbed fills in. */

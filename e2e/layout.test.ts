@@ -114,13 +114,17 @@ suite('the demo dashboard at any width, the iframe fitted to its content, the HT
   it('fits the iframe to its content with autoResize: it grows and shrinks with the filter chips and the comment panel, and settles', async () => {
     // The panel open from the start (`auto` starts it as its button at this width), to see the frame follow it.
     const { page, frame } = await mount(700, { comments: 'open' });
-    /** Waits until no content-size event came for 500 ms (react-grid-layout animates its height for 200 ms). */
+    /**
+     * Waits until no content-size event came for 500 ms (react-grid-layout animates its height for 200 ms) and the
+     * iframe's height is the content's, or 10 s passed: under load a relayout's events come more than 500 ms apart.
+     */
     const quiet = async () => {
       let count = await sizeCount(page);
-      for (;;) {
+      for (const end = Date.now() + 10_000; Date.now() < end;) {
         await page.waitForTimeout(500);
         const now = await sizeCount(page);
-        if (now === count) return;
+        const [frameHeight, contentHeight] = await heights(page, frame);
+        if (now === count && Math.abs(frameHeight - contentHeight) <= 1) return;
         count = now;
       }
     };
