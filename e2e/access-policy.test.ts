@@ -1,33 +1,21 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import readXlsxFile from 'read-excel-file/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/warehouse/warehouse.demo.js';
 import type { ImportAccount } from '../apps/server/src/import/import.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, e2eAccount, exportMenu, openHostPage, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import { closeAll, e2eAccount, exportMenu, hostEvents, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, waitForHostEvent } from './embed-harness.js';
+import type { Host, RunningSvc } from './embed-harness.js';
 
 // Issue 20: a widget built on a member an access policy hides shows the viewer a calm "not available to you" state,
 // not an error; the rest of the dashboard works, and a viewer the policy lets through sees the numbers.
 
-type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; handle: Sdk.EmbedHandle; getSessionId(): Promise<string> };
-
-// `?viewer=finance` mints for an embed user in group finance; without it, for one in no group.
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="width:1640px;height:1000px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.getSessionId = async () => (await (await fetch('/session' + location.search, { method: 'POST' })).json()).sessionId;
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1640px;height:1000px' });
 
 const HIDDEN = ['amount', 'revenue', 'average_order_value', 'smallest_order', 'largest_order'];
 
@@ -81,10 +69,9 @@ function policyAccount(hostOrigin: string): ImportAccount {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('access policies in Chromium: a widget on a hidden member', () => {
-  let host: Server;
-  let hostOrigin: string;
+  let host: Host;
   let svc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
   // SVC_E2E_SHOTS=<dir> keeps the screenshots there; else they go to a temporary directory, removed at the end.
   const shots = process.env.SVC_E2E_SHOTS ?? mkdtempSync(join(tmpdir(), 'svc-access-policy-'));
   const { orders } = demoRows();
@@ -92,57 +79,34 @@ suite('access policies in Chromium: a widget on a hidden member', () => {
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: sdkJs },
-      '/session': async (request) => {
-        const finance = new URL(request.url ?? '/', 'http://x').searchParams.get('viewer') === 'finance';
-        const sessionId = await svc.mint(finance ? { externalId: 'fiona-1', groups: ['finance'] } : { externalId: 'ann-1', groups: [] });
-        return { type: 'application/json', body: JSON.stringify({ sessionId }) };
-      },
-    });
-    host = started.server;
-    hostOrigin = `http://localhost:${started.port}`;
-    svc = await startSvc({ account: policyAccount(hostOrigin) });
-    browser = await launchChromium();
-    browser.context.setDefaultTimeout(10_000);
+    // `?viewer=finance` mints for an embed user in group finance; without it, for one in no group.
+    host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint(query.get('viewer') === 'finance' ? { externalId: 'fiona-1', groups: ['finance'] } : { externalId: 'ann-1', groups: [] })));
+    svc = await startSvc({ account: policyAccount(host.origin) });
+    browser = await launchChromium({ timeout: 10_000 });
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    host?.close();
+    await closeAll(browser, svc, host);
     if (process.env.SVC_E2E_SHOTS === undefined) rmSync(shots, { recursive: true, force: true });
   });
 
   /** Embeds policy-e2e with exports allowed, every event in window.events; resolves at dashboard-loaded. */
   async function mount(viewer: 'plain' | 'finance', extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
-    const page = await openHostPage(browser.context, `${hostOrigin}/${viewer === 'finance' ? '?viewer=finance' : ''}`);
-    await page.evaluate(async ({ baseUrl, extra }) => {
-      const w = window as unknown as HostWindow;
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'policy-e2e', allowExport: true, getSessionId: w.getSessionId, ...extra });
-      w.handle = handle;
-      for (const name of ['ready', 'dashboard-loaded', 'download', 'drilldown', 'error'] as const) {
-        handle.on(name, (payload: unknown) => w.events.push([name, payload]));
-      }
-      await handle.ready;
-    }, { baseUrl: svc.origin, extra });
-    await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([n]) => n === 'dashboard-loaded'), undefined, { timeout: 20_000 });
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    const page = await openHostPage(browser.context, `${host.origin}/${viewer === 'finance' ? '?viewer=finance' : ''}`);
+    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId: 'policy-e2e', allowExport: true, ...extra }, { record: ['ready', 'dashboard-loaded', 'download', 'drilldown', 'error'] });
+    await waitForHostEvent(page, 'dashboard-loaded');
     return { page, frame };
   }
 
-  const events = (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
   const widget = (frame: Frame, id: string) => frame.locator(`[data-widget-id="${id}"]`);
   const money = (value: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 0, minimumFractionDigits: 0 }).format(value);
 
   it('shows a viewer outside finance "not available" on the hidden widgets, with no error, no export and no server text; the rest renders', async () => {
     const { page, frame } = await mount('plain');
-    const loaded = (await events(page)).find(([n]) => n === 'dashboard-loaded')![1] as { widgetCount: number };
+    const loaded = (await hostEvents(page)).find(([n]) => n === 'dashboard-loaded')![1] as { widgetCount: number };
     expect(loaded.widgetCount).toBe(7);
     // A permission is no failure: the host hears no error.
-    expect((await events(page)).filter(([n]) => n === 'error')).toEqual([]);
+    expect((await hostEvents(page)).filter(([n]) => n === 'error')).toEqual([]);
 
     // The export menus load lazily: once a widget with data shows its own, a locked one would have too.
     await expect.poll(() => exportMenu(frame, 'by-status').locator('button[data-format]').count()).toBe(4);
@@ -181,7 +145,7 @@ suite('access policies in Chromium: a widget on a hidden member', () => {
     const returned = orders2025.filter((o) => o.status === 'returned').length;
     await expect.poll(() => widget(frame, 'kpi-orders').locator('.kpi-value').innerText(), { timeout: 10_000 }).toBe(new Intl.NumberFormat('en-US').format(returned));
     expect(await widget(frame, 'kpi-revenue').getAttribute('data-state')).toBe('forbidden');
-    expect((await events(page)).filter(([n]) => n === 'error')).toEqual([]);
+    expect((await hostEvents(page)).filter(([n]) => n === 'error')).toEqual([]);
 
     // A drill-down lists the rows behind a bar, without the hidden column.
     await widget(frame, 'by-category').locator('svg .mark-rect.role-mark path').first().click();
@@ -207,7 +171,7 @@ suite('access policies in Chromium: a widget on a hidden member', () => {
 
   it('shows a viewer in group finance the same widgets with their numbers', async () => {
     const { page, frame } = await mount('finance');
-    expect((await events(page)).filter(([n]) => n === 'error')).toEqual([]);
+    expect((await hostEvents(page)).filter(([n]) => n === 'error')).toEqual([]);
     expect(await frame.locator('[data-testid="not-available"]').count()).toBe(0);
     expect(await widget(frame, 'kpi-revenue').getAttribute('data-state')).toBe('ready');
     expect(await widget(frame, 'kpi-revenue').locator('.kpi-value').innerText()).toBe(money(orders2025.reduce((sum, o) => sum + o.amount, 0)));

@@ -1,53 +1,33 @@
-import { readFileSync } from 'node:fs';
 import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: apps/demo-host is plain JavaScript without type declarations.
-import { startDemoHost } from '../apps/demo-host/server.js';
-import type { ImportAccount } from '../apps/server/src/import/import.js';
 import { blocking, countViolations, describeViolations, runAxe } from './axe.js';
 import type { AxeViolation } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { freePort, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import { closeAll, openDemoPage, startDemoStack } from './embed-harness.js';
+import type { DemoStack, RunningSvc } from './embed-harness.js';
 
 // Issue 31 items 10 and 11: the demo (apps/server/demo/demo.json, as `npm start` loads it) behind the demo host,
 // driven with real key presses in Chromium, and checked with axe-core in every state the issue names.
 
-const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
-const DEMO_FILE = new URL('../apps/server/demo/demo.json', import.meta.url);
-
 const suite = hasChromium ? describe : describe.skip;
 
 suite('accessibility of the demo in Chromium', () => {
+  let demo: DemoStack;
   let svc: RunningSvc;
-  let demo: { url: string; close(): Promise<void> };
-  let hostOrigin: string;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
 
   beforeAll(async () => {
-    const port = await freePort();
-    hostOrigin = `http://localhost:${port}`;
-    const [account] = (JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as { accounts: Array<ImportAccount & { settings: { allowedEmbedOrigins: string[] } }> }).accounts;
-    account!.settings.allowedEmbedOrigins.push(hostOrigin);
-    svc = await startSvc({ account: account! });
-    demo = await startDemoHost({ port, host: '127.0.0.1', svcUrl: svc.origin, apiKey: DEMO_ADMIN_KEY, deploymentId: svc.refs.prod });
-    browser = await launchChromium();
-    browser.context.setDefaultTimeout(20_000);
+    demo = await startDemoStack();
+    svc = demo.svc;
+    browser = await launchChromium({ timeout: 20_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await demo?.close();
-    await svc?.close();
-  });
+  afterAll(() => closeAll(browser, demo));
 
   /** The demo host at 1280 × 800 with its embed loaded: every widget drew its data (the host logged dashboard-loaded). */
   async function openDemo(): Promise<{ page: Page; frame: Frame }> {
-    const page = await browser.context.newPage();
-    await page.setViewportSize({ width: 1280, height: 800 });
-    await page.goto(`${hostOrigin}/`);
-    await expect.poll(() => page.locator('#log').innerText(), { timeout: 30_000 }).toContain('dashboard-loaded');
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    const { page, frame } = await openDemoPage(browser.context, demo, { viewport: { width: 1280, height: 800 } });
     await frame.locator('[data-widget-id="top-customers"] [role="row"][aria-rowindex="2"]').waitFor();
     return { page, frame };
   }

@@ -1,28 +1,22 @@
-import type { Server } from 'node:http';
 import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { startFakeAi } from '../apps/server/test/fake-ai.js';
 import type { FakeAi } from '../apps/server/test/fake-ai.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, demoDashboardItems, e2eAccount, openHostPage, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import { closeAll, demoDashboardItems, e2eAccount, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc } from './embed-harness.js';
+import type { Host, HostGlobals, RunningSvc } from './embed-harness.js';
 
-type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; surfaces: string[]; getSessionId(): Promise<string> };
+type HostWindow = Window & HostGlobals & { surfaces: string[] };
 
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="width:1300px;height:1600px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
+const HOST_PAGE = hostPageHtml({
+  embedStyle: 'width:1300px;height:1600px',
+  script: `
   window.surfaces = [];
   // The envelope's surface of every ai-query event, as it crosses postMessage.
-  window.addEventListener('message', (e) => { if (e.data && e.data.type === 'svc:event:ai-query') window.surfaces.push(e.data.surface); });
-  window.getSessionId = async () => (await (await fetch('/session' + location.search, { method: 'POST' })).json()).sessionId;
-  window.ready = true;
-</script></body></html>`;
+  window.addEventListener('message', (e) => { if (e.data && e.data.type === 'svc:event:ai-query') window.surfaces.push(e.data.surface); });`,
+});
 
 /** An APP dashboard: its code asks the bridge for a query and a question, and tries what its sandbox forbids. */
 const APP_JS = `
@@ -48,51 +42,30 @@ const suite = hasChromium ? describe : describe.skip;
 
 /** The chat surface and the dashboard agent against a TEST DOUBLE of an OpenAI-compatible endpoint (apps/server/test/fake-ai.ts). */
 suite('questions in plain language in Chromium', () => {
-  let host: Server;
-  let hostOrigin: string;
+  let host: Host;
   let fake: FakeAi;
   let svc: RunningSvc;
   let bare: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
   const { orders } = demoRows();
 
   beforeAll(async () => {
     fake = await startFakeAi();
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: await bundle('packages/embed-sdk/src/index.ts') },
-      '/session': async (request) => ({ type: 'application/json', body: JSON.stringify({ sessionId: await (request.url?.includes('bare=1') ? bare : svc).mint() }) }),
-    });
-    host = started.server;
-    hostOrigin = `http://localhost:${started.port}`;
-    svc = await startSvc({ account: e2eAccount([hostOrigin], { items: [...demoDashboardItems(), appItem] }), ai: { baseUrl: fake.baseUrl, model: 'fake', apiKey: 'sk-e2e' } });
-    bare = await startSvc({ account: e2eAccount([hostOrigin]) });
-    browser = await launchChromium();
-    browser.context.setDefaultTimeout(10_000);
+    // ?bare=1 mints on the svc without an AI endpoint.
+    host = await serveHost(HOST_PAGE, sessionRoute((query) => (query.get('bare') === '1' ? bare : svc).mint()));
+    svc = await startSvc({ account: e2eAccount([host.origin], { items: [...demoDashboardItems(), appItem] }), ai: { baseUrl: fake.baseUrl, model: 'fake', apiKey: 'sk-e2e' } });
+    bare = await startSvc({ account: e2eAccount([host.origin]) });
+    browser = await launchChromium({ timeout: 10_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    await bare?.close();
-    await fake?.close();
-    host?.close();
-  });
+  afterAll(() => closeAll(browser, svc, bare, fake, host));
 
   async function mount(surface: 'chat' | 'dashboard' | 'app', target: RunningSvc, query = '', publicId = 'sales-performance', extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
-    const page = await openHostPage(browser.context, `${hostOrigin}/${query}`);
-    await page.evaluate(async ({ baseUrl, surface, publicId, extra }) => {
-      const w = window as unknown as HostWindow;
-      const where = surface === 'dashboard' ? { publicId } : surface === 'app' ? { path: `/embed/app/${publicId}` } : {};
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface, getSessionId: w.getSessionId, ...where, ...extra });
-      for (const name of ['ready', 'view', 'ai-query', 'error', 'dashboard-loaded'] as const) handle.on(name, (payload: unknown) => w.events.push([name, payload]));
-      await handle.ready;
-    }, { baseUrl: target.origin, surface, publicId, extra });
-    const frame = page.frames().find((f) => f.url().startsWith(`${target.origin}/embed/`))!;
+    const page = await openHostPage(browser.context, `${host.origin}/${query}`);
+    const where = surface === 'dashboard' ? { publicId } : surface === 'app' ? { path: `/embed/app/${publicId}` } : {};
+    const frame = await mountEmbed(page, { baseUrl: target.origin, surface, ...where, ...extra }, { record: ['ready', 'view', 'ai-query', 'error', 'dashboard-loaded'] });
     return { page, frame };
   }
-
-  const events = (page: Page, name: string) => page.evaluate((name) => (window as unknown as HostWindow).events.filter(([n]) => n === name).map(([, p]) => p), name);
 
   it('answers on the chat surface: ai-query submitted then completed with the chat id, surface chat, and a chart of the rows', async () => {
     const { page, frame } = await mount('chat', svc);
@@ -100,8 +73,8 @@ suite('questions in plain language in Chromium', () => {
     await frame.getByRole('button', { name: 'Ask' }).click();
     await frame.locator('.chat-answer .mark-rect.role-mark path').first().waitFor();
     expect(await frame.locator('.chat-answer .mark-rect.role-mark path').count()).toBe(6);
-    await expect.poll(() => events(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(2);
-    const [submitted, completed] = await events(page, 'ai-query') as Array<{ query: string; status: string; chatId: string }>;
+    await expect.poll(() => hostEventsNamed(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(2);
+    const [submitted, completed] = await hostEventsNamed(page, 'ai-query') as Array<{ query: string; status: string; chatId: string }>;
     expect(submitted).toMatchObject({ query: 'Revenue by category', status: 'submitted' });
     expect(completed).toEqual({ ...submitted, status: 'completed' });
     expect(submitted!.chatId).toMatch(/.{8,}/);
@@ -109,8 +82,8 @@ suite('questions in plain language in Chromium', () => {
     // A second question stays in the same conversation.
     await frame.getByRole('textbox').fill('How many orders?');
     await frame.getByRole('button', { name: 'Ask' }).click();
-    await expect.poll(() => events(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(4);
-    expect(((await events(page, 'ai-query'))[3] as { chatId: string }).chatId).toBe(submitted!.chatId);
+    await expect.poll(() => hostEventsNamed(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(4);
+    expect(((await hostEventsNamed(page, 'ai-query'))[3] as { chatId: string }).chatId).toBe(submitted!.chatId);
     await expect.poll(() => frame.locator('.kpi-value').innerText(), { timeout: 10_000 }).toBe(new Intl.NumberFormat('en-US').format(orders.length));
     await page.screenshot({ path: 'e2e/artifacts/chat.png' });
     await page.close();
@@ -118,13 +91,13 @@ suite('questions in plain language in Chromium', () => {
 
   it('the dashboard agent (AI widget) answers inside the dashboard: surface dashboard, agentId the widget', async () => {
     const { page, frame } = await mount('dashboard', svc);
-    await expect.poll(() => events(page, 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
+    await expect.poll(() => hostEventsNamed(page, 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
     const widget = frame.locator('[data-widget-id="ask"]');
     await widget.getByRole('textbox').fill('how many orders');
     await widget.getByRole('button', { name: 'Ask' }).click();
     await expect.poll(() => widget.locator('.kpi-value').innerText(), { timeout: 10_000 }).toBe(new Intl.NumberFormat('en-US').format(orders.length));
-    await expect.poll(() => events(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(2);
-    expect((await events(page, 'ai-query'))[1]).toMatchObject({ query: 'how many orders', status: 'completed', agentId: 'ask' });
+    await expect.poll(() => hostEventsNamed(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(2);
+    expect((await hostEventsNamed(page, 'ai-query'))[1]).toMatchObject({ query: 'how many orders', status: 'completed', agentId: 'ask' });
     expect(await page.evaluate(() => (window as unknown as HostWindow).surfaces)).toEqual(['dashboard', 'dashboard']);
     expect(fake.requests.at(-1)!.headers.authorization).toBe('Bearer sk-e2e');
     await page.close();
@@ -135,9 +108,9 @@ suite('questions in plain language in Chromium', () => {
     await frame.getByRole('textbox').fill('Revenue by category');
     await frame.getByRole('button', { name: 'Ask' }).click();
     await expect.poll(() => frame.locator('.chat-error').innerText(), { timeout: 10_000 }).toBe('Questions in plain language are not set up on this svc server. (error code: service_unavailable)');
-    await expect.poll(() => events(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(2);
-    expect(((await events(page, 'ai-query'))[1] as { status: string }).status).toBe('error');
-    expect((await events(page, 'error')).length).toBe(1);
+    await expect.poll(() => hostEventsNamed(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(2);
+    expect(((await hostEventsNamed(page, 'ai-query'))[1] as { status: string }).status).toBe('error');
+    expect((await hostEventsNamed(page, 'error')).length).toBe(1);
     await page.close();
   });
 
@@ -153,7 +126,7 @@ suite('questions in plain language in Chromium', () => {
       await expect.poll(() => frame.locator('.chat-error').innerText(), { timeout: 10_000 })
         .toBe('Der KI-Dienst hat nicht richtig geantwortet. Versuchen Sie es später erneut. (Fehlercode: bad_gateway)');
       // The host still gets svc's own message, for its logs.
-      await expect.poll(() => events(page, 'error'), { timeout: 10_000 }).toEqual([expect.objectContaining({ message: expect.stringMatching(/AI endpoint answered 500/) })]);
+      await expect.poll(() => hostEventsNamed(page, 'error'), { timeout: 10_000 }).toEqual([expect.objectContaining({ message: expect.stringMatching(/AI endpoint answered 500/) })]);
       await page.close();
     } finally {
       fake.respond = undefined;
@@ -162,7 +135,7 @@ suite('questions in plain language in Chromium', () => {
 
   it('runs an APP dashboard in a sandboxed frame: data through the bridge only, no network, no parent; its questions report surface app', async () => {
     const { page, frame } = await mount('dashboard', svc, '', 'sales-app');
-    await expect.poll(() => events(page, 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
+    await expect.poll(() => hostEventsNamed(page, 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
     const app = page.frames().find((f) => f.url().endsWith('/embed/app-frame'))!;
     expect(await frame.locator('iframe.app-frame').getAttribute('sandbox')).toBe('allow-scripts');
     await expect.poll(() => app.locator('#count').innerText(), { timeout: 10_000 }).toBe(String(orders.length));
@@ -172,8 +145,8 @@ suite('questions in plain language in Chromium', () => {
     expect(await app.locator('h1').evaluate((h) => getComputedStyle(h).color)).toBe('rgb(1, 2, 3)');
     await app.locator('#ask').click();
     await expect.poll(() => app.locator('#answer').innerText(), { timeout: 10_000 }).toBe('6 rows');
-    await expect.poll(() => events(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(2);
-    expect(((await events(page, 'ai-query'))[1] as { status: string }).status).toBe('completed');
+    await expect.poll(() => hostEventsNamed(page, 'ai-query'), { timeout: 10_000 }).toHaveLength(2);
+    expect(((await hostEventsNamed(page, 'ai-query'))[1] as { status: string }).status).toBe('completed');
     expect(await page.evaluate(() => (window as unknown as HostWindow).surfaces)).toEqual(['app', 'app']);
     await page.screenshot({ path: 'e2e/artifacts/app-dashboard.png' });
     await page.close();
@@ -181,11 +154,11 @@ suite('questions in plain language in Chromium', () => {
 
   it('serves an APP dashboard on the app surface at /embed/app/<publicId>: view with surface app, no dashboard-loaded', async () => {
     const { page } = await mount('app', svc, '', 'sales-app');
-    await expect.poll(() => events(page, 'view'), { timeout: 10_000 }).toHaveLength(1);
-    expect((await events(page, 'view'))[0]).toMatchObject({ surface: 'app', path: '/embed/app/sales-app', publicId: 'sales-app' });
+    await expect.poll(() => hostEventsNamed(page, 'view'), { timeout: 10_000 }).toHaveLength(1);
+    expect((await hostEventsNamed(page, 'view'))[0]).toMatchObject({ surface: 'app', path: '/embed/app/sales-app', publicId: 'sales-app' });
     const app = () => page.frames().find((f) => f.url().endsWith('/embed/app-frame'));
     await expect.poll(() => app()?.locator('#count').innerText(), { timeout: 10_000 }).toBe(String(orders.length));
-    expect(await events(page, 'dashboard-loaded')).toEqual([]);
+    expect(await hostEventsNamed(page, 'dashboard-loaded')).toEqual([]);
     await page.close();
   });
 });

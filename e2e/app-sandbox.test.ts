@@ -3,24 +3,15 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, demoDashboardItems, e2eAccount, openHostPage, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import { closeAll, demoDashboardItems, e2eAccount, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc } from './embed-harness.js';
+import type { Host, RunningSvc } from './embed-harness.js';
 
-type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; getSessionId(): Promise<string> };
 interface ErrorEvent { message: string; context: string }
 
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="width:1000px;height:800px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.getSessionId = async () => (await (await fetch('/session', { method: 'POST' })).json()).sessionId;
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1000px;height:800px' });
 
 /** How long to wait for stray requests, once every positive signal is in and the collector answered the host. */
 const SETTLE_MS = 500;
@@ -128,14 +119,13 @@ const suite = hasChromium ? describe : describe.skip;
  * WebRTC's STUN/TURN traffic.
  */
 suite('the APP sandbox in Chromium', () => {
-  let host: Server;
-  let hostOrigin: string;
+  let host: Host;
   let collector: Server;
   let collectorOrigin: string;
   const received: string[] = [];
   let controls = 0;
   let svc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
   const { orders } = demoRows();
   const navigations = [...Object.keys(NAVIGATIONS), 'location-href-at-once'];
 
@@ -151,44 +141,23 @@ suite('the APP sandbox in Chromium', () => {
     });
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', () => resolve()));
     collectorOrigin = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: await bundle('packages/embed-sdk/src/index.ts') },
-      '/session': async () => ({ type: 'application/json', body: JSON.stringify({ sessionId: await svc.mint() }) }),
-    });
-    host = started.server;
-    hostOrigin = `http://localhost:${started.port}`;
+    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint()));
     const apps = [
       appItem('evil-requests', requestsApp(collectorOrigin)),
       ...navigations.map((name) => appItem(`evil-${name}`, navigatingApp(collectorOrigin, name, name.endsWith('-at-once')))),
       appItem('evil-app-frame-again', "svc.query({ measures: ['orders.count'] }).then(() => { location.href = '/embed/app-frame?d=secret'; });"),
     ];
-    svc = await startSvc({ account: e2eAccount([hostOrigin], { items: [...demoDashboardItems(), ...apps] }) });
-    browser = await launchChromium();
-    browser.context.setDefaultTimeout(10_000);
+    svc = await startSvc({ account: e2eAccount([host.origin], { items: [...demoDashboardItems(), ...apps] }) });
+    browser = await launchChromium({ timeout: 10_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    host?.close();
-    collector?.close();
-  });
+  afterAll(() => closeAll(browser, svc, host, collector));
 
   async function mountApp(publicId: string): Promise<{ page: Page; embed: Frame }> {
-    const page = await openHostPage(browser.context, `${hostOrigin}/`);
-    await page.evaluate(async ({ baseUrl, publicId }) => {
-      const w = window as unknown as HostWindow;
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, getSessionId: w.getSessionId, surface: 'dashboard', publicId });
-      for (const name of ['dashboard-loaded', 'error'] as const) handle.on(name, (payload: unknown) => w.events.push([name, payload]));
-      await handle.ready;
-    }, { baseUrl: svc.origin, publicId });
-    const embed = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/dashboard/`))!;
+    const page = await openHostPage(browser.context, `${host.origin}/`);
+    const embed = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId }, { record: ['dashboard-loaded', 'error'] });
     return { page, embed };
   }
-
-  const events = (page: Page, name: string) =>
-    page.evaluate((name) => (window as unknown as HostWindow).events.filter(([n]) => n === name).map(([, p]) => p), name);
 
   /**
    * Called once the test's positive signals are in: the host page makes its own request to the collector, which has
@@ -212,9 +181,9 @@ suite('the APP sandbox in Chromium', () => {
     expect((await app.locator('#tried').innerText()).split(',').map((entry) => entry.split(':')[0])).toEqual(REQUESTS);
     // The sandbox refused the child's navigation of the app frame; the child's own fetch was refused by the CSP it inherits.
     expect(await app.locator('#children').innerText()).toBe('child:SecurityError,child:fetched');
-    await expect.poll(() => events(page, 'dashboard-loaded'), { timeout: 10_000 }).toHaveLength(1);
+    await expect.poll(() => hostEventsNamed(page, 'dashboard-loaded'), { timeout: 10_000 }).toHaveLength(1);
     expect(await leaked(page)).toEqual([]);
-    expect(await events(page, 'error')).toEqual([]);
+    expect(await hostEventsNamed(page, 'error')).toEqual([]);
     expect(await embed.locator('iframe.app-frame').count(), 'the app keeps its frame').toBe(1);
     await page.close();
   });
@@ -222,17 +191,17 @@ suite('the APP sandbox in Chromium', () => {
   it.each(navigations)('refuses the app frame\'s own navigation by %s before any request leaves, and removes the frame', async (name) => {
     const { page, embed } = await mountApp(`evil-${name}`);
     // Either the embed saw the browser refuse the navigation (its frame-src) and told the host, or the request arrived.
-    const settled = async () => (await events(page, 'error')).length > 0 || received.some((line) => line.includes(`/${name}?`));
+    const settled = async () => (await hostEventsNamed(page, 'error')).length > 0 || received.some((line) => line.includes(`/${name}?`));
     await expect.poll(settled, { timeout: 15_000 }).toBe(true);
     expect(received.filter((line) => line.includes('secret'))).toEqual([]);
-    const errors = await events(page, 'error') as ErrorEvent[];
+    const errors = await hostEventsNamed(page, 'error') as ErrorEvent[];
     expect(errors.map((e) => e.context)).toEqual(['app-navigation']);
     const [error] = errors;
     expect(error!.message).toContain(collectorOrigin);
     expect(error!.message, 'a refused navigation names an origin, never the path or query').not.toContain('secret');
     await expect.poll(() => embed.locator('iframe.app-frame').count()).toBe(0);
     expect(await embed.getByRole('alert').innerText()).toContain(`its app tried to navigate to ${collectorOrigin}`);
-    if (!name.endsWith('-at-once')) expect(await events(page, 'dashboard-loaded'), 'it had mounted before navigating').toHaveLength(1);
+    if (!name.endsWith('-at-once')) expect(await hostEventsNamed(page, 'dashboard-loaded'), 'it had mounted before navigating').toHaveLength(1);
     expect(await leaked(page)).toEqual([]);
     await page.close();
   });
@@ -240,10 +209,10 @@ suite('the APP sandbox in Chromium', () => {
   it('gives a new document in the app frame (a navigation to svc\'s own app frame) no source, and removes the frame', async () => {
     const { page, embed } = await mountApp('evil-app-frame-again');
     // svc's own origin passes frame-src 'self'; the app frame's second frame-ready is what gives the navigation away.
-    await expect.poll(async () => (await events(page, 'error') as ErrorEvent[]).map((e) => e.context), { timeout: 15_000 }).toEqual(['app-navigation']);
-    expect((await events(page, 'error') as ErrorEvent[])[0]!.message).toContain('svc\'s app frame again');
+    await expect.poll(async () => (await hostEventsNamed(page, 'error') as ErrorEvent[]).map((e) => e.context), { timeout: 15_000 }).toEqual(['app-navigation']);
+    expect((await hostEventsNamed(page, 'error') as ErrorEvent[])[0]!.message).toContain('svc\'s app frame again');
     await expect.poll(() => embed.locator('iframe.app-frame').count()).toBe(0);
-    expect(await events(page, 'dashboard-loaded')).toHaveLength(1);
+    expect(await hostEventsNamed(page, 'dashboard-loaded')).toHaveLength(1);
     await page.close();
   });
 });

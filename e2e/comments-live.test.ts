@@ -1,33 +1,13 @@
-import type { Server } from 'node:http';
 import type { Frame, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, e2eAccount, embedCaller, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import {
+  closeAll, commentPanel, e2eAccount, embedCaller, hostErrors, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, threadTexts, threadWith,
+} from './embed-harness.js';
+import type { Host, RunningSvc } from './embed-harness.js';
 
-/** The host page's globals, as the page.evaluate bodies see them. */
-type HostWindow = Window & {
-  sdk: typeof Sdk;
-  events: Array<[string, unknown]>;
-  /** The viewer (Generate Session `externalId`) and embed tenant the next session id is minted for. */
-  who: string;
-  tenant: string;
-  getSessionId(): Promise<string>;
-};
-
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="height:700px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.getSessionId = async () => {
-    const r = await fetch('/session?who=' + encodeURIComponent(window.who) + '&tenant=' + encodeURIComponent(window.tenant), { method: 'POST' });
-    return (await r.json()).sessionId;
-  };
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({ embedStyle: 'height:700px' });
 
 /** One dashboard per test: each starts with no threads. */
 const DASHBOARDS = ['live-main', 'live-count'] as const;
@@ -49,33 +29,18 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
   const skipped = !hasChromium ? 'no Chromium' : dialect === 'postgres' && postgresUrl === null ? 'no SVC_TEST_POSTGRES_URL' : undefined;
   const title = `the live comment panel in Chromium [${dialect}${skipped === undefined ? '' : `: SKIPPED, ${skipped}`}]`;
   (skipped === undefined ? describe : describe.skip)(title, () => {
-    let host: Server;
-    let hostOrigin: string;
+    let host: Host;
     let svc: RunningSvc;
-    let browser: Awaited<ReturnType<typeof launchChromium>>;
+    let browser: Chromium;
 
     beforeAll(async () => {
-      const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
-      const started = await serve({
-        '/': { type: 'text/html', body: HOST_PAGE },
-        '/sdk.js': { type: 'text/javascript', body: sdkJs },
-        '/session': async (request) => {
-          const query = new URL(request.url ?? '/', 'http://x').searchParams;
-          const sessionId = await svc.mint({ externalId: query.get('who'), embedTenantName: query.get('tenant') });
-          return { type: 'application/json', body: JSON.stringify({ sessionId }) };
-        },
-      });
-      host = started.server;
-      hostOrigin = `http://localhost:${started.port}`;
-      svc = await startSvc({ account: e2eAccount([hostOrigin], { dashboards: DASHBOARDS }), ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
+      // The viewer (Generate Session `externalId`) and the embed tenant of a session: the host page's `?who=&tenant=`.
+      host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint({ externalId: query.get('who'), embedTenantName: query.get('tenant') })));
+      svc = await startSvc({ account: e2eAccount([host.origin], { dashboards: DASHBOARDS }), ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
       browser = await launchChromium();
     }, 60_000);
 
-    afterAll(async () => {
-      await browser?.close();
-      await svc?.close();
-      host?.close();
-    });
+    afterAll(() => closeAll(browser, svc, host));
 
     /** A viewer's calls to the comments API from Node (another person at another desk). */
     async function apiAs(externalId: string, tenant = 'customer-a') {
@@ -92,29 +57,14 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
      * headers arrived) and its panel is on screen.
      */
     async function viewer(publicId: DashboardId, who: string, tenant = 'customer-a'): Promise<{ page: Page; frame: Frame; panel: Locator }> {
-      const page = await browser.context.newPage();
-      await page.setViewportSize({ width: 1100, height: 720 });
+      const viewerQuery = new URLSearchParams({ who, tenant });
+      const page = await openHostPage(browser.context, `${host.origin}/?${viewerQuery}`, { viewport: { width: 1100, height: 720 } });
       const streamOpened = page.waitForResponse((response) => response.url().endsWith(`/dashboard/${publicId}/comments/stream`) && response.status() === 200);
-      await page.goto(`${hostOrigin}/`);
-      await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
-      await page.evaluate(async ({ baseUrl, publicId, who, tenant }) => {
-        const w = window as unknown as HostWindow;
-        w.who = who;
-        w.tenant = tenant;
-        const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, comments: 'open' });
-        handle.on('error', (payload: unknown) => w.events.push(['error', payload]));
-        await handle.ready;
-      }, { baseUrl: svc.origin, publicId, who, tenant });
-      const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
-      const panel = frame.getByRole('region', { name: 'Comments' });
-      await panel.waitFor();
+      const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId, comments: 'open' }, { record: ['error'] });
+      const panel = await commentPanel(frame);
       await streamOpened;
       return { page, frame, panel };
     }
-
-    const threadWith = (panel: Locator, text: string) => panel.locator('article[data-thread-id]').filter({ hasText: text });
-    const threadTexts = (panel: Locator) => panel.locator('article[data-thread-id] > .comment .comment-body').allInnerTexts();
-    const hostErrors = async (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
 
     /** Polls `check` until it holds, at most `ms`; resolves to how long that took, or fails naming `what`. */
     async function within(ms: number, what: string, check: () => Promise<boolean>): Promise<number> {

@@ -1,41 +1,15 @@
 import { mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
 import type { Frame, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, e2eAccount, embedCaller, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import {
+  closeAll, commentPanel, e2eAccount, embedCaller, hostErrors, hostEvents, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc,
+  threadTexts, threadWith,
+} from './embed-harness.js';
+import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
 
-/** The host page's globals, as the page.evaluate bodies see them. */
-type HostWindow = Window & {
-  sdk: typeof Sdk;
-  events: Array<[string, unknown]>;
-  handle: Sdk.EmbedHandle;
-  /** The viewer the next session id is minted for (Generate Session `externalId`). */
-  who: string;
-  lastSessionId: string;
-  /** The host backend refuses new session ids: the SDK cannot renew a lapsed session. */
-  refuseIds: boolean;
-  getSessionId(): Promise<string>;
-};
-
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="height:900px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.who = 'ann-1';
-  window.refuseIds = false;
-  window.getSessionId = async () => {
-    if (window.refuseIds) throw new Error('the host backend refuses (test)');
-    const r = await fetch('/session?who=' + encodeURIComponent(window.who), { method: 'POST' });
-    window.lastSessionId = (await r.json()).sessionId;
-    return window.lastSessionId;
-  };
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({ embedStyle: 'height:900px' });
 
 const ARTIFACTS = 'e2e/artifacts';
 
@@ -56,33 +30,19 @@ interface ThreadList { items: ApiThread[]; pageInfo: { hasNextPage: boolean; end
 const suite = hasChromium ? describe : describe.skip;
 
 suite('the comment panel in Chromium (real svc API)', () => {
-  let host: Server;
-  let hostOrigin: string;
+  let host: Host;
   let svc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: sdkJs },
-      '/session': async (request) => {
-        const who = new URL(request.url ?? '/', 'http://x').searchParams.get('who') ?? 'ann-1';
-        return { type: 'application/json', body: JSON.stringify({ sessionId: await svc.mint({ externalId: who }) }) };
-      },
-    });
-    host = started.server;
-    hostOrigin = `http://localhost:${started.port}`;
-    svc = await startSvc({ account: commentsAccount(hostOrigin) });
+    // The viewer (Generate Session `externalId`) of a session: the host page's `?who=`, else Ann.
+    host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint({ externalId: query.get('who') ?? 'ann-1' })));
+    svc = await startSvc({ account: commentsAccount(host.origin) });
     browser = await launchChromium();
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    host?.close();
-  });
+  afterAll(() => closeAll(browser, svc, host));
 
   /** A viewer's calls to the comments API from Node, with an embed token from a freshly minted session id. */
   async function apiAs(externalId: string) {
@@ -96,42 +56,25 @@ suite('the comment panel in Chromium (real svc API)', () => {
     };
   }
 
-  async function hostPage(): Promise<Page> {
-    const page = await browser.context.newPage();
-    await page.setViewportSize({ width: 1100, height: 950 });
-    // The panel confirms in place: a native dialog would fail the test.
-    page.on('dialog', (dialog) => {
-      throw new Error(`unexpected ${dialog.type()} dialog: ${dialog.message()}`);
+  /** The host page, minting for `who`. */
+  function hostPage(who = 'ann-1'): Promise<Page> {
+    return openHostPage(browser.context, `${host.origin}/?who=${who}`, {
+      viewport: { width: 1100, height: 950 },
+      // The panel confirms in place: a native dialog would fail the test.
+      before: (page) => page.on('dialog', (dialog) => {
+        throw new Error(`unexpected ${dialog.type()} dialog: ${dialog.message()}`);
+      }),
     });
-    await page.goto(`${hostOrigin}/`);
-    await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
-    return page;
   }
 
-  /** Embeds `publicId` for `who` with the SDK; resolves to the comment panel (a region named "Comments"). */
-  async function mount(page: Page, publicId: DashboardId, who = 'ann-1'): Promise<{ frame: Frame; panel: Locator }> {
-    await page.evaluate(async ({ baseUrl, publicId, who }) => {
-      const w = window as unknown as HostWindow;
-      w.who = who;
-      // The panel open from the start (at 1100 px `auto` would start it as its button): these tests are about the panel.
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, comments: 'open' });
-      w.handle = handle;
-      for (const name of ['ready', 'error', 'session-expired', 'action-result', 'comment'] as const) {
-        handle.on(name, (payload: unknown) => w.events.push([name, payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]));
-      }
-      await handle.ready;
-    }, { baseUrl: svc.origin, publicId, who });
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
-    const panel = frame.getByRole('region', { name: 'Comments' });
-    await panel.waitFor();
-    return { frame, panel };
+  /** Embeds `publicId` with the SDK; resolves to the comment panel (a region named "Comments"). */
+  async function mount(page: Page, publicId: DashboardId): Promise<{ frame: Frame; panel: Locator }> {
+    // The panel open from the start (at 1100 px `auto` would start it as its button): these tests are about the panel.
+    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId, comments: 'open' }, { record: ['ready', 'error', 'session-expired', 'action-result', 'comment'], errorCodes: true });
+    return { frame, panel: await commentPanel(frame) };
   }
 
-  const hostErrors = async (page: Page) =>
-    (await page.evaluate(() => (window as unknown as HostWindow).events)).filter(([name]) => name === 'error');
-  const threadWith = (panel: Locator, text: string) => panel.locator('article[data-thread-id]').filter({ hasText: text });
   const commentWith = (scope: Locator, text: string) => scope.locator('[data-comment-id]').filter({ hasText: text }).last();
-  const threadTexts = (panel: Locator) => panel.locator('article[data-thread-id] > .comment .comment-body').allInnerTexts();
   const focusedLabel = (frame: Frame) => frame.evaluate(() => {
     const element = document.activeElement as HTMLElement | null;
     return element?.id ? document.querySelector(`label[for="${CSS.escape(element.id)}"]`)?.textContent ?? element.textContent : element?.textContent ?? null;
@@ -397,7 +340,7 @@ suite('the comment panel in Chromium (real svc API)', () => {
     const root = (await ann.list('cmt-mention')).items[0]!.root;
     expect(root.body).toBe('Hello @annika see @bert cc @be');
     // The host page hears of it (svc:event:comment): ids and the mentioned viewers' external ids, not the text.
-    const comments = (await page.evaluate(() => (window as unknown as HostWindow).events)).filter(([name]) => name === 'comment');
+    const comments = (await hostEvents(page)).filter(([name]) => name === 'comment');
     expect(comments).toEqual([['comment', { kind: 'thread-created', publicId: 'cmt-mention', threadId: root.id, commentId: root.id, mentionedExternalIds: ['annika-1', 'bert-1'] }]]);
     await page.close();
   });
@@ -514,7 +457,7 @@ suite('the comment panel in Chromium (real svc API)', () => {
     expect(await panel.getByLabel('New comment').inputValue()).toBe('Sent into a revoked session');
     expect(await threadWith(panel, 'Visible before the lapse').count()).toBe(1);
     expect(await panel.locator('.composer-error, .comments-error').count()).toBe(0);
-    const events = await page.evaluate(() => (window as unknown as HostWindow).events.map(([name]) => name));
+    const events = (await hostEvents(page)).map(([name]) => name);
     expect(events).toContain('session-expired');
     expect(events).not.toContain('error');
     expect(await lapsed.isVisible()).toBe(true);

@@ -1,37 +1,15 @@
-import type { Server } from 'node:http';
 import type { Frame, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { hasChromium, launchChromium } from './browser.js';
+import type { Chromium } from './browser.js';
 import { cutProxy } from '../apps/server/test/cut-proxy.js';
 import type { CutProxy } from '../apps/server/test/cut-proxy.js';
-import { bundle, e2eAccount, embedCaller, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import {
+  closeAll, commentPanel, e2eAccount, embedCaller, hostErrors, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, threadTexts, threadWith,
+} from './embed-harness.js';
+import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
 
-/** The host page's globals, as the page.evaluate bodies see them. */
-type HostWindow = Window & {
-  sdk: typeof Sdk;
-  handle: Sdk.EmbedHandle;
-  events: Array<[string, unknown]>;
-  who: string;
-  /** The session id the host's backend minted last (what a logout revokes). */
-  lastSessionId: string;
-  getSessionId(): Promise<string>;
-};
-
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="height:700px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.getSessionId = async () => {
-    const r = await fetch('/session?who=' + encodeURIComponent(window.who), { method: 'POST' });
-    window.lastSessionId = (await r.json()).sessionId;
-    return window.lastSessionId;
-  };
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({ embedStyle: 'height:700px' });
 
 /** One dashboard per test: each starts with no threads. */
 const DASHBOARDS = ['re-resume', 're-reset', 're-revoke', 're-swap'] as const;
@@ -62,27 +40,16 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
   const skipped = !hasChromium ? 'no Chromium' : dialect === 'postgres' && postgresUrl === null ? 'no SVC_TEST_POSTGRES_URL' : undefined;
   const title = `the comment panel's reconnections in Chromium [${dialect}${skipped === undefined ? '' : `: SKIPPED, ${skipped}`}]`;
   (skipped === undefined ? describe : describe.skip)(title, () => {
-    let host: Server;
-    let hostOrigin: string;
+    let host: Host;
     let svc: RunningSvc;
     let proxy: CutProxy;
-    let browser: Awaited<ReturnType<typeof launchChromium>>;
+    let browser: Chromium;
 
     beforeAll(async () => {
-      const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
-      const started = await serve({
-        '/': { type: 'text/html', body: HOST_PAGE },
-        '/sdk.js': { type: 'text/javascript', body: sdkJs },
-        '/session': async (request) => {
-          const who = new URL(request.url ?? '/', 'http://x').searchParams.get('who');
-          const sessionId = await svc.mint({ externalId: who, embedTenantName: 'customer-a' });
-          return { type: 'application/json', body: JSON.stringify({ sessionId }) };
-        },
-      });
-      host = started.server;
-      hostOrigin = `http://localhost:${started.port}`;
+      // The viewer (Generate Session `externalId`) of a session: the host page's `?who=`.
+      host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint({ externalId: query.get('who'), embedTenantName: 'customer-a' })));
       svc = await startSvc({
-        account: e2eAccount([hostOrigin], { dashboards: DASHBOARDS }), commentStreams: { replayMax: REPLAY_MAX },
+        account: e2eAccount([host.origin], { dashboards: DASHBOARDS }), commentStreams: { replayMax: REPLAY_MAX },
         ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}),
       });
       proxy = await cutProxy(Number(new URL(svc.origin).port));
@@ -92,12 +59,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     // A test that failed while the network was down must not leave it down for the next.
     afterEach(() => proxy?.release());
 
-    afterAll(async () => {
-      await browser?.close();
-      await proxy?.close();
-      await svc?.close();
-      host?.close();
-    });
+    afterAll(() => closeAll(browser, proxy, svc, host));
 
     /** Another viewer of the tenant, calling the comments API from Node straight to svc (not through the proxy). */
     async function colleague(publicId: DashboardId) {
@@ -115,8 +77,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
      * (`listReads`) as Chromium sees them.
      */
     async function viewer(publicId: DashboardId): Promise<{ page: Page; frame: Frame; panel: Locator; streams: () => Sent[]; streamsEnded: () => number; listReads: () => number }> {
-      const page = await browser.context.newPage();
-      await page.setViewportSize({ width: 1100, height: 720 });
+      const page = await openHostPage(browser.context, `${host.origin}/?who=bert-1`, { viewport: { width: 1100, height: 720 } });
       const sent: Sent[] = [];
       const path = `/api/v1/embed/dashboard/${publicId}/comments`;
       let ended = 0;
@@ -132,18 +93,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         sent.push({ url: url.pathname, method: request.method(), lastEventId: headers['last-event-id'], authorization: headers.authorization });
       });
       const streamOpened = page.waitForResponse((response) => response.url().endsWith(`${path}/stream`) && response.status() === 200);
-      await page.goto(`${hostOrigin}/`);
-      await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
-      await page.evaluate(async ({ baseUrl, publicId }) => {
-        const w = window as unknown as HostWindow;
-        w.who = 'bert-1';
-        w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, comments: 'open' });
-        w.handle.on('error', (payload: unknown) => w.events.push(['error', payload]));
-        await w.handle.ready;
-      }, { baseUrl: proxy.origin, publicId });
-      const frame = page.frames().find((f) => f.url().startsWith(`${proxy.origin}/embed/`))!;
-      const panel = frame.getByRole('region', { name: 'Comments' });
-      await panel.waitFor();
+      const frame = await mountEmbed(page, { baseUrl: proxy.origin, surface: 'dashboard', publicId, comments: 'open' }, { record: ['error'] });
+      const panel = await commentPanel(frame);
       await streamOpened;
       await expect.poll(() => sent.filter((request) => request.method === 'GET' && request.url === path).length).toBe(1);
       return {
@@ -153,10 +104,6 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         listReads: () => sent.filter((request) => request.method === 'GET' && request.url === path).length,
       };
     }
-
-    const threadWith = (panel: Locator, text: string) => panel.locator('article[data-thread-id]').filter({ hasText: text });
-    const threadTexts = (panel: Locator) => panel.locator('article[data-thread-id] > .comment .comment-body').allInnerTexts();
-    const hostErrors = async (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
 
     it('resumes after a dropped connection from its last event: what happened meanwhile shows, nothing twice, and the list is not read again', async () => {
       const annika = await colleague('re-resume');

@@ -1,35 +1,20 @@
-import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
-import type { ImportAccount } from '../apps/server/src/import/import.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, openHostPage, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import { closeAll, DEMO_ADMIN_KEY, hostEvents, hostPageHtml, mountEmbed, openHostPage, readDemoAccount, serveHost, sessionRoute, startSvc, waitForHostEvent } from './embed-harness.js';
+import type { Host, RunningSvc } from './embed-harness.js';
 
 // Issue 31 item 2: every choice the demo's own controls offer must leave every widget working. The demo account is
 // imported whole (apps/server/demo/demo.json), and each of its embeddable dashboards is walked: every option of
 // every FIELD, TIME_GRAIN and FILTER control, one control at a time, then a few together.
 
-type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; handle: Sdk.EmbedHandle; getSessionId(): Promise<string> };
-
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="width:1300px;height:2400px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.getSessionId = async () => (await (await fetch('/session' + location.search, { method: 'POST' })).json()).sessionId;
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1300px;height:2400px' });
 
 interface DemoDashboard { publicId: string; status: string; allowEmbed: boolean }
 interface DemoItem { dashboard?: DemoDashboard; children?: DemoItem[] }
 
-const demo = JSON.parse(readFileSync(new URL('../apps/server/demo/demo.json', import.meta.url), 'utf8')) as { accounts: Array<ImportAccount & { users: Array<{ apiKeys?: string[]; role: string }> }> };
-const account = demo.accounts[0]!;
-const adminKey = account.users.find((user) => user.role === 'admin')!.apiKeys![0]!;
+const account = readDemoAccount();
 
 /** The publicIds of the demo's published, embeddable dashboards (at any depth of folders). */
 function embeddableDashboards(): string[] {
@@ -47,44 +32,24 @@ function embeddableDashboards(): string[] {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('the demo dashboards\' controls in Chromium: every option leaves every widget working', () => {
-  let host: Server;
-  let hostOrigin: string;
+  let host: Host;
   let svc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
 
   beforeAll(async () => {
-    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: sdkJs },
-      // As the demo host mints: a customer-a viewer, whose tenant the orders view's row policy reads.
-      '/session': async (request) => {
-        const publicId = new URL(request.url ?? '/', 'http://x').searchParams.get('publicId')!;
-        const response = await fetch(`${svc.origin}/api/v1/embed/generate-session`, {
-          method: 'POST', headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ deploymentId: svc.refs.prod, externalId: 'ann-1', embedTenantName: 'customer-a', securityContext: { tenant: 'customer-a' }, dashboards: [publicId] }),
-        });
-        return { type: 'application/json', body: await response.text(), status: response.status };
-      },
-    });
-    host = started.server;
-    hostOrigin = `http://localhost:${started.port}`;
-    const imported = structuredClone(account);
-    imported.settings = { ...imported.settings, allowedEmbedOrigins: [hostOrigin] };
-    svc = await startSvc({ account: imported });
-    browser = await launchChromium();
-    browser.context.setDefaultTimeout(15_000);
+    // As the demo host mints: a customer-a viewer, whose tenant the orders view's row policy reads.
+    host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint({ securityContext: { tenant: 'customer-a' }, dashboards: [query.get('publicId')] })));
+    const imported = readDemoAccount();
+    imported.settings.allowedEmbedOrigins = [host.origin];
+    svc = await startSvc({ account: imported, adminKey: DEMO_ADMIN_KEY });
+    browser = await launchChromium({ timeout: 15_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    host?.close();
-  });
+  afterAll(() => closeAll(browser, svc, host));
 
   /** The host page with the dashboard embedded; every widget data answer of 400 or more is kept in `failures`. */
   async function mount(publicId: string): Promise<{ page: Page; frame: Frame; failures: string[]; inFlight: () => number }> {
-    const page = await openHostPage(browser.context, `${hostOrigin}/?publicId=${publicId}`);
+    const page = await openHostPage(browser.context, `${host.origin}/?publicId=${publicId}`);
     const failures: string[] = [];
     let inFlight = 0;
     const isData = (url: string) => url.includes('/widgets/') && url.endsWith('/data');
@@ -94,14 +59,8 @@ suite('the demo dashboards\' controls in Chromium: every option leaves every wid
     page.on('response', (response) => {
       if (isData(response.url()) && response.status() >= 400) failures.push(`${response.status()} ${response.url().split('/widgets/')[1]}`);
     });
-    await page.evaluate(async ({ baseUrl, publicId }) => {
-      const w = window as unknown as HostWindow;
-      w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId });
-      for (const name of ['dashboard-loaded', 'error'] as const) w.handle.on(name, (payload: unknown) => w.events.push([name, payload]));
-      await w.handle.ready;
-    }, { baseUrl: svc.origin, publicId });
-    await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([name]) => name === 'dashboard-loaded'), undefined, { timeout: 30_000 });
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId }, { record: ['dashboard-loaded', 'error'] });
+    await waitForHostEvent(page, 'dashboard-loaded', { timeout: 30_000 });
     return { page, frame, failures, inFlight: () => inFlight };
   }
 
@@ -141,7 +100,7 @@ suite('the demo dashboards\' controls in Chromium: every option leaves every wid
   for (const publicId of embeddableDashboards()) {
     it(`${publicId}: every option of every FIELD, TIME_GRAIN and FILTER control leaves every widget drawn, and titles follow the member`, async () => {
       const { page, frame, failures, inFlight } = await mount(publicId);
-      const errors = async () => (await page.evaluate(() => (window as unknown as HostWindow).events)).filter(([name]) => name === 'error');
+      const errors = async () => (await hostEvents(page)).filter(([name]) => name === 'error');
       const first = await settled(page, frame, inFlight);
       expect({ failed: first.failed, unmarked: first.unmarked, failures, errors: await errors() }).toEqual({ failed: [], unmarked: [], failures: [], errors: [] });
 

@@ -1,26 +1,18 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import Papa from 'papaparse';
 import type { Download, Frame, Page } from 'playwright-core';
 import { readSheet } from 'read-excel-file/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, demoDashboardItems, e2eAccount, exportItem, exportMenu, openHostPage, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import {
+  closeAll, demoDashboardItems, e2eAccount, exportItem, exportMenu, hostEvents, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute,
+  startSvc, waitForHostEvent,
+} from './embed-harness.js';
+import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
 
-type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; handle: Sdk.EmbedHandle; getSessionId(): Promise<string> };
-
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="width:1300px;height:2300px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.getSessionId = async () => (await (await fetch('/session', { method: 'POST' })).json()).sessionId;
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1300px;height:2300px' });
 
 const ARTIFACTS = 'e2e/artifacts';
 
@@ -42,55 +34,27 @@ function brokenItems(): unknown[] {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('dashboards with real data in Chromium', () => {
-  let host: Server;
-  let hostOrigin: string;
+  let host: Host;
   let svc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
   const { orders, products, customers } = demoRows();
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: sdkJs },
-      '/session': async () => ({ type: 'application/json', body: JSON.stringify({ sessionId: await svc.mint() }) }),
-    });
-    host = started.server;
-    hostOrigin = `http://localhost:${started.port}`;
-    svc = await startSvc({ account: e2eAccount([hostOrigin], { items: [...demoDashboardItems(), ...brokenItems()] }) });
-    browser = await launchChromium();
-    browser.context.setDefaultTimeout(10_000);
+    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint()));
+    svc = await startSvc({ account: e2eAccount([host.origin], { items: [...demoDashboardItems(), ...brokenItems()] }) });
+    browser = await launchChromium({ timeout: 10_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    host?.close();
-  });
+  afterAll(() => closeAll(browser, svc, host));
 
   /** Embeds a dashboard with exports allowed; every event lands in window.events. Resolves at dashboard-loaded. */
   async function mount(publicId = 'sales-performance', extra: Record<string, unknown> = {}, before?: (page: Page) => void): Promise<{ page: Page; frame: Frame }> {
-    const page = await openHostPage(browser.context, `${hostOrigin}/`);
+    const page = await openHostPage(browser.context, `${host.origin}/`);
     before?.(page);
-    await page.evaluate(async ({ baseUrl, publicId, extra }) => {
-      const w = window as unknown as HostWindow;
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, allowExport: true, getSessionId: w.getSessionId, ...extra });
-      w.handle = handle;
-      for (const name of ['ready', 'view', 'navigate', 'dashboard-loaded', 'download', 'drilldown', 'error'] as const) {
-        handle.on(name, (payload: unknown) => w.events.push([name, payload]));
-      }
-      await handle.ready;
-    }, { baseUrl: svc.origin, publicId, extra });
-    await waitForEvent(page, 'dashboard-loaded');
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId, allowExport: true, ...extra }, { record: ['ready', 'view', 'navigate', 'dashboard-loaded', 'download', 'drilldown', 'error'] });
+    await waitForHostEvent(page, 'dashboard-loaded');
     return { page, frame };
-  }
-
-  const events = (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
-  async function waitForEvent(page: Page, name: string, count = 1): Promise<unknown> {
-    await page.waitForFunction(({ name, count }) => (window as unknown as HostWindow).events.filter(([n]) => n === name).length >= count, { name, count }, { timeout: 20_000 });
-    return (await events(page)).filter(([n]) => n === name)[count - 1]![1];
   }
 
   const kpi = (frame: Frame, id: string) => frame.locator(`[data-widget-id="${id}"] .kpi-value`).innerText();
@@ -100,7 +64,7 @@ suite('dashboards with real data in Chromium', () => {
 
   it('renders every widget type with its data, then reports dashboard-loaded', async () => {
     const { page, frame } = await mount();
-    const loaded = (await events(page)).find(([n]) => n === 'dashboard-loaded')![1] as { widgetCount: number; loadDurationMs: number; publicId: string };
+    const loaded = (await hostEvents(page)).find(([n]) => n === 'dashboard-loaded')![1] as { widgetCount: number; loadDurationMs: number; publicId: string };
     expect(loaded).toMatchObject({ publicId: 'sales-performance', widgetCount: 19 });
     expect(loaded.loadDurationMs).toBeGreaterThan(0);
     const types = await frame.locator('[data-widget-type]').evaluateAll((nodes) => [...new Set(nodes.map((n) => (n as HTMLElement).dataset.widgetType))].sort());
@@ -126,7 +90,7 @@ suite('dashboards with real data in Chromium', () => {
     expect(await frame.locator('[data-widget-id="intro"] strong').first().innerText()).toBe('Sales performance');
     expect(await frame.locator('[data-widget-id="intro"] script').count()).toBe(0);
     expect(await frame.locator('[data-widget-id="f-category"] option').allInnerTexts()).toEqual(['All', 'Books', 'Electronics', 'Garden', 'Home', 'Sports', 'Toys']);
-    expect((await events(page)).filter(([n]) => n === 'error')).toEqual([]);
+    expect((await hostEvents(page)).filter(([n]) => n === 'error')).toEqual([]);
     await page.screenshot({ path: `${ARTIFACTS}/data-dashboard-light.png`, fullPage: true });
     await page.evaluate(() => (window as unknown as HostWindow).handle.setColorScheme('dark'));
     await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
@@ -237,8 +201,8 @@ suite('dashboards with real data in Chromium', () => {
 
     const whole = await take('xlsx', 'dashboard');
     expect(whole.download.suggestedFilename()).toBe('sales-performance.xlsx');
-    await waitForEvent(page, 'download', 5);
-    const downloads = (await events(page)).filter(([n]) => n === 'download').map(([, p]) => p as Record<string, unknown>);
+    await waitForHostEvent(page, 'download', { count: 5 });
+    const downloads = (await hostEvents(page)).filter(([n]) => n === 'download').map(([, p]) => p as Record<string, unknown>);
     expect(downloads[0]).toEqual({ format: 'csv', target: 'widget', widgetId: 'by-status', title: 'Orders by status', rowCount: 5 });
     expect(downloads[1]).toEqual({ format: 'xlsx', target: 'widget', widgetId: 'by-status', title: 'Orders by status', rowCount: 5 });
     expect(downloads[2]).toEqual({ format: 'png', target: 'widget', widgetId: 'by-category', title: 'Revenue by category' });
@@ -342,27 +306,27 @@ suite('dashboards with real data in Chromium', () => {
   it('drills into a bar: drilldown, navigate and view events, and the rows behind it in the embed', async () => {
     const { page, frame } = await mount();
     await frame.locator('[data-widget-id="by-category"] svg .mark-rect.role-mark path').first().click();
-    const drill = await waitForEvent(page, 'drilldown') as { member: string; value: number; widgetId: string };
+    const drill = await waitForHostEvent(page, 'drilldown') as { member: string; value: number; widgetId: string };
     expect(drill.member).toBe('orders.revenue');
     expect(drill.widgetId).toBe('by-category');
     expect(typeof drill.value).toBe('number');
     const dialog = frame.locator('[role="dialog"]');
     await dialog.locator('[data-testid="drill-count"]').waitFor();
     expect(await dialog.locator('tbody tr').count()).toBeGreaterThan(10);
-    const navigate = (await events(page)).filter(([n]) => n === 'navigate').map(([, p]) => p);
+    const navigate = (await hostEvents(page)).filter(([n]) => n === 'navigate').map(([, p]) => p);
     expect(navigate.at(-1)).toEqual({ path: '/embed/dashboard/sales-performance/drilldown/by-category', previousPath: '/embed/dashboard/sales-performance' });
-    const view = (await events(page)).filter(([n]) => n === 'view').map(([, p]) => p).at(-1);
+    const view = (await hostEvents(page)).filter(([n]) => n === 'view').map(([, p]) => p).at(-1);
     expect(view).toMatchObject({ surface: 'dashboard', path: '/embed/dashboard/sales-performance/drilldown/by-category' });
     await page.screenshot({ path: `${ARTIFACTS}/data-drilldown.png` });
     await dialog.getByRole('button', { name: 'Back to the dashboard' }).click();
-    await waitForEvent(page, 'navigate', 2);
-    expect((await events(page)).filter(([n]) => n === 'navigate').at(-1)![1]).toEqual({ path: '/embed/dashboard/sales-performance', previousPath: '/embed/dashboard/sales-performance/drilldown/by-category' });
+    await waitForHostEvent(page, 'navigate', { count: 2 });
+    expect((await hostEvents(page)).filter(([n]) => n === 'navigate').at(-1)![1]).toEqual({ path: '/embed/dashboard/sales-performance', previousPath: '/embed/dashboard/sales-performance/drilldown/by-category' });
     await page.close();
   });
 
   it('a broken widget shows the viewer a friendly sentence, never the internal text, and sends the detail to the host; the others render and dashboard-loaded still comes', async () => {
     const { page, frame } = await mount('sales-broken');
-    const errors = (await events(page)).filter(([n]) => n === 'error').map(([, p]) => p as { context: string; fatal: boolean; message: string; name: string });
+    const errors = (await hostEvents(page)).filter(([n]) => n === 'error').map(([, p]) => p as { context: string; fatal: boolean; message: string; name: string });
     expect(errors.map((e) => e.context).sort()).toEqual(['widget:by-category', 'widget:top-customers']);
     const byContext = new Map(errors.map((e) => [e.context, e]));
     expect(byContext.get('widget:by-category')).toMatchObject({ fatal: false, name: 'ApiError' });
@@ -396,7 +360,7 @@ suite('dashboards with real data in Chromium', () => {
       void response.json().then((body: { source: string }) => answered.push(body.source), () => undefined);
     });
     await page.evaluate(() => (window as unknown as HostWindow).handle.refresh());
-    await waitForEvent(page, 'dashboard-loaded', 2);
+    await waitForHostEvent(page, 'dashboard-loaded', { count: 2 });
     // Each query once: the refresh reloads the dashboard, and its widgets ask as they mount.
     expect(asked.map((a) => a.widget).sort()).toEqual(['f-category', 'f-region', 'kpi-revenue', 'kpi-orders', 'trend', 'by-category', 'top-customers', 'map', 'flows', 'average', 'by-status', 'returns'].sort());
     expect(asked.every((a) => a.force), JSON.stringify(asked)).toBe(true);

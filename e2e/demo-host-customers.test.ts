@@ -3,27 +3,19 @@ import Papa from 'papaparse';
 import type { FrameLocator, Page } from 'playwright-core';
 import { readSheet } from 'read-excel-file/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: apps/demo-host is plain JavaScript without type declarations.
-import { startDemoHost } from '../apps/demo-host/server.js';
 import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/warehouse/warehouse.demo.js';
 import type { DemoOrder } from '../apps/server/src/data/warehouse/warehouse.demo.js';
-import type { ImportAccount } from '../apps/server/src/import/import.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { exportItem, freePort, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import { closeAll, DEMO_ADMIN_KEY, exportItem, readDemoAccount, startDemoStack } from './embed-harness.js';
+import type { DemoStack, RunningSvc } from './embed-harness.js';
 
 // Issue 20, "the demo shows it": the demo account of apps/server/demo/demo.json (as `npm start` loads it) behind the
 // demo host, whose switch signs in a viewer of customer-a or of customer-b. The access policy on `orders` keeps each
 // to the orders of its own account (`orders.tenant`, from securityContext.tenant); staff of the Analysts group read
 // every row.
 
-/** The demo account's admin key (alice, in Analysts): public, it is in demo.json. */
-const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
-const DEMO_FILE = new URL('../apps/server/demo/demo.json', import.meta.url);
-
-interface DemoFile { accounts: Array<ImportAccount & { settings: { allowedEmbedOrigins: string[] }; deployments: Array<{ semanticViews?: unknown[] }> }> }
-const readDemoFile = (): DemoFile => JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as DemoFile;
 
 const TENANTS = ['customer-a', 'customer-b'] as const;
 type Tenant = (typeof TENANTS)[number];
@@ -79,8 +71,7 @@ describe('the demo data: ten customer accounts, and the demo deployment filters 
   });
 
   it("declares the demo's semantic views with one row-level policy on orders: each customer its own tenant, Analysts every row", () => {
-    const [account] = readDemoFile().accounts;
-    const views = account!.deployments[0]!.semanticViews as Array<{ name: string; accessPolicy?: unknown }>;
+    const views = readDemoAccount().deployments![0]!.semanticViews as Array<{ name: string; accessPolicy?: unknown }>;
     const withoutPolicies = views.map(({ accessPolicy: _, ...view }) => view);
     expect(withoutPolicies).toEqual(DEMO_SEMANTIC_VIEWS);
     expect(views.filter((v) => v.accessPolicy !== undefined).map((v) => v.name)).toEqual(['orders']);
@@ -92,29 +83,18 @@ describe('the demo data: ten customer accounts, and the demo deployment filters 
 });
 
 describe('the demo host switches between two customers, each reading only its own rows', () => {
+  let demo: DemoStack;
   let svc: RunningSvc;
-  let demo: { url: string; close(): Promise<void> };
   let hostOrigin: string;
-  let browser: Awaited<ReturnType<typeof launchChromium>> | undefined;
+  let browser: Chromium | undefined;
 
   beforeAll(async () => {
-    const port = await freePort();
-    hostOrigin = `http://localhost:${port}`;
-    const [account] = readDemoFile().accounts;
-    account!.settings.allowedEmbedOrigins.push(hostOrigin);
-    svc = await startSvc({ account: account! });
-    demo = await startDemoHost({ port, host: '127.0.0.1', svcUrl: svc.origin, apiKey: DEMO_ADMIN_KEY, deploymentId: svc.refs.prod });
-    if (hasChromium) {
-      browser = await launchChromium();
-      browser.context.setDefaultTimeout(20_000);
-    }
+    demo = await startDemoStack();
+    ({ svc, hostOrigin } = demo);
+    if (hasChromium) browser = await launchChromium({ timeout: 20_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await demo?.close();
-    await svc?.close();
-  });
+  afterAll(() => closeAll(browser, demo));
 
   /** POSTs to the demo host's backend (no Origin header: as curl would). */
   const hostPost = (path: string, body?: unknown) => fetch(`${hostOrigin}${path}`, {

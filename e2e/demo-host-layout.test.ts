@@ -1,58 +1,34 @@
-import { readFileSync } from 'node:fs';
 import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: apps/demo-host is plain JavaScript without type declarations.
-import { startDemoHost } from '../apps/demo-host/server.js';
-import type { ImportAccount } from '../apps/server/src/import/import.js';
-import { hasChromium, launchChromium } from './browser.js';
-import { freePort, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import { hasChromium, launchChromium, pngPixels } from './browser.js';
+import type { Chromium } from './browser.js';
+import { closeAll, openDemoPage, startDemoStack } from './embed-harness.js';
+import type { DemoStack } from './embed-harness.js';
 
 // Issue 31 items 4 and 5: the demo host (as `npm start` serves it, with autoResize) over the demo account of
 // apps/server/demo/demo.json. The grid takes the frame's width, the first screen at 1280 x 800 shows data, and a
 // drill-down opens where the viewer is looking, whatever the frame's height.
 
-/** The demo account's admin key: public, it is in demo.json. */
-const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
-const DEMO_FILE = new URL('../apps/server/demo/demo.json', import.meta.url);
 const ARTIFACTS = 'e2e/artifacts';
-
-const readDemoAccount = () => (JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as { accounts: Array<ImportAccount & { settings: { allowedEmbedOrigins: string[] } }> }).accounts[0]!;
 
 interface Rect { top: number; bottom: number; left: number; right: number }
 
 const suite = hasChromium ? describe : describe.skip;
 
 suite('the demo host: the grid, the first screen and the drill-down dialog (Chromium)', () => {
-  let svc: RunningSvc;
-  let demo: { close(): Promise<void> };
-  let hostOrigin: string;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let demo: DemoStack;
+  let browser: Chromium;
 
   beforeAll(async () => {
-    const port = await freePort();
-    hostOrigin = `http://localhost:${port}`;
-    const account = readDemoAccount();
-    account.settings.allowedEmbedOrigins.push(hostOrigin);
-    svc = await startSvc({ account });
-    demo = await startDemoHost({ port, host: '127.0.0.1', svcUrl: svc.origin, apiKey: DEMO_ADMIN_KEY, deploymentId: svc.refs.prod, publicId: 'sales-performance', webhooks: false });
-    browser = await launchChromium();
-    browser.context.setDefaultTimeout(20_000);
+    demo = await startDemoStack({ publicId: 'sales-performance', webhooks: false });
+    browser = await launchChromium({ timeout: 20_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await demo?.close();
-    await svc?.close();
-  });
+  afterAll(() => closeAll(browser, demo));
 
   /** The demo host at `width` x `height`, once the dashboard reported dashboard-loaded and the frame took its height. */
   async function open(width: number, height: number): Promise<{ page: Page; frame: Frame }> {
-    const page = await browser.context.newPage();
-    await page.setViewportSize({ width, height });
-    await page.goto(`${hostOrigin}/`);
-    await page.locator('#log').filter({ hasText: 'dashboard-loaded' }).waitFor();
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/dashboard/`))!;
+    const { page, frame } = await openDemoPage(browser.context, demo, { viewport: { width, height }, timeout: 20_000 });
     // autoResize: the iframe is as tall as the dashboard (react-grid-layout animates heights for 200 ms).
     await expect.poll(async () => {
       const frameHeight = await page.evaluate(() => document.querySelector('#embed iframe')!.getBoundingClientRect().height);
@@ -105,21 +81,11 @@ suite('the demo host: the grid, the first screen and the drill-down dialog (Chro
     const chart = aboveFold[0]!;
     const frameLeft = await page.evaluate(() => document.querySelector('#embed iframe')!.getBoundingClientRect().left);
     const shot = await page.screenshot({ path: `${ARTIFACTS}/demo-host-1280x800.png` });
-    const drawn = await page.evaluate(async ({ png, box }) => {
-      const image = new Image();
-      image.src = `data:image/png;base64,${png}`;
-      await image.decode();
-      const canvas = document.createElement('canvas');
-      canvas.width = image.width;
-      canvas.height = image.height;
-      const context = canvas.getContext('2d')!;
-      context.drawImage(image, 0, 0);
-      const { data } = context.getImageData(Math.round(box.left), Math.round(box.top), Math.round(box.right - box.left), Math.round(box.bottom - box.top));
-      // Saturated pixels: the marks (vega's default blue), not the grey axes and text or the white ground.
-      let coloured = 0;
-      for (let i = 0; i < data.length; i += 4) if (Math.max(data[i]!, data[i + 1]!, data[i + 2]!) - Math.min(data[i]!, data[i + 1]!, data[i + 2]!) > 60) coloured++;
-      return coloured;
-    }, { png: shot.toString('base64'), box: { top: chart.top + frameTop, bottom: chart.bottom + frameTop, left: chart.left + frameLeft, right: chart.right + frameLeft } });
+    const box = { top: chart.top + frameTop, bottom: chart.bottom + frameTop, left: chart.left + frameLeft, right: chart.right + frameLeft };
+    const data = await pngPixels(page, shot, { x: Math.round(box.left), y: Math.round(box.top), width: Math.round(box.right - box.left), height: Math.round(box.bottom - box.top) });
+    // Saturated pixels: the marks (vega's default blue), not the grey axes and text or the white ground.
+    let drawn = 0;
+    for (let i = 0; i < data.length; i += 4) if (Math.max(data[i]!, data[i + 1]!, data[i + 2]!) - Math.min(data[i]!, data[i + 1]!, data[i + 2]!) > 60) drawn++;
     expect(drawn, `coloured pixels of ${chart.id} in the screenshot`).toBeGreaterThan(200);
     await page.close();
   });

@@ -1,14 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { build } from 'esbuild';
-import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
-import type { BrowserContext, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
+import type * as Sdk from '../packages/embed-sdk/src/index.js';
+// @ts-expect-error: apps/demo-host is plain JavaScript without type declarations.
+import { startDemoHost } from '../apps/demo-host/server.js';
 import { buildApp } from '../apps/server/src/app.js';
 import { testConfig } from '../apps/server/test/config.js';
 import type { DataSettings } from '../apps/server/src/app.js';
@@ -21,6 +20,7 @@ import { migrateToLatest } from '../apps/server/src/db/db.migrations.js';
 import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
 import type { CommentStreamSettings } from '../apps/server/src/comments/comments.stream.js';
 import { RAISED_RATE_LIMITS } from '../apps/server/test/limits.js';
+import { createOwnDatabase } from '../apps/server/test/own-database.js';
 
 /**
  * A real svc over HTTP, as the browser reaches it: `http://127.0.0.1:<port>`; on SQLite in a fresh file, or on a
@@ -92,56 +92,262 @@ export function e2eAccount(allowedOrigins: string[], extras: E2eAccountExtras = 
   } as ImportAccount;
 }
 
+/** The demo account's admin key (alice, in Analysts): public, it is in demo.json. */
+export const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
+
+/** The demo account of apps/server/demo/demo.json, as `npm start` loads it. */
+export type DemoAccount = ImportAccount & { settings: { allowedEmbedOrigins: string[] } };
+
+/** A fresh copy of the demo account (apps/server/demo/demo.json), to change before it is imported. */
+export function readDemoAccount(): DemoAccount {
+  return (JSON.parse(readFileSync(new URL('../apps/server/demo/demo.json', import.meta.url), 'utf8')) as { accounts: DemoAccount[] }).accounts[0]!;
+}
+
 /**
  * The demo account's "Sales performance" workbook (every widget type, over the bundled warehouse) and the folder of
  * its reports, as apps/server/demo/demo.json has them: e2e tests and the data benchmark embed the demo itself.
  */
 export function demoDashboardItems(): Array<Record<string, unknown>> {
-  const demo = JSON.parse(readFileSync(new URL('../apps/server/demo/demo.json', import.meta.url), 'utf8')) as { accounts: Array<{ deployments: Array<{ items: Array<Record<string, unknown>> }> }> };
-  return demo.accounts[0]!.deployments[0]!.items.filter((item) => item.ref === 'wb-sales-performance' || item.ref === 'f-sales-reports');
+  const items = readDemoAccount().deployments![0]!.items as unknown as Array<Record<string, unknown>>;
+  return items.filter((item) => item.ref === 'wb-sales-performance' || item.ref === 'f-sales-reports');
 }
 
-/** A new page on a host page whose inline module script ends with `window.ready = true`, once it is ready. */
-export async function openHostPage(context: BrowserContext, url: string): Promise<Page> {
+/** apps/demo-host in front of a real svc, as `npm start` runs them. */
+export interface DemoStack {
+  svc: RunningSvc;
+  /** The demo host's page, on another origin than svc's: `http://localhost:<port>`. */
+  hostOrigin: string;
+  /** Closes the demo host, then svc. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts apps/demo-host on a port reserved first (so that the account can allow its origin) in front of a real svc
+ * holding `account(hostOrigin)`: by default the demo account with the host's origin allowed, and the host using the
+ * demo's admin key. `publicId` and `webhooks` go to the demo host (its defaults: sales-performance, webhooks on).
+ *
+ * @example
+ * const demo = await startDemoStack({ webhooks: false });
+ * await page.goto(`${demo.hostOrigin}/`);
+ */
+export async function startDemoStack(options: { account?: (hostOrigin: string) => ImportAccount; apiKey?: string; publicId?: string; webhooks?: boolean } = {}): Promise<DemoStack> {
+  const { apiKey = DEMO_ADMIN_KEY, publicId, webhooks } = options;
+  const port = await freePort();
+  const hostOrigin = `http://localhost:${port}`;
+  const account = options.account?.(hostOrigin) ?? (() => {
+    const demo = readDemoAccount();
+    demo.settings.allowedEmbedOrigins.push(hostOrigin);
+    return demo;
+  })();
+  const svc = await startSvc({ account, adminKey: apiKey });
+  const demo = (await startDemoHost({
+    port, host: '127.0.0.1', svcUrl: svc.origin, apiKey, deploymentId: svc.refs.prod,
+    ...(publicId !== undefined ? { publicId } : {}), ...(webhooks !== undefined ? { webhooks } : {}),
+  })) as { close(): Promise<void> };
+  return {
+    svc, hostOrigin,
+    async close() {
+      await demo.close();
+      await svc.close();
+    },
+  };
+}
+
+/**
+ * The demo host's page in a new tab (at `viewport`), once its event log shows dashboard-loaded (within `timeout`,
+ * default 30 s); and the embed's frame.
+ */
+export async function openDemoPage(context: BrowserContext, demo: DemoStack, options: { viewport?: { width: number; height: number }; timeout?: number } = {}): Promise<{ page: Page; frame: Frame }> {
   const page = await context.newPage();
+  if (options.viewport !== undefined) await page.setViewportSize(options.viewport);
+  await page.goto(`${demo.hostOrigin}/`);
+  await page.locator('#log').filter({ hasText: 'dashboard-loaded' }).waitFor({ timeout: options.timeout ?? 30_000 });
+  return { page, frame: embedFrame(page, demo.svc.origin) };
+}
+
+/** The host page's globals that hostPageHtml sets and mountEmbed fills in. */
+export interface HostGlobals {
+  sdk: typeof Sdk;
+  /** The handle's events as mountEmbed records them: [name, payload]. */
+  events: Array<[string, unknown]>;
+  handle: Sdk.EmbedHandle;
+  getSessionId(): Promise<string>;
+  /** How many times getSessionId was called. */
+  minted: number;
+  /** Ids getSessionId hands out, first to last, before it asks the backend again (a bad id, a spent one). */
+  nextIds: string[];
+  /** While true, the host's backend refuses: getSessionId throws, so the SDK cannot renew a lapsed session. */
+  refuseIds: boolean;
+  /** The session id the host's backend minted last (what a logout revokes). */
+  lastSessionId: string | undefined;
+}
+
+/** The host page's window, as page.evaluate bodies see it. */
+export type HostWindow = Window & HostGlobals;
+
+/**
+ * A host page: `#embed` (styled `embedStyle`), or `body`'s elements instead; the SDK as `window.sdk`, an empty
+ * `window.events`, and `window.getSessionId`, which asks the host's backend (POST /session, with the page's query:
+ * open the page as `/?who=bert-1` to mint for Bert) for a session id, unless a test queued ids or made it refuse
+ * (HostGlobals). `script` adds statements of its own before the page sets `window.ready = true`, which openHostPage
+ * waits for.
+ *
+ * @example
+ * const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1300px;height:2300px' });
+ */
+export function hostPageHtml(options: { embedStyle?: string; body?: string; bodyStyle?: string; script?: string } = {}): string {
+  const { embedStyle, bodyStyle = 'margin:0', script = '' } = options;
+  const body = options.body ?? `<div id="embed"${embedStyle === undefined ? '' : ` style="${embedStyle}"`}></div>`;
+  return `<!doctype html><html><body${bodyStyle === '' ? '' : ` style="${bodyStyle}"`}>
+${body}
+<script type="module">
+  import * as sdk from '/sdk.js';
+  window.sdk = sdk;
+  window.events = [];
+  window.minted = 0;
+  window.nextIds = [];
+  window.refuseIds = false;
+  window.getSessionId = async () => {
+    window.minted++;
+    if (window.refuseIds) throw new Error('the host backend refuses (test)');
+    if (window.nextIds.length > 0) return window.nextIds.shift();
+    window.lastSessionId = (await (await fetch('/session' + location.search, { method: 'POST' })).json()).sessionId;
+    return window.lastSessionId;
+  };
+${script}
+  window.ready = true;
+</script></body></html>`;
+}
+
+/** A test file's host: a web server on 127.0.0.1, reached as `origin`, `http://localhost:<port>`: another origin than svc's. */
+export interface Host {
+  server: Server;
+  port: number;
+  origin: string;
+  close(): void;
+}
+
+let sdkBundle: Promise<string> | undefined;
+
+/**
+ * The host of a test file: `page` at `/`, the SDK (bundled once per file) at `/sdk.js`, its backend's `session`
+ * route at `/session` (see sessionRoute), and `routes` more.
+ *
+ * @example
+ * const host = await serveHost(hostPageHtml(), sessionRoute(() => svc.mint()));
+ * svc = await startSvc({ account: e2eAccount([host.origin]) });
+ */
+export async function serveHost(page: string, session: Route, routes: Record<string, Route> = {}): Promise<Host> {
+  sdkBundle ??= bundle('packages/embed-sdk/src/index.ts');
+  const sdkJs = await sdkBundle;
+  const { server, port } = await serve({ '/': { type: 'text/html', body: page }, '/sdk.js': { type: 'text/javascript', body: sdkJs }, '/session': session, ...routes });
+  return { server, port, origin: `http://localhost:${port}`, close: () => { server.close(); } };
+}
+
+/** The host backend's `/session` route: `{ sessionId }`, minted by `mint` for the request's query. */
+export function sessionRoute(mint: (query: URLSearchParams) => Promise<string>): Route {
+  return async (request) => ({ type: 'application/json', body: JSON.stringify({ sessionId: await mint(new URL(request.url ?? '/', 'http://x').searchParams) }) });
+}
+
+/** Closes each in turn, the browser first, skipping what never started. */
+export async function closeAll(...things: Array<{ close(): unknown } | undefined>): Promise<void> {
+  for (const thing of things) await thing?.close();
+}
+
+/**
+ * A new page on a host page whose inline module script ends with `window.ready = true`, once it is ready; at
+ * `viewport`, with `before` run on the page before it loads (listeners of its own).
+ */
+export async function openHostPage(context: BrowserContext, url: string, options: { viewport?: { width: number; height: number }; before?: (page: Page) => void } = {}): Promise<Page> {
+  const page = await context.newPage();
+  if (options.viewport !== undefined) await page.setViewportSize(options.viewport);
+  options.before?.(page);
   await page.goto(url);
   await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
   return page;
 }
 
-/**
- * A database of its own for one e2e svc: an SQLite file in a temporary directory, or, given the URL of a PostgreSQL
- * server (the test run's `inject('postgresUrl')`), a new database there (`svc_e2e_<random>`), so that the e2e
- * account's fixed names (tenant, publicIds, API key) never meet another test's rows. `drop()` removes it.
- */
-async function e2eDatabase(postgresUrl: string | undefined): Promise<{ url: string; drop(): Promise<void> }> {
-  if (postgresUrl === undefined) {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
-    return { url: `sqlite:${join(dir, 'svc.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `svc_e2e_${randomBytes(5).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: postgresUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(postgresUrl);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+/** What mountEmbed records. */
+export interface Recording {
+  /** The handle's events pushed to `window.events` as [name, payload]. */
+  record?: readonly string[];
+  /** An SvcEmbedError payload recorded as its `{ code }` alone. */
+  errorCodes?: boolean;
 }
 
+/**
+ * Embeds with the SDK into the host page's #embed, as a host does: `options` are the SDK's (`baseUrl`, `surface`,
+ * `publicId`...; the container and the page's getSessionId are added). The handle is `window.handle`; resolves, once
+ * it is ready, to the embed's frame.
+ *
+ * @example
+ * const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId: 'sales-e2e' }, { record: ['dashboard-loaded', 'error'] });
+ * await waitForHostEvent(page, 'dashboard-loaded');
+ */
+export async function mountEmbed(page: Page, options: { baseUrl: string } & Record<string, unknown>, recording: Recording = {}): Promise<Frame> {
+  const { record = [], errorCodes = false } = recording;
+  await page.evaluate(async ({ options, record, errorCodes }) => {
+    const w = window as unknown as HostWindow;
+    const handle = w.sdk.embed({ container: document.getElementById('embed')!, getSessionId: w.getSessionId, ...options } as unknown as Sdk.EmbedOptions);
+    w.handle = handle;
+    for (const name of record) {
+      handle.on(name as 'error', (payload: unknown) => w.events.push([name, errorCodes && payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]));
+    }
+    await handle.ready;
+  }, { options, record, errorCodes });
+  return embedFrame(page, options.baseUrl);
+}
+
+/** The embed's frame in the host page: the page's own iframe on `origin`'s /embed/ (not an app frame inside it). */
+export function embedFrame(page: Page, origin: string): Frame {
+  return page.frames().find((frame) => frame.parentFrame() === page.mainFrame() && frame.url().startsWith(`${origin}/embed/`))!;
+}
+
+/** What mountEmbed recorded: every [name, payload]. */
+export const hostEvents = (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
+
+/** What mountEmbed recorded of one event: its payloads. */
+export const hostEventsNamed = (page: Page, name: string) =>
+  page.evaluate((name) => (window as unknown as HostWindow).events.filter(([n]) => n === name).map(([, payload]) => payload), name);
+
+/** The payloads of the error events mountEmbed recorded: `[]` when the host heard no error. */
+export const hostErrors = (page: Page) => hostEventsNamed(page, 'error');
+
+/** Waits until `name` was recorded `count` times (within `timeout`, default 20 s); the count-th payload. */
+export async function waitForHostEvent(page: Page, name: string, options: { count?: number; timeout?: number } = {}): Promise<unknown> {
+  const { count = 1, timeout = 20_000 } = options;
+  await page.waitForFunction(({ name, count }) => (window as unknown as HostWindow).events.filter(([n]) => n === name).length >= count, { name, count }, { timeout });
+  return (await hostEventsNamed(page, name))[count - 1];
+}
+
+/** An embed's comment panel (a region named "Comments"), once it is on screen. */
+export async function commentPanel(frame: Frame): Promise<Locator> {
+  const panel = frame.getByRole('region', { name: 'Comments' });
+  await panel.waitFor();
+  return panel;
+}
+
+/** The panel's thread whose text has `text`. */
+export const threadWith = (panel: Locator, text: string) => panel.locator('article[data-thread-id]').filter({ hasText: text });
+
+/** The texts of the panel's thread roots, in its order. */
+export const threadTexts = (panel: Locator) => panel.locator('article[data-thread-id] > .comment .comment-body').allInnerTexts();
+
+/**
+ * A real svc on a database of its own (createOwnDatabase: an SQLite file, or a new database on the PostgreSQL server
+ * of `postgresUrl`, the test run's `inject('postgresUrl')`), so that the e2e account's fixed names (tenant,
+ * publicIds, API key) never meet another test's rows; `close()` removes it.
+ */
 export async function startSvc(options: {
   account: ImportAccount; lifetimes?: EmbedLifetimes; ai?: Partial<AiSettings>; data?: Partial<DataSettings>;
   commentStreams?: Partial<CommentStreamSettings>;
   /** Run on a fresh database on this PostgreSQL server instead of SQLite. */
   postgresUrl?: string;
+  /** The admin key `mint` uses (default: the e2e account's, ADMIN_KEY). */
+  adminKey?: string;
 }): Promise<RunningSvc> {
-  const database = await e2eDatabase(options.postgresUrl);
+  const adminKey = options.adminKey ?? ADMIN_KEY;
+  const database = await createOwnDatabase(options.postgresUrl, 'svc_e2e');
   const db = openDatabase(database.url);
   await migrateToLatest(db);
   const { refs } = await importFile(db.kysely, { accounts: [options.account] });
@@ -152,11 +358,11 @@ export async function startSvc(options: {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
-    origin, app, db, refs, adminKey: ADMIN_KEY,
+    origin, app, db, refs, adminKey,
     async mint(body = {}) {
       const response = await fetch(`${origin}/api/v1/embed/generate-session`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({ deploymentId: refs.prod, externalId: 'ann-1', embedTenantName: 'customer-a', ...body }),
       });
       if (!response.ok) throw new Error(`generate-session answered ${response.status}: ${await response.text()}`);
@@ -178,11 +384,15 @@ export async function bundle(entry: string): Promise<string> {
 interface Answer { type: string; body: string; status?: number }
 export type Route = Answer | ((request: IncomingMessage, body: string) => Promise<Answer>);
 
-/** A tiny host (or third-party) web server on 127.0.0.1; reach it as `http://localhost:<port>` for another origin. */
-export function serve(routes: Record<string, Route>): Promise<{ server: Server; port: number }> {
+/**
+ * A tiny host (or third-party) web server on 127.0.0.1; reach it as `http://localhost:<port>` for another origin.
+ * A path that is not one of `routes` is `fallback`'s (a whole folder), else a 404.
+ */
+export function serve(routes: Record<string, Route>, fallback: (path: string) => Route | undefined = () => undefined): Promise<{ server: Server; port: number }> {
   return new Promise((resolve) => {
     const server = createServer((request, response) => {
-      const route = routes[new URL(request.url ?? '/', 'http://x').pathname];
+      const path = new URL(request.url ?? '/', 'http://x').pathname;
+      const route = routes[path] ?? fallback(path);
       if (route === undefined) {
         response.writeHead(404).end();
         return;

@@ -4,40 +4,19 @@ import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, e2eAccount, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import { bundle, closeAll, e2eAccount, hostEvents, hostPageHtml, mountEmbed, openHostPage, serve, serveHost, sessionRoute, startSvc } from './embed-harness.js';
+import type { Host, HostGlobals, RunningSvc } from './embed-harness.js';
 import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
 
 /** The host page's globals, as the page.evaluate bodies see them. */
-type HostWindow = Window & {
-  sdk: typeof Sdk;
-  events: Array<[string, unknown]>;
-  second: Sdk.EmbedHandle;
-  secondEvents: Array<[string, unknown]>;
-  handle: Sdk.EmbedHandle;
-  minted: number;
-  /** Ids handed out instead of minting (a bad id, a spent one). */
-  nextIds: string[];
-  getSessionId(): Promise<string>;
-};
+type HostWindow = Window & HostGlobals & { second: Sdk.EmbedHandle; secondEvents: Array<[string, unknown]> };
 
-const HOST_PAGE = `<!doctype html><html><body>
-<div id="embed" style="height:600px"></div><div id="embed2" style="height:300px"></div><iframe id="third" style="display:none"></iframe>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.secondEvents = [];
-  window.minted = 0;
-  window.nextIds = [];
-  window.getSessionId = async () => {
-    window.minted++;
-    if (window.nextIds.length > 0) return window.nextIds.shift();
-    const r = await fetch('/session', { method: 'POST' });
-    return (await r.json()).sessionId;
-  };
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({
+  bodyStyle: '',
+  body: '<div id="embed" style="height:600px"></div><div id="embed2" style="height:300px"></div><iframe id="third" style="display:none"></iframe>',
+  script: '  window.secondEvents = [];',
+});
 
 export const ARTIFACTS = 'e2e/artifacts';
 
@@ -52,72 +31,42 @@ suite('the embed runtime in Chromium', () => {
   // 22 h 30 min, scaled by 1/9000), so that a whole expiry runs in seconds.
   const SHORT: EmbedLifetimes = { sessionTtlMs: 60_000, tokenTtlMs: 9_600 };
   let shortSvc: RunningSvc;
-  let host: Server;
+  let host: Host;
   let third: Server;
-  let hostOrigin: string;
   let thirdOrigin: string;
   let svc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const [sdkJs, reactJs] = await Promise.all([bundle('packages/embed-sdk/src/index.ts'), bundle('e2e/fixtures/react-host.ts')]);
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: sdkJs },
+    const reactJs = await bundle('e2e/fixtures/react-host.ts');
+    host = await serveHost(HOST_PAGE, sessionRoute((query) => {
+      const theme = query.get('theme') === '1' ? { embedTheme: { primaryColor: '#ff0000', borderRadius: '2px' } }
+        : query.get('settings') === '1' ? { settings: { timezone: 'Asia/Tokyo', locale: 'de-DE' } } : {};
+      return (query.get('short') === '1' ? shortSvc : svc).mint(theme);
+    }), {
       '/react.html': { type: 'text/html', body: '<!doctype html><div id="react"></div><script type="module" src="/react.js"></script>' },
       '/react.js': { type: 'text/javascript', body: reactJs },
-      '/session': async (request) => {
-        const theme = request.url?.includes('theme=1') ? { embedTheme: { primaryColor: '#ff0000', borderRadius: '2px' } }
-          : request.url?.includes('settings=1') ? { settings: { timezone: 'Asia/Tokyo', locale: 'de-DE' } } : {};
-        const target = request.url?.includes('short=1') ? shortSvc : svc;
-        return { type: 'application/json', body: JSON.stringify({ sessionId: await target.mint(theme) }) };
-      },
     });
-    host = started.server;
-    hostOrigin = `http://localhost:${started.port}`;
     const other = await serve({ '/evil.html': { type: 'text/html', body: '<p>third party</p>' } });
     third = other.server;
     thirdOrigin = `http://localhost:${other.port}`;
-    svc = await startSvc({ account: e2eAccount([hostOrigin, `http://127.0.0.1:${started.port}`]) });
-    shortSvc = await startSvc({ account: e2eAccount([hostOrigin]), lifetimes: SHORT });
+    svc = await startSvc({ account: e2eAccount([host.origin, `http://127.0.0.1:${host.port}`]) });
+    shortSvc = await startSvc({ account: e2eAccount([host.origin]), lifetimes: SHORT });
     browser = await launchChromium();
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    await shortSvc?.close();
-    host?.close();
-    third?.close();
-  });
+  afterAll(() => closeAll(browser, svc, shortSvc, host, third));
 
-  async function hostPage(): Promise<Page> {
-    const page = await browser.context.newPage();
-    await page.goto(`${hostOrigin}/`);
-    await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
-    return page;
-  }
+  const hostPage = () => openHostPage(browser.context, `${host.origin}/`);
 
   /** Embeds `publicId` with the SDK; every event is recorded in window.events as [name, payload]. */
-  async function mount(page: Page, extra: Record<string, unknown> = {}, publicId = 'sales-e2e', target: RunningSvc = svc): Promise<Frame> {
-    await page.evaluate(async ({ baseUrl, publicId, extra }) => {
-      const w = window as unknown as HostWindow;
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId, getSessionId: w.getSessionId, ...extra });
-      w.handle = handle;
-      const names = ['ready', 'view', 'navigate', 'dashboard-loaded', 'error', 'session-expiring', 'session-expired', 'action-result', 'renewal-failed'] as const;
-      for (const name of names) {
-        handle.on(name, (payload: unknown) => {
-          w.events.push([name, payload instanceof w.sdk.SvcEmbedError ? { code: payload.code } : payload]);
-        });
-      }
-      await handle.ready;
-    }, { baseUrl: target.origin, publicId, extra });
-    return page.frames().find((f) => f.url().startsWith(`${target.origin}/embed/`))!;
-  }
+  const mount = (page: Page, extra: Record<string, unknown> = {}, publicId = 'sales-e2e', target: RunningSvc = svc): Promise<Frame> =>
+    mountEmbed(page, { baseUrl: target.origin, surface: 'dashboard', publicId, ...extra }, {
+      record: ['ready', 'view', 'navigate', 'dashboard-loaded', 'error', 'session-expiring', 'session-expired', 'action-result', 'renewal-failed'], errorCodes: true,
+    });
 
-  const events = (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
-  const names = async (page: Page) => (await events(page)).map(([name]) => name);
+  const names = async (page: Page) => (await hostEvents(page)).map(([name]) => name);
 
 
   /** Sends an action through the SDK handle (window.handle). */
@@ -161,7 +110,7 @@ suite('the embed runtime in Chromium', () => {
     const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
     await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
     await expect.poll(() => frame.evaluate(() => document.documentElement.lang)).toBe('de-DE');
-    expect(await events(page)).toEqual([]);
+    expect(await hostEvents(page)).toEqual([]);
     await page.close();
   });
 
@@ -199,7 +148,7 @@ suite('the embed runtime in Chromium', () => {
     await act(page, "setLocale('en-GB')");
     await expect.poll(() => frameText(frame, '[data-testid=updated]')).toMatch(/^Updated \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}$/);
     await act(page, "setLocale('???')");
-    await expect.poll(() => events(page)).toContainEqual(['error', expect.objectContaining({ name: 'InvalidActionError', context: 'set-locale', fatal: false })]);
+    await expect.poll(() => hostEvents(page)).toContainEqual(['error', expect.objectContaining({ name: 'InvalidActionError', context: 'set-locale', fatal: false })]);
     expect(await frame.evaluate(() => document.documentElement.lang)).toBe('en-GB');
     await page.close();
   });
@@ -218,11 +167,11 @@ suite('the embed runtime in Chromium', () => {
     await act(page, "setTimezone('Asia/Tokyo')");
     await expect.poll(() => shownIn('Asia/Tokyo')).toBe(true);
     await act(page, "setTimezone('+02:00')");
-    await expect.poll(() => events(page)).toContainEqual(['error', expect.objectContaining({ context: 'set-timezone', fatal: false })]);
+    await expect.poll(() => hostEvents(page)).toContainEqual(['error', expect.objectContaining({ context: 'set-timezone', fatal: false })]);
     expect(await shownIn('Asia/Tokyo')).toBe(true);
     // Chromium checks the name with Temporal (preferences.ts, issue 22), which would also read a zone out of a
     // date-time: refused too. A name in other letter case is taken in its own.
-    const refusals = async () => (await events(page)).filter(([name, payload]) => name === 'error' && (payload as { context?: string }).context === 'set-timezone').length;
+    const refusals = async () => (await hostEvents(page)).filter(([name, payload]) => name === 'error' && (payload as { context?: string }).context === 'set-timezone').length;
     await act(page, "setTimezone('2025-01-01T00:00[Europe/Berlin]')");
     await expect.poll(refusals).toBe(2);
     expect(await shownIn('Asia/Tokyo')).toBe(true);
@@ -242,7 +191,7 @@ suite('the embed runtime in Chromium', () => {
     await act(page, "setFilter('orders', 'status', null)");
     await expect.poll(() => frame.locator('.filter-chip').count()).toBe(1);
     await page.evaluate(() => { (window as unknown as HostWindow).handle.setFilter('orders', 'status; drop', 1); });
-    await expect.poll(() => events(page)).toContainEqual(['error', expect.objectContaining({ name: 'InvalidActionError', context: 'set-filter' })]);
+    await expect.poll(() => hostEvents(page)).toContainEqual(['error', expect.objectContaining({ name: 'InvalidActionError', context: 'set-filter' })]);
     await page.close();
   });
 
@@ -252,7 +201,7 @@ suite('the embed runtime in Chromium', () => {
     await expect.poll(() => names(page)).toContain('dashboard-loaded');
     await act(page, "navigate('/embed/dashboard/ops-e2e')");
     await expect.poll(() => frameText(frame, 'h1')).toBe('Operations');
-    await expect.poll(async () => (await events(page)).slice(3)).toEqual([
+    await expect.poll(async () => (await hostEvents(page)).slice(3)).toEqual([
       ['navigate', { path: '/embed/dashboard/ops-e2e', previousPath: '/embed/dashboard/sales-e2e' }],
       ['view', { surface: 'dashboard', path: '/embed/dashboard/ops-e2e', publicId: 'ops-e2e', title: 'Operations' }],
       ['dashboard-loaded', { publicId: 'ops-e2e', widgetCount: 0, loadDurationMs: expect.any(Number) }],
@@ -260,7 +209,7 @@ suite('the embed runtime in Chromium', () => {
     const workbookPath = `/embed/d/${svc.refs.prod}/app/workbook/${svc.refs['wb-sales']}`;
     await page.evaluate((path) => (window as unknown as HostWindow).handle.navigate(path), workbookPath);
     await expect.poll(() => frameText(frame, 'h1')).toBe('Sales overview');
-    expect(await events(page)).toContainEqual(['navigate', { path: workbookPath, previousPath: '/embed/dashboard/ops-e2e' }]);
+    expect(await hostEvents(page)).toContainEqual(['navigate', { path: workbookPath, previousPath: '/embed/dashboard/ops-e2e' }]);
     expect(await frame.evaluate(() => location.pathname)).toBe(workbookPath);
     await page.close();
   });
@@ -305,7 +254,7 @@ suite('the embed runtime in Chromium', () => {
     expect(await frame.locator('.filter-chip').count()).toBe(1);
     const refused = await page.evaluate(() => (window as unknown as HostWindow).handle.setSession('ses_unknown_id').then(() => 'confirmed', (e: { code: string }) => e.code));
     expect(refused).toBe('action-rejected');
-    expect(await events(page)).toContainEqual(['error', expect.objectContaining({ name: 'EmbedSessionExchangeError', context: 'session-renewal', fatal: false })]);
+    expect(await hostEvents(page)).toContainEqual(['error', expect.objectContaining({ name: 'EmbedSessionExchangeError', context: 'session-renewal', fatal: false })]);
     // Still working, on the renewed token: the API answers and the view is intact.
     await act(page, 'refresh()');
     await expect.poll(async () => (await names(page)).filter((n) => n === 'dashboard-loaded').length).toBe(2);
@@ -334,7 +283,7 @@ suite('the embed runtime in Chromium', () => {
       target.contentWindow!.postMessage({ ...message, source: 'not-svc' }, '*');
       target.contentWindow!.postMessage({ ...message, payload: { scheme: 'purple' } }, '*');
     }, dark);
-    await expect.poll(() => events(page)).toContainEqual(['error', expect.objectContaining({ name: 'InvalidActionError', context: 'action' })]);
+    await expect.poll(() => hostEvents(page)).toContainEqual(['error', expect.objectContaining({ name: 'InvalidActionError', context: 'action' })]);
     expect(await frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
     await page.close();
   });
@@ -358,7 +307,7 @@ suite('the embed runtime in Chromium', () => {
     expect(received).toEqual([]);
     // The page itself answered with the policy that blocked it.
     const response = await fetch(`${svc.origin}/embed/dashboard/sales-e2e`);
-    expect(response.headers.get('content-security-policy')).toContain(`frame-ancestors ${hostOrigin}`);
+    expect(response.headers.get('content-security-policy')).toContain(`frame-ancestors ${host.origin}`);
     await page.close();
   });
 
@@ -376,7 +325,7 @@ suite('the embed runtime in Chromium', () => {
     await act(page, "setColorScheme('dark')");
     await expect.poll(() => first.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
     expect(await second.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
-    expect((await events(page)).filter(([name]) => name === 'ready')).toEqual([['ready', expect.objectContaining({ publicId: 'sales-e2e' })]]);
+    expect((await hostEvents(page)).filter(([name]) => name === 'ready')).toEqual([['ready', expect.objectContaining({ publicId: 'sales-e2e' })]]);
     expect(await page.evaluate(() => (window as unknown as HostWindow).secondEvents)).toEqual([['ready', expect.objectContaining({ publicId: 'ops-e2e' })]]);
     await page.evaluate(() => (window as unknown as HostWindow).second.destroy());
     expect(await page.evaluate(() => document.querySelectorAll('#embed2 iframe').length)).toBe(0);
@@ -407,7 +356,7 @@ suite('the embed runtime in Chromium', () => {
   });
 
   it('runs a private embed on the console cookie: mode private, no tenant, no comment panel, no expiry events', async () => {
-    const sameSiteHost = `http://127.0.0.1:${(host.address() as { port: number }).port}`;
+    const sameSiteHost = `http://127.0.0.1:${host.port}`;
     const page = await browser.context.newPage();
     const login = await page.request.post(`${svc.origin}/api/v1/auth/login`, { data: { email: 'alice@acme.test', password: 'alice-password' } });
     expect(login.status()).toBe(200);
@@ -466,7 +415,7 @@ suite('the embed runtime in Chromium', () => {
     const expired = await arrivalOf(page, 'session-expired');
     expect(Math.abs(expired.payload.expiredAt - expiring.payload.expiresAt)).toBeLessThan(250);
     await expect.poll(() => frame.getByRole('alertdialog').isVisible()).toBe(true);
-    expect(await events(page)).toContainEqual(['error', expect.objectContaining({ name: 'EmbedSessionExchangeError', context: 'session-renewal' })]);
+    expect(await hostEvents(page)).toContainEqual(['error', expect.objectContaining({ name: 'EmbedSessionExchangeError', context: 'session-renewal' })]);
     // After the lapse: a fresh id brings the embed back, without a reload, with its transient state gone.
     await page.evaluate(() => { (window as unknown as HostWindow).nextIds = []; });
     expect(await page.evaluate(() => (window as unknown as HostWindow).handle.setSession().then(() => 'confirmed'))).toBe('confirmed');
@@ -498,17 +447,11 @@ suite('the embed runtime in Chromium', () => {
 
   it('serves the chat surface at its URL: ready then view with surface chat, and says plainly what is not set up', async () => {
     const page = await hostPage();
-    await page.evaluate(async (baseUrl) => {
-      const w = window as unknown as HostWindow;
-      w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'chat', getSessionId: w.getSessionId });
-      for (const name of ['ready', 'view'] as const) w.handle.on(name, (payload: unknown) => w.events.push([name, payload]));
-      await w.handle.ready;
-    }, svc.origin);
-    await expect.poll(() => events(page)).toEqual([
+    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'chat' }, { record: ['ready', 'view'] });
+    await expect.poll(() => hostEvents(page)).toEqual([
       ['ready', { embedTenant: 'customer-a', deploymentId: svc.refs.prod, mode: 'signed', surface: 'chat' }],
       ['view', { surface: 'chat', path: '/embed/chat' }],
     ]);
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/chat`))!;
     expect(await frame.locator('h1').innerText()).toBe('Ask a question');
     await page.close();
   });
@@ -536,7 +479,7 @@ suite('the embed runtime in Chromium', () => {
       w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-e2e', getSessionId: async () => 'ses_never_minted' });
       for (const name of ['ready', 'error'] as const) w.handle.on(name, (payload: unknown) => w.events.push([name, payload]));
     }, svc.origin);
-    await expect.poll(() => events(page), { timeout: 5000 }).toEqual([
+    await expect.poll(() => hostEvents(page), { timeout: 5000 }).toEqual([
       ['error', { message: expect.stringContaining('session id'), name: 'EmbedSessionExchangeError', context: 'embed-auth', fatal: true }],
     ]);
     const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
@@ -547,7 +490,7 @@ suite('the embed runtime in Chromium', () => {
 
   it('<SvcEmbed> (the SDK for React) runs the real embed: events as props, a prop change applied as an action, nothing left on unmount', async () => {
     const page = await browser.context.newPage();
-    await page.goto(`${hostOrigin}/react.html`);
+    await page.goto(`${host.origin}/react.html`);
     await page.waitForFunction(() => (window as unknown as { reactReady?: boolean }).reactReady === true);
     const render = (colorScheme: 'light' | 'dark') => page.evaluate(({ baseUrl, colorScheme }) => {
       (window as unknown as { render(p: Record<string, string>): void }).render({ baseUrl, colorScheme, publicId: 'sales-e2e', sessionUrl: '/session' });
@@ -581,7 +524,7 @@ suite('the embed runtime in Chromium', () => {
     // The embed's own navigate still gets through, after both spoofs.
     await act(page, "navigate('/embed/dashboard/ops-e2e')");
     await expect.poll(() => names(page)).toContain('navigate');
-    expect((await events(page)).filter(([name]) => name === 'navigate')).toEqual([['navigate', { path: '/embed/dashboard/ops-e2e', previousPath: '/embed/dashboard/sales-e2e' }]]);
+    expect((await hostEvents(page)).filter(([name]) => name === 'navigate')).toEqual([['navigate', { path: '/embed/dashboard/ops-e2e', previousPath: '/embed/dashboard/sales-e2e' }]]);
     await page.close();
   });
 
@@ -591,7 +534,7 @@ suite('the embed runtime in Chromium', () => {
     // The embed URL of SPEC: {base_url}/embed/dashboard/<public_id>?session=<session_id>.
     expect(await page.evaluate(() => (document.querySelector('#embed iframe') as HTMLIFrameElement).src)).toMatch(new RegExp(`^${svc.origin}/embed/dashboard/sales-e2e\\?session=ses_[A-Za-z0-9]+$`));
     await expect.poll(() => names(page)).toContain('dashboard-loaded');
-    const all = await events(page);
+    const all = await hostEvents(page);
     expect(all.map(([name]) => name)).toEqual(['ready', 'view', 'dashboard-loaded']);
     expect(all[0]![1]).toEqual({ embedTenant: 'customer-a', deploymentId: svc.refs.prod, mode: 'signed', surface: 'dashboard', publicId: 'sales-e2e' });
     expect(all[1]![1]).toEqual({ surface: 'dashboard', path: '/embed/dashboard/sales-e2e', publicId: 'sales-e2e', title: 'Sales overview' });

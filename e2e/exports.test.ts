@@ -1,28 +1,17 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { inflateSync } from 'node:zlib';
 import Papa from 'papaparse';
 import pixelmatch from 'pixelmatch';
 import { PNG } from 'pngjs';
 import type { Download, Frame, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, demoDashboardItems, e2eAccount, exportItem, openHostPage, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import { closeAll, demoDashboardItems, e2eAccount, exportItem, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, waitForHostEvent } from './embed-harness.js';
+import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
 
-type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; handle: Sdk.EmbedHandle; getSessionId(): Promise<string> };
-
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="width:1300px;height:2300px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.getSessionId = async () => (await (await fetch('/session', { method: 'POST' })).json()).sessionId;
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1300px;height:2300px' });
 
 const ARTIFACTS = 'e2e/artifacts';
 
@@ -76,45 +65,24 @@ function halve(png: PNG): PNG {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('exports match the screen (Chromium at 2x)', () => {
-  let host: Server;
-  let hostOrigin: string;
+  let host: Host;
   let svc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
   const { customers, orders, products } = demoRows();
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: sdkJs },
-      '/session': async () => ({ type: 'application/json', body: JSON.stringify({ sessionId: await svc.mint() }) }),
-    });
-    host = started.server;
-    hostOrigin = `http://localhost:${started.port}`;
-    svc = await startSvc({ account: e2eAccount([hostOrigin], { items: demoDashboardItems() }) });
-    browser = await launchChromium({ deviceScaleFactor: 2 });
-    browser.context.setDefaultTimeout(15_000);
+    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint()));
+    svc = await startSvc({ account: e2eAccount([host.origin], { items: demoDashboardItems() }) });
+    browser = await launchChromium({ deviceScaleFactor: 2, timeout: 15_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    host?.close();
-  });
+  afterAll(() => closeAll(browser, svc, host));
 
   async function mount(extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
-    const page = await openHostPage(browser.context, `${hostOrigin}/`);
-    await page.setViewportSize({ width: 1320, height: 900 });
-    await page.evaluate(async ({ baseUrl, extra }) => {
-      const w = window as unknown as HostWindow;
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-performance', allowExport: true, getSessionId: w.getSessionId, ...extra });
-      w.handle = handle;
-      for (const name of ['dashboard-loaded', 'download', 'drilldown', 'error'] as const) handle.on(name, (payload: unknown) => w.events.push([name, payload]));
-      await handle.ready;
-    }, { baseUrl: svc.origin, extra });
-    await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([n]) => n === 'dashboard-loaded'), undefined, { timeout: 20_000 });
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    const page = await openHostPage(browser.context, `${host.origin}/`, { viewport: { width: 1320, height: 900 } });
+    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId: 'sales-performance', allowExport: true, ...extra }, { record: ['dashboard-loaded', 'download', 'drilldown', 'error'] });
+    await waitForHostEvent(page, 'dashboard-loaded');
     // The map's outlines and the charts' fonts: drawn before anything is compared.
     await frame.locator('[data-widget-id="map"] svg .mark-shape.role-mark path').first().waitFor({ state: 'attached' });
     await frame.evaluate(() => document.fonts.ready.then(() => undefined));

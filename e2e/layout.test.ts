@@ -1,34 +1,18 @@
-import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
-import type { ImportAccount } from '../apps/server/src/import/import.js';
-import { hasChromium, launchChromium } from './browser.js';
-import { bundle, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
-
-type HostWindow = Window & { ready?: boolean; sdk: typeof Sdk; handle: Sdk.EmbedHandle; sizes: number[]; getSessionId(): Promise<string> };
-
-/** The demo account's admin key: public, it is in demo.json. */
-const DEMO_ADMIN_KEY = 'svc_demo_admin_key_0001';
-const DEMO_FILE = new URL('../apps/server/demo/demo.json', import.meta.url);
+import { hasChromium, launchChromium, pngPixels } from './browser.js';
+import type { Chromium } from './browser.js';
+import {
+  closeAll, DEMO_ADMIN_KEY, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, readDemoAccount, serveHost, sessionRoute, startSvc, waitForHostEvent,
+} from './embed-harness.js';
+import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
 
 interface DemoWidget { id: string; position: { x: number; y: number; w: number; h: number }; config?: { parentId?: string }; responsiveLayouts?: Record<string, unknown> }
-interface DemoFile { accounts: Array<{ deployments: Array<{ items: Array<{ ref: string; dashboard?: { config: { layout: { rowHeight: number; margin: [number, number] }; widgets: DemoWidget[] } } }> }> }> }
-const readDemoFile = (): DemoFile => JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as DemoFile;
-const readDemoAccount = () => (JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as { accounts: Array<ImportAccount & { settings: { allowedEmbedOrigins: string[] } }> }).accounts[0]!;
+/** The demo account as far as its layout goes: the dashboards' grids and widgets. */
+interface DemoLayout { deployments: Array<{ items: Array<{ ref: string; dashboard?: { config: { layout: { rowHeight: number; margin: [number, number] }; widgets: DemoWidget[] } } }> }> }
 
 /** A host page whose embed container is as wide as the page; the iframe takes the content's height (autoResize). */
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.sizes = [];
-  window.getSessionId = async () => (await (await fetch('/session', { method: 'POST' })).json()).sessionId;
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml();
 
 const ARTIFACTS = 'e2e/artifacts';
 const suite = hasChromium ? describe : describe.skip;
@@ -36,63 +20,35 @@ const suite = hasChromium ? describe : describe.skip;
 interface Box { id: string; left: number; top: number; right: number; bottom: number }
 
 suite('the demo dashboard at any width, the iframe fitted to its content, the HTML widget in both schemes (Chromium)', () => {
-  let host: Server;
+  let host: Host;
   let svc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
-  let hostOrigin: string;
-  const demo = readDemoFile();
-  const dashboard = demo.accounts[0]!.deployments[0]!.items.find((item) => item.ref === 'wb-sales-performance')!.dashboard!.config;
+  let browser: Chromium;
+  const demo = readDemoAccount() as unknown as DemoLayout;
+  const dashboard = demo.deployments[0]!.items.find((item) => item.ref === 'wb-sales-performance')!.dashboard!.config;
   const { rowHeight, margin } = dashboard.layout;
   const top = dashboard.widgets.filter((w) => w.config?.parentId === undefined);
   const readingOrder = [...top].sort((a, b) => a.position.y - b.position.y || a.position.x - b.position.x).map((w) => w.id);
 
   beforeAll(async () => {
-    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: sdkJs },
-      '/session': async () => {
-        const response = await fetch(`${svc.origin}/api/v1/embed/generate-session`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${DEMO_ADMIN_KEY}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ deploymentId: svc.refs.prod, externalId: 'ann-1', embedTenantName: 'customer-a', securityContext: { tenant: 'customer-a' } }),
-        });
-        return { type: 'application/json', body: await response.text() };
-      },
-    });
-    host = started.server;
-    hostOrigin = `http://localhost:${started.port}`;
+    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint({ securityContext: { tenant: 'customer-a' } })));
     const account = readDemoAccount();
-    account.settings.allowedEmbedOrigins.push(hostOrigin);
-    svc = await startSvc({ account });
-    browser = await launchChromium();
-    browser.context.setDefaultTimeout(20_000);
+    account.settings.allowedEmbedOrigins.push(host.origin);
+    svc = await startSvc({ account, adminKey: DEMO_ADMIN_KEY });
+    browser = await launchChromium({ timeout: 20_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    host?.close();
-  });
+  afterAll(() => closeAll(browser, svc, host));
 
   /** The demo dashboard in a page `width` px wide, with autoResize; resolves once every widget drew its data. */
   async function mount(width: number, extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
-    const page = await browser.context.newPage();
-    await page.setViewportSize({ width, height: 900 });
-    await page.goto(`${hostOrigin}/`);
-    await page.waitForFunction(() => (window as unknown as HostWindow).ready === true);
-    await page.evaluate(async ({ baseUrl, extra }) => {
-      const w = window as unknown as HostWindow;
-      const handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-performance', getSessionId: w.getSessionId, autoResize: true, ...extra });
-      w.handle = handle;
-      handle.on('content-size', ({ height }) => w.sizes.push(height));
-      const loaded = handle.once('dashboard-loaded');
-      await handle.ready;
-      await loaded;
-    }, { baseUrl: svc.origin, extra });
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    const page = await openHostPage(browser.context, `${host.origin}/`, { viewport: { width, height: 900 } });
+    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId: 'sales-performance', autoResize: true, ...extra }, { record: ['content-size', 'dashboard-loaded'] });
+    await waitForHostEvent(page, 'dashboard-loaded', { timeout: 30_000 });
     return { page, frame };
   }
+
+  /** How many content-size events the host heard. */
+  const sizeCount = async (page: Page) => (await hostEventsNamed(page, 'content-size')).length;
 
   /** The boxes of the dashboard's top-level widgets (react-grid-layout's items), relative to the grid. */
   const boxesOf = (frame: Frame): Promise<{ width: number; boxes: Box[] }> => frame.evaluate(() => {
@@ -158,14 +114,17 @@ suite('the demo dashboard at any width, the iframe fitted to its content, the HT
   it('fits the iframe to its content with autoResize: it grows and shrinks with the filter chips and the comment panel, and settles', async () => {
     // The panel open from the start (`auto` starts it as its button at this width), to see the frame follow it.
     const { page, frame } = await mount(700, { comments: 'open' });
-    const sizeCount = () => page.evaluate(() => (window as unknown as HostWindow).sizes.length);
-    /** Waits until no content-size event came for 500 ms (react-grid-layout animates its height for 200 ms). */
+    /**
+     * Waits until no content-size event came for 500 ms (react-grid-layout animates its height for 200 ms) and the
+     * iframe's height is the content's, or 10 s passed: under load a relayout's events come more than 500 ms apart.
+     */
     const quiet = async () => {
-      let count = await sizeCount();
-      for (;;) {
+      let count = await sizeCount(page);
+      for (const end = Date.now() + 10_000; Date.now() < end;) {
         await page.waitForTimeout(500);
-        const now = await sizeCount();
-        if (now === count) return;
+        const now = await sizeCount(page);
+        const [frameHeight, contentHeight] = await heights(page, frame);
+        if (now === count && Math.abs(frameHeight - contentHeight) <= 1) return;
         count = now;
       }
     };
@@ -174,9 +133,9 @@ suite('the demo dashboard at any width, the iframe fitted to its content, the HT
       // Settled: the iframe's height is the content's, and nothing more comes (no loop).
       const [frameHeight, contentHeight] = await heights(page, frame);
       expect(Math.abs(frameHeight - contentHeight)).toBeLessThanOrEqual(1);
-      const before = await sizeCount();
+      const before = await sizeCount(page);
       await page.waitForTimeout(500);
-      expect(await sizeCount()).toBe(before);
+      expect(await sizeCount(page)).toBe(before);
       return frameHeight;
     };
     const first = await settled();
@@ -214,7 +173,7 @@ suite('the demo dashboard at any width, the iframe fitted to its content, the HT
     const { page } = await mount(1280, { autoResize: false });
     await page.evaluate(() => { document.getElementById('embed')!.style.height = '500px'; });
     expect(await page.evaluate(() => document.querySelector('#embed iframe')!.getBoundingClientRect().height)).toBe(500);
-    expect(await page.evaluate(() => (window as unknown as HostWindow).sizes.length)).toBeGreaterThan(0);
+    expect(await sizeCount(page)).toBeGreaterThan(0);
     await page.close();
   });
 
@@ -245,18 +204,8 @@ suite('the demo dashboard at any width, the iframe fitted to its content, the HT
       return { x: Math.floor(own.right - outer.left - 4), y: Math.floor(own.bottom - outer.top - 4) };
     });
     const shot = await widget.screenshot({ path: `${ARTIFACTS}/html-widget-${scheme}.png` });
-    const pixel = await page.evaluate(async ({ png, x, y }) => {
-      const image = new Image();
-      image.src = `data:image/png;base64,${png}`;
-      await image.decode();
-      const canvas = document.createElement('canvas');
-      canvas.width = image.width;
-      canvas.height = image.height;
-      const context = canvas.getContext('2d')!;
-      context.drawImage(image, 0, 0);
-      const [r, g, b] = context.getImageData(x, y, 1, 1).data;
-      return `rgb(${r}, ${g}, ${b})`;
-    }, { png: shot.toString('base64'), ...frameBox });
+    const [r, g, b] = await pngPixels(page, shot, { ...frameBox, width: 1, height: 1 });
+    const pixel = `rgb(${r}, ${g}, ${b})`;
     expect(pixel).toBe(outside.surface);
     const luminance = (rgb: string) => {
       const [r, g, b] = rgb.match(/\d+/g)!.map(Number);

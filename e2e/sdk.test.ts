@@ -1,23 +1,21 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { build } from 'esbuild';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { e2eAccount, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import { bundle, closeAll, e2eAccount, hostPageHtml, openHostPage, serve, serveHost, sessionRoute, startSvc } from './embed-harness.js';
+import type { Host, RunningSvc } from './embed-harness.js';
 
 /** The host page's globals (HOST_PAGE below), as the page.evaluate bodies see them. */
 type HostWindow = Window & {
   sdk: typeof Sdk;
   events: Array<[string, string, unknown]>;
   minted: number;
-  nextIds: string[];
   /** Ids handed out before any real one (a refused id for the renewal tests). */
+  nextIds: string[];
   getSessionId(): Promise<string>;
   handles: Record<string, Sdk.EmbedHandle>;
 };
@@ -40,109 +38,54 @@ async function messageListenerCounter(page: Page): Promise<() => Promise<number>
 }
 if (!hasChromium) console.warn('[e2e] /usr/bin/chromium not found: the browser tests are SKIPPED (apt-get install -y chromium)');
 
-async function bundle(entry: string): Promise<string> {
-  const result = await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', write: false, target: 'es2020' });
-  return result.outputFiles[0]!.text;
-}
-
-function serve(
-  routes: (path: string) => { type: string; body: string } | undefined,
-  dynamic: (path: string, query: string) => Promise<{ type: string; body: string } | undefined> = async () => undefined,
-): Promise<{ server: Server; port: number }> {
-  return new Promise((resolve) => {
-    const server = createServer((request, response) => {
-      const url = new URL(request.url ?? '/', 'http://x');
-      void (async () => {
-        const route = routes(url.pathname) ?? await dynamic(url.pathname, url.search).catch(() => undefined);
-        if (route === undefined) {
-          response.writeHead(404).end();
-          return;
-        }
-        response.writeHead(200, { 'content-type': route.type }).end(route.body);
-      })();
-    });
-    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port }));
-  });
-}
-
-const HOST_PAGE = `<!doctype html><html><body>
-<div id="a" style="height:200px"></div><div id="b" style="height:200px"></div><iframe id="other"></iframe>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.minted = 0;
-  window.nextIds = [];
-  window.handles = {};
-  // A real id from the host backend (svc's generate-session), unless the test queued another.
-  window.getSessionId = async () => {
-    window.minted++;
-    if (window.nextIds.length > 0) return window.nextIds.shift();
-    return (await (await fetch('/session' + location.search, { method: 'POST' })).json()).sessionId;
-  };
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({
+  bodyStyle: '',
+  body: '<div id="a" style="height:200px"></div><div id="b" style="height:200px"></div><iframe id="other"></iframe>',
+  script: '  window.handles = {};',
+});
 
 suite('@svc/embed-sdk in Chromium', () => {
-  let hostServer: Server;
+  let host: Host;
   let fixtureServer: Server;
   let thirdServer: Server;
-  let hostOrigin: string;
   /** The same host page on an origin the account does not allow (127.0.0.1 instead of localhost). */
   let refusedHostOrigin: string;
   let fixtureOrigin: string;
   let thirdOrigin: string;
   let svc: RunningSvc;
   let shortSvc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
   /** Token lifetimes short enough that the renewal flow runs within a test: the warning comes after ~9 s. */
   const SHORT: EmbedLifetimes = { sessionTtlMs: 60_000, tokenTtlMs: 9_600 };
 
   beforeAll(async () => {
-    const [sdkJs, protocolJs, reactJs] = await Promise.all([
-      bundle('packages/embed-sdk/src/index.ts'), bundle('packages/protocol/src/index.ts'), bundle('e2e/fixtures/react-host.ts'),
-    ]);
+    const [protocolJs, reactJs] = await Promise.all([bundle('packages/protocol/src/index.ts'), bundle('e2e/fixtures/react-host.ts')]);
     const fixture = readFileSync('e2e/fixtures/embed-fixture.html', 'utf8');
-    const hostRoutes: Record<string, { type: string; body: string }> = {
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: sdkJs },
+    // The host backend: /session mints a real session id (on the short-lived svc with ?short=1).
+    host = await serveHost(HOST_PAGE, sessionRoute((query) => (query.get('short') === '1' ? shortSvc : svc).mint()), {
       '/react.html': { type: 'text/html', body: '<!doctype html><div id="react"></div><script type="module" src="/react.js"></script>' },
       '/react.js': { type: 'text/javascript', body: reactJs },
-    };
-    // The host backend: /session mints a real session id (on the short-lived svc with ?short=1).
-    const host = await serve((path) => hostRoutes[path], async (path, query) => (path === '/session'
-      ? { type: 'application/json', body: JSON.stringify({ sessionId: await (query.includes('short=1') ? shortSvc : svc).mint() }) }
-      : undefined));
-    const fixtureHost = await serve((path) => (path.startsWith('/embed/') ? { type: 'text/html', body: fixture } : path === '/protocol.js' ? { type: 'text/javascript', body: protocolJs } : undefined));
+    });
+    const fixtureHost = await serve({ '/protocol.js': { type: 'text/javascript', body: protocolJs } }, (path) => (path.startsWith('/embed/') ? { type: 'text/html', body: fixture } : undefined));
     // A page on a third origin that posts a well-formed svc event to its parent.
-    const third = await serve((path) => (path === '/evil.html'
-      ? { type: 'text/html', body: `<script>parent.postMessage({source:'svc-embed',direction:'event',type:'svc:event:navigate',payload:{path:'/evil'},timestamp:Date.now(),surface:'dashboard'}, '*')</script>` }
-      : undefined));
-    hostServer = host.server;
+    const third = await serve({
+      '/evil.html': { type: 'text/html', body: `<script>parent.postMessage({source:'svc-embed',direction:'event',type:'svc:event:navigate',payload:{path:'/evil'},timestamp:Date.now(),surface:'dashboard'}, '*')</script>` },
+    });
     fixtureServer = fixtureHost.server;
     thirdServer = third.server;
-    hostOrigin = `http://localhost:${host.port}`;
     refusedHostOrigin = `http://127.0.0.1:${host.port}`;
     fixtureOrigin = `http://127.0.0.1:${fixtureHost.port}`;
     thirdOrigin = `http://localhost:${third.port}`;
-    svc = await startSvc({ account: e2eAccount([hostOrigin]) });
-    shortSvc = await startSvc({ account: e2eAccount([hostOrigin]), lifetimes: SHORT });
+    svc = await startSvc({ account: e2eAccount([host.origin]) });
+    shortSvc = await startSvc({ account: e2eAccount([host.origin]), lifetimes: SHORT });
     browser = await launchChromium();
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    await shortSvc?.close();
-    for (const server of [hostServer, fixtureServer, thirdServer]) server?.close();
-  });
+  afterAll(() => closeAll(browser, svc, shortSvc, host, fixtureServer, thirdServer));
 
-  async function hostPage(query = '', origin = hostOrigin): Promise<{ page: Page; logs: string[] }> {
-    const page = await browser.context.newPage();
+  async function hostPage(query = '', origin = host.origin): Promise<{ page: Page; logs: string[] }> {
     const logs: string[] = [];
-    page.on('console', (message) => logs.push(message.text()));
-    await page.goto(`${origin}/${query}`);
-    await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+    const page = await openHostPage(browser.context, `${origin}/${query}`, { before: (page) => page.on('console', (message) => logs.push(message.text())) });
     return { page, logs };
   }
 
@@ -287,7 +230,7 @@ suite('@svc/embed-sdk in Chromium', () => {
 
   it('<SvcEmbed> delivers events as props, sends prop changes as actions and cleans up on unmount', async () => {
     const page = await browser.context.newPage();
-    await page.goto(`${hostOrigin}/react.html`);
+    await page.goto(`${host.origin}/react.html`);
     await page.waitForFunction(() => (window as unknown as { reactReady?: boolean }).reactReady === true);
     const messageListeners = await messageListenerCounter(page);
     const before = await messageListeners();

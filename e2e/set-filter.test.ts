@@ -1,28 +1,19 @@
-import type { Server } from 'node:http';
 import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/warehouse/warehouse.demo.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { bundle, demoDashboardItems, e2eAccount, openHostPage, serve, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import type { Chromium } from './browser.js';
+import {
+  closeAll, demoDashboardItems, e2eAccount, embedFrame, hostEvents, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, waitForHostEvent,
+} from './embed-harness.js';
+import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
 
 // Issue 31 item 6: a host's `setFilter` is checked by svc before it applies. A member the model does not declare, a
 // value not of its type, or a member an access policy hides from the viewer is refused as an invalid action (the
 // promise rejects, an error event names the member) and nothing is applied, here or on the next dashboard.
 // Item 13 (part): filter chips show the dimension's title from the model, not its member name.
 
-type HostWindow = Window & { sdk: typeof Sdk; events: Array<[string, unknown]>; handle: Sdk.EmbedHandle; getSessionId(): Promise<string> };
-
-const HOST_PAGE = `<!doctype html><html><body style="margin:0">
-<div id="embed" style="width:1300px;height:2300px"></div>
-<script type="module">
-  import * as sdk from '/sdk.js';
-  window.sdk = sdk;
-  window.events = [];
-  window.getSessionId = async () => (await (await fetch('/session', { method: 'POST' })).json()).sessionId;
-  window.ready = true;
-</script></body></html>`;
+const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1300px;height:2300px' });
 
 /** The demo's views, the orders view hiding its tenant column from every viewer. */
 function guardedViews(): unknown[] {
@@ -34,35 +25,20 @@ function guardedViews(): unknown[] {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('set-filter is checked before it applies (Chromium, through the SDK)', () => {
-  let host: Server;
+  let host: Host;
   let svc: RunningSvc;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
+  let browser: Chromium;
 
   beforeAll(async () => {
-    const sdkJs = await bundle('packages/embed-sdk/src/index.ts');
-    const started = await serve({
-      '/': { type: 'text/html', body: HOST_PAGE },
-      '/sdk.js': { type: 'text/javascript', body: sdkJs },
-      '/session': async () => ({ type: 'application/json', body: JSON.stringify({ sessionId: await svc.mint() }) }),
-    });
-    host = started.server;
-    svc = await startSvc({ account: e2eAccount([`http://localhost:${started.port}`], { items: demoDashboardItems(), semanticViews: guardedViews() }) });
-    browser = await launchChromium();
-    browser.context.setDefaultTimeout(15_000);
+    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint()));
+    svc = await startSvc({ account: e2eAccount([host.origin], { items: demoDashboardItems(), semanticViews: guardedViews() }) });
+    browser = await launchChromium({ timeout: 15_000 });
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    host?.close();
-  });
+  afterAll(() => closeAll(browser, svc, host));
 
-  /**
-   * The demo's Sales performance embedded, every event kept; `data` lists the filters of every
-   * widget data request and `failures` every such answer of 400 or more. Resolves at dashboard-loaded.
-   */
-  async function mount(): Promise<{ page: Page; frame: Frame; data: Array<Record<string, unknown>>; failures: string[] }> {
-    const page = await openHostPage(browser.context, `http://localhost:${(host.address() as { port: number }).port}/`);
+  /** The filters of every widget data request of the page (`data`), and every such answer of 400 or more (`failures`). */
+  function watchData(page: Page): { data: Array<Record<string, unknown>>; failures: string[] } {
     const data: Array<Record<string, unknown>> = [];
     const failures: string[] = [];
     page.on('request', (request) => {
@@ -71,19 +47,19 @@ suite('set-filter is checked before it applies (Chromium, through the SDK)', () 
     page.on('response', (response) => {
       if (response.url().endsWith('/data') && response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
     });
-    await page.evaluate(async ({ baseUrl }) => {
-      const w = window as unknown as HostWindow;
-      w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-performance', getSessionId: w.getSessionId });
-      for (const name of ['ready', 'navigate', 'view', 'dashboard-loaded', 'error'] as const) w.handle.on(name, (payload: unknown) => w.events.push([name, payload]));
-      await w.handle.ready;
-    }, { baseUrl: svc.origin });
-    await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([name]) => name === 'dashboard-loaded'), undefined, { timeout: 30_000 });
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
-    return { page, frame, data, failures };
+    return { data, failures };
   }
 
-  const events = (page: Page) => page.evaluate(() => (window as unknown as HostWindow).events);
-  const errors = async (page: Page) => (await events(page)).filter(([name]) => name === 'error').map(([, payload]) => payload as { name: string; message: string; context: string; fatal: boolean });
+  /** The demo's Sales performance embedded, every event kept, its data requests watched. Resolves at dashboard-loaded. */
+  async function mount(): Promise<{ page: Page; frame: Frame; data: Array<Record<string, unknown>>; failures: string[] }> {
+    const page = await openHostPage(browser.context, `${host.origin}/`);
+    const watched = watchData(page);
+    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId: 'sales-performance' }, { record: ['ready', 'navigate', 'view', 'dashboard-loaded', 'error'] });
+    await waitForHostEvent(page, 'dashboard-loaded', { timeout: 30_000 });
+    return { page, frame, ...watched };
+  }
+
+  const errors = async (page: Page) => (await hostEvents(page)).filter(([name]) => name === 'error').map(([, payload]) => payload as { name: string; message: string; context: string; fatal: boolean });
   /** The outcome of `handle.setFilter(...)`: `applied`, or the rejection's code and message. */
   const setFilter = (page: Page, view: string, dimension: string, value: unknown) => page.evaluate(({ view, dimension, value }) =>
     (window as unknown as HostWindow).handle.setFilter(view, dimension, value).then(() => ({ applied: true, code: '', message: '' }), (error: { code: string; message: string }) => ({ applied: false, code: error.code, message: error.message })),
@@ -106,7 +82,7 @@ suite('set-filter is checked before it applies (Chromium, through the SDK)', () 
     await page.evaluate(() => (window as unknown as HostWindow).handle.navigate('/embed/dashboard/sales-e2e'));
     await expect.poll(() => frame.locator('h1').first().innerText()).toBe('Sales overview');
     // Loaded before leaving it: a navigate while its widgets load cancels them, and its dashboard-loaded never comes.
-    const loaded = async () => (await events(page)).filter(([name]) => name === 'dashboard-loaded').length;
+    const loaded = async () => (await hostEvents(page)).filter(([name]) => name === 'dashboard-loaded').length;
     await expect.poll(loaded, { timeout: 20_000 }).toBe(2);
     await page.evaluate(() => (window as unknown as HostWindow).handle.navigate('/embed/dashboard/sales-performance'));
     await expect.poll(loaded, { timeout: 20_000 }).toBe(3);
@@ -153,15 +129,8 @@ suite('set-filter is checked before it applies (Chromium, through the SDK)', () 
   });
 
   it('checks the embed URL\'s f_* filters before any widget asks: titles on the accepted, the refused dropped and reported', async () => {
-    const page = await openHostPage(browser.context, `http://localhost:${(host.address() as { port: number }).port}/`);
-    const data: Array<Record<string, unknown>> = [];
-    const failures: string[] = [];
-    page.on('request', (request) => {
-      if (request.url().endsWith('/data') && request.method() === 'POST') data.push((JSON.parse(request.postData() ?? '{}') as { filters?: Record<string, unknown> }).filters ?? {});
-    });
-    page.on('response', (response) => {
-      if (response.url().endsWith('/data') && response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
-    });
+    const page = await openHostPage(browser.context, `${host.origin}/`);
+    const { data, failures } = watchData(page);
     // A frame made by hand, as a host without the SDK does: the filters are parameters of its URL; its events are kept.
     await page.evaluate(async (baseUrl) => {
       const w = window as unknown as HostWindow;
@@ -176,8 +145,8 @@ suite('set-filter is checked before it applies (Chromium, through the SDK)', () 
       frame.style.cssText = 'width:1300px;height:1200px;border:0';
       document.body.appendChild(frame);
     }, svc.origin);
-    await page.waitForFunction(() => (window as unknown as HostWindow).events.some(([name]) => name === 'dashboard-loaded'), undefined, { timeout: 30_000 });
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    await waitForHostEvent(page, 'dashboard-loaded', { timeout: 30_000 });
+    const frame = embedFrame(page, svc.origin);
     await expect.poll(() => chips(frame)).toEqual(['Status: completed']);
     expect(data.length).toBeGreaterThan(0);
     expect(data.every((filters) => !('orders.nope' in filters) && !('orders.tenant' in filters) && filters['orders.status'] === 'completed')).toBe(true);

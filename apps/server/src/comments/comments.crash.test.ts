@@ -1,18 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
+import { expect, it } from 'vitest';
+import { mintViewerOverHttp } from '../../test/embed.js';
 import { RAISED_RATE_LIMIT_ENV } from '../../test/limits.js';
-import { startSvcServe } from '../../test/svc-process.js';
+import { describeEachOwnDatabase } from '../../test/own-database.js';
 import type { SvcProcess } from '../../test/svc-process.js';
 import { openDatabase } from '../db/db.database.js';
-import type { Db, Dialect } from '../db/db.database.js';
-import { migrateToLatest } from '../db/db.migrations.js';
+import type { Db } from '../db/db.database.js';
 import type { Comment, Thread, ThreadList } from './comments.schema.js';
 import { seededRandom } from '../../test/seeded-random.js';
 
@@ -94,457 +89,386 @@ const random = seededRandom();
 const randomInt = (below: number): number => random.int(below);
 const pick = <T>(items: readonly T[]): T | undefined => items[randomInt(items.length)];
 
-function databaseUrlNamed(base: string, name: string): string {
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+describeEachOwnDatabase('comments survive SIGKILL of svc serve under concurrent writes', { name: 'crash', settings: { allowEmbedComments: true } }, (t) => {
+  let server: SvcProcess | undefined;
+  let childLog = '';
+  let starts = 0;
 
-for (const dialect of ['sqlite', 'postgres'] as const satisfies readonly Dialect[]) {
-  const postgresUrl = inject('postgresUrl');
-  const skip = dialect === 'postgres' && postgresUrl === null;
-  const name = 'comments survive SIGKILL of svc serve under concurrent writes';
-  (skip ? describe.skip : describe)(skip ? `${name} [postgres: SKIPPED, no SVC_TEST_POSTGRES_URL]` : `${name} [${dialect}]`, () => {
-    let url: string;
-    let sqlitePath: string | undefined;
-    let dir: string | undefined;
-    let createdDatabase: string | undefined;
-    let server: SvcProcess | undefined;
-    let childLog = '';
-    let starts = 0;
-    let publicId: string;
-    let adminKey: string;
-    let deploymentId: number;
+  /** Starts the child; its output (stdout: pino's log lines; stderr) is kept for failure messages. */
+  async function start(): Promise<SvcProcess> {
+    starts++;
+    childLog += `\n--- svc serve start ${starts} ---\n`;
+    const started = await t().start(RAISED_RATE_LIMIT_ENV);
+    const keep = (chunk: Buffer) => {
+      childLog += chunk.toString();
+      if (childLog.length > 200_000) childLog = childLog.slice(-100_000);
+    };
+    started.child.stdout!.on('data', keep);
+    started.child.stderr!.on('data', keep);
+    return started;
+  }
 
-    beforeAll(async () => {
-      if (dialect === 'sqlite') {
-        dir = mkdtempSync(join(tmpdir(), 'svc-crash-'));
-        sqlitePath = join(dir, 'svc.db');
-        url = `sqlite:${sqlitePath}`;
-      } else {
-        // A database of its own: the processes killed here never hold locks or leave rows where other files run.
-        createdDatabase = `svc_crash_${randomBytes(6).toString('hex')}`;
-        const admin = new pg.Client({ connectionString: postgresUrl! });
-        await admin.connect();
+  async function kill(running: SvcProcess): Promise<void> {
+    const exited = new Promise((resolve) => running.child.once('exit', resolve));
+    if (running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGKILL');
+      await exited;
+    }
+    childLog += `\n--- svc serve ${starts} killed: ${running.child.signalCode ?? `exit ${running.child.exitCode}`} ---\n`;
+  }
+
+  const withLog = (problems: string[]) => `${problems.length} problem(s):\n${problems.slice(0, 30).join('\n')}\n\nsvc serve output (last 40 lines):\n${summarizeLog(childLog).split('\n').slice(-40).join('\n')}`;
+
+  const json = (headers: Record<string, string>, body: unknown) => ({
+    headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+
+  /** A viewer's embed token through the real flow, over HTTP: Generate Session, then the exchange. */
+  const mintViewer = (base: string, externalId: string): Promise<Viewer> => mintViewerOverHttp(base, t().adminKey, { deploymentId: t().deploymentId, externalId });
+
+  it('keeps every acknowledged write, and nothing half-written, across repeated kills mid-load', async () => {
+    const problems: string[] = [];
+    const comments: ModelComment[] = [];
+    let bodyCounter = 0;
+    let acknowledgedTotal = 0;
+    let inFlightTotal = 0;
+
+    server = await start();
+    const viewers: Viewer[] = [];
+    for (let w = 0; w < WRITERS; w++) viewers.push(await mintViewer(server.url, `writer-${w}`));
+    const commentsUrl = (base: string, rest = '') => `${base}/api/v1/embed/dashboard/${t().publicId}/comments${rest}`;
+
+    const isGone = (c: ModelComment) => c.isDeleted || c.isNeverWritten || (c.root !== null && c.root.isDeleted);
+    /** What the writer may act on: written, id known, and not deleted as far as anyone knows. */
+    const isUsable = (c: ModelComment) => c.id !== undefined && !c.isCreatePending && !isGone(c) && !c.isDeletePending && !(c.root?.isDeletePending ?? false);
+
+    for (let round = 1; round <= ROUNDS; round++) {
+      const base = server.url;
+      let isKilling = false;
+      let acknowledged = 0;
+      let inFlight = 0;
+      let noteFirstAcknowledged!: () => void;
+      // A fresh process answers its first requests slowly: the kill is timed from the first acknowledged write.
+      const firstAcknowledged = new Promise<void>((resolve) => {
+        noteFirstAcknowledged = resolve;
+      });
+
+      /** One request; undefined when it failed without an answer (in flight at the kill). */
+      const send = async (writer: number, method: string, path: string, payload?: unknown): Promise<{ status: number; text: string } | undefined> => {
+        let status: number | undefined;
         try {
-          await admin.query(`create database ${createdDatabase}`);
-        } finally {
-          await admin.end();
+          const res = await fetch(path, {
+            method,
+            ...(payload === undefined ? { headers: viewers[writer]!.headers } : json(viewers[writer]!.headers, payload)),
+            signal: AbortSignal.timeout(15_000),
+          });
+          status = res.status;
+          if (status >= 200 && status < 300) noteFirstAcknowledged();
+          return { status, text: await res.text() };
+        } catch (error) {
+          // The status line came, the body was cut off: acknowledged all the same (no id to learn, though).
+          if (status !== undefined) return { status, text: '' };
+          if (!isKilling) problems.push(`round ${round}: ${method} ${path} failed while svc was alive: ${error instanceof Error ? error.message : String(error)}`);
+          inFlight++;
+          return undefined;
         }
-        url = databaseUrlNamed(postgresUrl!, createdDatabase);
-      }
-      const db = openDatabase(url);
-      try {
-        await migrateToLatest(db);
-        publicId = `crash-${uniqueSuffix()}`;
-        const seeded = await seedAccount(db.kysely, {
-          settings: { allowEmbedComments: true },
-          users: [{ ref: 'alice', role: 'admin' }],
-          deployments: [{ ref: 'prod', name: 'Prod', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'Crash', createdBy: 'alice', dashboard: { publicId, status: 'published', allowEmbed: true } }] }],
-        });
-        adminKey = seeded.keys.alice!;
-        deploymentId = seeded.refs.prod!;
-      } finally {
-        await db.close();
-      }
-    }, 60_000);
-
-    afterAll(async () => {
-      await server?.stop();
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-      if (createdDatabase !== undefined) {
-        const admin = new pg.Client({ connectionString: postgresUrl! });
-        await admin.connect();
-        await admin.query(`drop database if exists ${createdDatabase} with (force)`);
-        await admin.end();
-      }
-    });
-
-    /** Starts the child; its output (stdout: pino's log lines; stderr) is kept for failure messages. */
-    async function start(): Promise<SvcProcess> {
-      starts++;
-      childLog += `\n--- svc serve start ${starts} ---\n`;
-      const started = await startSvcServe(url, RAISED_RATE_LIMIT_ENV);
-      const keep = (chunk: Buffer) => {
-        childLog += chunk.toString();
-        if (childLog.length > 200_000) childLog = childLog.slice(-100_000);
       };
-      started.child.stdout!.on('data', keep);
-      started.child.stderr!.on('data', keep);
-      return started;
-    }
+      const parsed = <T>(text: string): T | undefined => {
+        try {
+          return JSON.parse(text) as T;
+        } catch {
+          return undefined;
+        }
+      };
+      const unexpected = (what: string, answer: { status: number; text: string }) => problems.push(`round ${round}: ${what} answered ${answer.status} ${answer.text.slice(0, 300)}`);
 
-    async function kill(running: SvcProcess): Promise<void> {
-      const exited = new Promise((resolve) => running.child.once('exit', resolve));
-      if (running.child.exitCode === null && running.child.signalCode === null) {
-        running.child.kill('SIGKILL');
-        await exited;
+      async function create(writer: number, root: ModelComment | null): Promise<boolean> {
+        const body = `round ${round} writer ${writer} ${root === null ? 'thread' : `reply to ${root.id}`} #${++bodyCounter} ${randomBytes(3).toString('hex')}`;
+        const comment: ModelComment = {
+          writer, root, createBody: body, id: undefined, isCreatePending: true, body, pendingBody: undefined, isEdited: false,
+          isResolved: false, pendingResolved: undefined, isDeleted: false, isDeletePending: false, isNeverWritten: false,
+        };
+        comments.push(comment);
+        const answer = await send(writer, 'POST', commentsUrl(base), root === null ? { body } : { body, parentId: root.id });
+        if (answer === undefined) return false;
+        if (answer.status === 201) {
+          acknowledged++;
+          comment.isCreatePending = false;
+          const shown = parsed<Comment>(answer.text);
+          comment.id = shown?.id;
+          if (shown !== undefined && (shown.body !== body || shown.userId !== viewers[writer]!.embedUserId)) unexpected('POST comment (answer differs from what was sent)', answer);
+          return true;
+        }
+        comment.isCreatePending = false;
+        comment.isNeverWritten = true;
+        // SPEC B rule 1: a reply to a root deleted meanwhile is a 404, and proves the root's deletion committed.
+        if (answer.status === 404 && root !== null && (root.isDeletePending || root.isDeleted)) {
+          root.isDeleted = true;
+          return true;
+        }
+        unexpected(`POST ${root === null ? 'thread' : `reply to ${root.id}`}`, answer);
+        return false;
       }
-      childLog += `\n--- svc serve ${starts} killed: ${running.child.signalCode ?? `exit ${running.child.exitCode}`} ---\n`;
-    }
 
-    const withLog = (problems: string[]) => `${problems.length} problem(s):\n${problems.slice(0, 30).join('\n')}\n\nsvc serve output (last 40 lines):\n${summarizeLog(childLog).split('\n').slice(-40).join('\n')}`;
+      async function edit(writer: number, comment: ModelComment): Promise<boolean> {
+        const body = `${comment.createBody} edited #${++bodyCounter}`;
+        comment.pendingBody = body;
+        const answer = await send(writer, 'PATCH', commentsUrl(base, `/${comment.id}`), { body });
+        if (answer === undefined) return false;
+        comment.pendingBody = undefined;
+        if (answer.status === 200) {
+          acknowledged++;
+          comment.body = body;
+          comment.isEdited = true;
+          return true;
+        }
+        if (answer.status === 404 && comment.root !== null && (comment.root.isDeletePending || comment.root.isDeleted)) {
+          comment.root.isDeleted = true;
+          return true;
+        }
+        unexpected(`PATCH ${comment.id}`, answer);
+        return false;
+      }
 
-    const json = (headers: Record<string, string>, body: unknown) => ({
-      headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body),
-    });
+      async function resolve(writer: number, root: ModelComment): Promise<boolean> {
+        const resolved = !root.isResolved;
+        root.pendingResolved = resolved;
+        const answer = await send(writer, 'POST', commentsUrl(base, `/${root.id}/resolve`), { resolved });
+        if (answer === undefined) return false;
+        root.pendingResolved = undefined;
+        if (answer.status === 200) {
+          acknowledged++;
+          root.isResolved = resolved;
+          const thread = parsed<Thread>(answer.text);
+          if (thread !== undefined && (thread.resolvedAt != null) !== resolved) unexpected(`resolve(${resolved}) of ${root.id} (answer shows the other state)`, answer);
+          return true;
+        }
+        unexpected(`resolve(${resolved}) of ${root.id}`, answer);
+        return false;
+      }
 
-    /** A viewer's embed token through the real flow, over HTTP: Generate Session, then the exchange. */
-    async function mintViewer(base: string, externalId: string): Promise<Viewer> {
-      const minted = await fetch(`${base}/api/v1/embed/generate-session`, { method: 'POST', ...json(bearer(adminKey), { deploymentId, externalId }) });
-      expect(minted.status, await minted.clone().text()).toBe(200);
-      const { sessionId } = (await minted.json()) as { sessionId: string };
-      const exchanged = await fetch(`${base}/api/v1/embed/session/token`, { method: 'POST', ...json({}, { sessionId }) });
-      expect(exchanged.status).toBe(200);
-      const { token } = (await exchanged.json()) as { token: string };
-      const headers = { authorization: `Embed-Token ${token}` };
-      const current = (await (await fetch(`${base}/api/v1/embed/session`, { headers })).json()) as { session: { embedUserId: number } };
-      return { headers, embedUserId: current.session.embedUserId };
-    }
+      async function remove(writer: number, comment: ModelComment): Promise<boolean> {
+        comment.isDeletePending = true;
+        const answer = await send(writer, 'DELETE', commentsUrl(base, `/${comment.id}`));
+        if (answer === undefined) return false;
+        comment.isDeletePending = false;
+        if (answer.status === 204) {
+          acknowledged++;
+          comment.isDeleted = true;
+          return true;
+        }
+        if (answer.status === 404 && comment.root !== null && (comment.root.isDeletePending || comment.root.isDeleted)) {
+          comment.root.isDeleted = true;
+          comment.isDeleted = true;
+          return true;
+        }
+        unexpected(`DELETE ${comment.id}`, answer);
+        return false;
+      }
 
-    it('keeps every acknowledged write, and nothing half-written, across repeated kills mid-load', async () => {
-      const problems: string[] = [];
-      const comments: ModelComment[] = [];
-      let bodyCounter = 0;
-      let acknowledgedTotal = 0;
-      let inFlightTotal = 0;
+      /** One writer: random operations on the shared threads until the kill; it stops at its first unanswered request. */
+      async function writer(w: number): Promise<void> {
+        while (!isKilling) {
+          const own = comments.filter((c) => c.writer === w && isUsable(c));
+          const roll = random.next();
+          // Replies also go to roots whose deletion is in flight: the race SPEC B rule 1 answers with a 404.
+          const root = pick(comments.filter((c) => c.root === null && c.id !== undefined && !c.isCreatePending && !isGone(c)));
+          const mine = pick(own);
+          const myRoot = pick(own.filter((c) => c.root === null));
+          let ok: boolean;
+          if (roll < 0.35 && root !== undefined) ok = await create(w, root);
+          else if (roll < 0.55 && mine !== undefined) ok = await edit(w, mine);
+          else if (roll < 0.67 && myRoot !== undefined) ok = await resolve(w, myRoot);
+          else if (roll < 0.75 && mine !== undefined) ok = await remove(w, mine);
+          else ok = await create(w, null);
+          if (!ok) return;
+        }
+      }
+
+      const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
+      await Promise.race([firstAcknowledged, pause(20_000)]);
+      await pause(KILL_AFTER_MS + randomInt(KILL_SPREAD_MS));
+      isKilling = true;
+      await kill(server);
+      await Promise.all(writers);
+      acknowledgedTotal += acknowledged;
+      inFlightTotal += inFlight;
 
       server = await start();
-      const viewers: Viewer[] = [];
-      for (let w = 0; w < WRITERS; w++) viewers.push(await mintViewer(server.url, `writer-${w}`));
-      const commentsUrl = (base: string, rest = '') => `${base}/api/v1/embed/dashboard/${publicId}/comments${rest}`;
-
-      const isGone = (c: ModelComment) => c.isDeleted || c.isNeverWritten || (c.root !== null && c.root.isDeleted);
-      /** What the writer may act on: written, id known, and not deleted as far as anyone knows. */
-      const isUsable = (c: ModelComment) => c.id !== undefined && !c.isCreatePending && !isGone(c) && !c.isDeletePending && !(c.root?.isDeletePending ?? false);
-
-      for (let round = 1; round <= ROUNDS; round++) {
-        const base = server.url;
-        let isKilling = false;
-        let acknowledged = 0;
-        let inFlight = 0;
-        let noteFirstAcknowledged!: () => void;
-        // A fresh process answers its first requests slowly: the kill is timed from the first acknowledged write.
-        const firstAcknowledged = new Promise<void>((resolve) => {
-          noteFirstAcknowledged = resolve;
-        });
-
-        /** One request; undefined when it failed without an answer (in flight at the kill). */
-        const send = async (writer: number, method: string, path: string, payload?: unknown): Promise<{ status: number; text: string } | undefined> => {
-          let status: number | undefined;
-          try {
-            const res = await fetch(path, {
-              method,
-              ...(payload === undefined ? { headers: viewers[writer]!.headers } : json(viewers[writer]!.headers, payload)),
-              signal: AbortSignal.timeout(15_000),
-            });
-            status = res.status;
-            if (status >= 200 && status < 300) noteFirstAcknowledged();
-            return { status, text: await res.text() };
-          } catch (error) {
-            // The status line came, the body was cut off: acknowledged all the same (no id to learn, though).
-            if (status !== undefined) return { status, text: '' };
-            if (!isKilling) problems.push(`round ${round}: ${method} ${path} failed while svc was alive: ${error instanceof Error ? error.message : String(error)}`);
-            inFlight++;
-            return undefined;
-          }
-        };
-        const parsed = <T>(text: string): T | undefined => {
-          try {
-            return JSON.parse(text) as T;
-          } catch {
-            return undefined;
-          }
-        };
-        const unexpected = (what: string, answer: { status: number; text: string }) => problems.push(`round ${round}: ${what} answered ${answer.status} ${answer.text.slice(0, 300)}`);
-
-        async function create(writer: number, root: ModelComment | null): Promise<boolean> {
-          const body = `round ${round} writer ${writer} ${root === null ? 'thread' : `reply to ${root.id}`} #${++bodyCounter} ${randomBytes(3).toString('hex')}`;
-          const comment: ModelComment = {
-            writer, root, createBody: body, id: undefined, isCreatePending: true, body, pendingBody: undefined, isEdited: false,
-            isResolved: false, pendingResolved: undefined, isDeleted: false, isDeletePending: false, isNeverWritten: false,
-          };
-          comments.push(comment);
-          const answer = await send(writer, 'POST', commentsUrl(base), root === null ? { body } : { body, parentId: root.id });
-          if (answer === undefined) return false;
-          if (answer.status === 201) {
-            acknowledged++;
-            comment.isCreatePending = false;
-            const shown = parsed<Comment>(answer.text);
-            comment.id = shown?.id;
-            if (shown !== undefined && (shown.body !== body || shown.userId !== viewers[writer]!.embedUserId)) unexpected('POST comment (answer differs from what was sent)', answer);
-            return true;
-          }
-          comment.isCreatePending = false;
-          comment.isNeverWritten = true;
-          // SPEC B rule 1: a reply to a root deleted meanwhile is a 404, and proves the root's deletion committed.
-          if (answer.status === 404 && root !== null && (root.isDeletePending || root.isDeleted)) {
-            root.isDeleted = true;
-            return true;
-          }
-          unexpected(`POST ${root === null ? 'thread' : `reply to ${root.id}`}`, answer);
-          return false;
-        }
-
-        async function edit(writer: number, comment: ModelComment): Promise<boolean> {
-          const body = `${comment.createBody} edited #${++bodyCounter}`;
-          comment.pendingBody = body;
-          const answer = await send(writer, 'PATCH', commentsUrl(base, `/${comment.id}`), { body });
-          if (answer === undefined) return false;
-          comment.pendingBody = undefined;
-          if (answer.status === 200) {
-            acknowledged++;
-            comment.body = body;
-            comment.isEdited = true;
-            return true;
-          }
-          if (answer.status === 404 && comment.root !== null && (comment.root.isDeletePending || comment.root.isDeleted)) {
-            comment.root.isDeleted = true;
-            return true;
-          }
-          unexpected(`PATCH ${comment.id}`, answer);
-          return false;
-        }
-
-        async function resolve(writer: number, root: ModelComment): Promise<boolean> {
-          const resolved = !root.isResolved;
-          root.pendingResolved = resolved;
-          const answer = await send(writer, 'POST', commentsUrl(base, `/${root.id}/resolve`), { resolved });
-          if (answer === undefined) return false;
-          root.pendingResolved = undefined;
-          if (answer.status === 200) {
-            acknowledged++;
-            root.isResolved = resolved;
-            const thread = parsed<Thread>(answer.text);
-            if (thread !== undefined && (thread.resolvedAt != null) !== resolved) unexpected(`resolve(${resolved}) of ${root.id} (answer shows the other state)`, answer);
-            return true;
-          }
-          unexpected(`resolve(${resolved}) of ${root.id}`, answer);
-          return false;
-        }
-
-        async function remove(writer: number, comment: ModelComment): Promise<boolean> {
-          comment.isDeletePending = true;
-          const answer = await send(writer, 'DELETE', commentsUrl(base, `/${comment.id}`));
-          if (answer === undefined) return false;
-          comment.isDeletePending = false;
-          if (answer.status === 204) {
-            acknowledged++;
-            comment.isDeleted = true;
-            return true;
-          }
-          if (answer.status === 404 && comment.root !== null && (comment.root.isDeletePending || comment.root.isDeleted)) {
-            comment.root.isDeleted = true;
-            comment.isDeleted = true;
-            return true;
-          }
-          unexpected(`DELETE ${comment.id}`, answer);
-          return false;
-        }
-
-        /** One writer: random operations on the shared threads until the kill; it stops at its first unanswered request. */
-        async function writer(w: number): Promise<void> {
-          while (!isKilling) {
-            const own = comments.filter((c) => c.writer === w && isUsable(c));
-            const roll = random.next();
-            // Replies also go to roots whose deletion is in flight: the race SPEC B rule 1 answers with a 404.
-            const root = pick(comments.filter((c) => c.root === null && c.id !== undefined && !c.isCreatePending && !isGone(c)));
-            const mine = pick(own);
-            const myRoot = pick(own.filter((c) => c.root === null));
-            let ok: boolean;
-            if (roll < 0.35 && root !== undefined) ok = await create(w, root);
-            else if (roll < 0.55 && mine !== undefined) ok = await edit(w, mine);
-            else if (roll < 0.67 && myRoot !== undefined) ok = await resolve(w, myRoot);
-            else if (roll < 0.75 && mine !== undefined) ok = await remove(w, mine);
-            else ok = await create(w, null);
-            if (!ok) return;
-          }
-        }
-
-        const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
-        await Promise.race([firstAcknowledged, pause(20_000)]);
-        await pause(KILL_AFTER_MS + randomInt(KILL_SPREAD_MS));
-        isKilling = true;
-        await kill(server);
-        await Promise.all(writers);
-        acknowledgedTotal += acknowledged;
-        inFlightTotal += inFlight;
-
-        server = await start();
-        problems.push(...(await checkAfterRestart(server.url, round, comments, viewers)).map((problem) => `round ${round}: ${problem}`));
-        expect(problems, withLog(problems)).toEqual([]);
-        expect(acknowledged, `round ${round}: the kill came mid-load, after writes were acknowledged`).toBeGreaterThan(0);
-      }
-      // The rounds did what they are for: writes acknowledged and writes cut off by the kill, in every round overall.
-      expect(acknowledgedTotal).toBeGreaterThan(ROUNDS * 10);
-      expect(inFlightTotal, 'writes were in flight at the kills').toBeGreaterThan(0);
-    }, 60_000 + ROUNDS * 30_000);
-
-    /** Every thread, every state, page by page, as viewer 0 sees it (every writer's comments are in one embed tenant). */
-    async function listEverything(base: string, viewer: Viewer): Promise<Thread[]> {
-      const threads: Thread[] = [];
-      let after: string | null | undefined;
-      for (;;) {
-        const query = ['includeResolved=true', 'first=200', after == null ? '' : `after=${encodeURIComponent(after)}`].filter(Boolean).join('&');
-        const res = await fetch(`${base}/api/v1/embed/dashboard/${publicId}/comments?${query}`, { headers: viewer.headers });
-        const text = await res.text();
-        expect(res.status, `the thread list after a restart: ${text}\n${summarizeLog(childLog).split('\n').slice(-20).join('\n')}`).toBe(200);
-        const page = JSON.parse(text) as ThreadList;
-        threads.push(...page.items);
-        if (!page.pageInfo.hasNextPage) return threads;
-        after = page.pageInfo.endCursor;
-      }
+      problems.push(...(await checkAfterRestart(server.url, round, comments, viewers)).map((problem) => `round ${round}: ${problem}`));
+      expect(problems, withLog(problems)).toEqual([]);
+      expect(acknowledged, `round ${round}: the kill came mid-load, after writes were acknowledged`).toBeGreaterThan(0);
     }
+    // The rounds did what they are for: writes acknowledged and writes cut off by the kill, in every round overall.
+    expect(acknowledgedTotal).toBeGreaterThan(ROUNDS * 10);
+    expect(inFlightTotal, 'writes were in flight at the kills').toBeGreaterThan(0);
+  }, 60_000 + ROUNDS * 30_000);
 
-    /** The checks after a restart; settles what was in flight to what the database kept. */
-    async function checkAfterRestart(base: string, round: number, comments: ModelComment[], viewers: Viewer[]): Promise<string[]> {
-      const problems: string[] = [];
-      const threads = await listEverything(base, viewers[0]!);
-      const observed = new Map<number, Observed>();
-      for (const thread of threads) {
-        observed.set(thread.root.id, { comment: thread.root, rootId: null, thread });
-        for (const reply of thread.replies) observed.set(reply.id, { comment: reply, rootId: thread.root.id, thread });
-      }
-      const byCreateBody = new Map<string, Observed>();
-      for (const seen of observed.values()) byCreateBody.set(seen.comment.body, seen);
-
-      const claimed = new Set<number>();
-      for (const c of comments) {
-        if (c.isNeverWritten && !c.isCreatePending) {
-          const seen = [...observed.values()].find((o) => o.comment.body === c.createBody);
-          if (seen !== undefined) problems.push(`comment ${seen.comment.id} holds the body of a create that was refused: ${JSON.stringify(c.createBody)}`);
-          continue;
-        }
-        // A pending create has no id: it is found by its body (no edit can have followed it).
-        const seen = c.id !== undefined ? observed.get(c.id) : byCreateBody.get(c.createBody);
-        const label = `${c.root === null ? 'thread' : 'reply'} ${c.id ?? '(id unknown)'} ${JSON.stringify(c.createBody)}`;
-        const mustBeGone = c.isDeleted || (c.root !== null && c.root.isDeleted);
-        const mayBeGone = c.isCreatePending || c.isDeletePending || (c.root !== null && (c.root.isDeletePending || c.root.isCreatePending));
-        if (seen === undefined) {
-          if (!mustBeGone && !mayBeGone) problems.push(`acknowledged ${label} is lost`);
-        } else {
-          claimed.add(seen.comment.id);
-          if (mustBeGone) problems.push(`${label} is listed, but its deletion${c.isDeleted ? '' : ' (of its root)'} was acknowledged`);
-          const shown = seen.comment;
-          const bodies = c.pendingBody === undefined ? [c.body] : [c.body, c.pendingBody];
-          if (!bodies.includes(shown.body)) problems.push(`${label} shows body ${JSON.stringify(shown.body)}, expected ${bodies.map((b) => JSON.stringify(b)).join(' or ')}`);
-          if (shown.userId !== viewers[c.writer]!.embedUserId) problems.push(`${label} shows author ${shown.userId}, written by embed user ${viewers[c.writer]!.embedUserId}`);
-          const isEdited = shown.body === c.pendingBody || c.isEdited;
-          if ((shown.editedAt != null) !== isEdited) problems.push(`${label} shows editedAt ${shown.editedAt}, ${isEdited ? 'edited' : 'never edited'}`);
-          if (c.root === null ? seen.rootId !== null : seen.rootId !== c.root.id) problems.push(`${label} sits in thread ${seen.rootId ?? '(as a root)'}, sent to ${c.root?.id ?? '(as a root)'}`);
-          if (c.root === null) {
-            const states = c.pendingResolved === undefined ? [c.isResolved] : [c.isResolved, c.pendingResolved];
-            const isResolved = seen.thread.resolvedAt != null;
-            if (!states.includes(isResolved)) problems.push(`${label} is ${isResolved ? 'resolved' : 'open'}, its last acknowledged action left it ${c.isResolved ? 'resolved' : 'open'}`);
-            if (isResolved && seen.thread.resolvedBy !== viewers[c.writer]!.embedUserId) problems.push(`${label} is resolved by ${seen.thread.resolvedBy}, not its author`);
-          }
-          // Settle: what the database kept is the truth from here on.
-          c.id = shown.id;
-          c.body = shown.body;
-          c.isEdited = shown.editedAt != null;
-          if (c.root === null) c.isResolved = seen.thread.resolvedAt != null;
-        }
-        if (seen === undefined && !mustBeGone) {
-          if (c.isCreatePending) c.isNeverWritten = true;
-          else c.isDeleted = true;
-        }
-        c.isCreatePending = false;
-        c.pendingBody = undefined;
-        c.pendingResolved = undefined;
-        c.isDeletePending = false;
-      }
-      for (const seen of observed.values()) {
-        if (!claimed.has(seen.comment.id)) problems.push(`comment ${seen.comment.id} ${JSON.stringify(seen.comment.body)} (thread ${seen.rootId ?? 'root'}) matches no write that was sent`);
-      }
-      // A token minted before the first kill still works after it (its session and the signing key were committed).
-      for (const viewer of viewers) {
-        const res = await fetch(`${base}/api/v1/embed/session`, { headers: viewer.headers });
-        if (res.status !== 200) problems.push(`a token minted before the kills answers ${res.status} after restart ${round}`);
-      }
-      problems.push(...await checkDatabase(threads));
-      return problems;
+  /** Every thread, every state, page by page, as viewer 0 sees it (every writer's comments are in one embed tenant). */
+  async function listEverything(base: string, viewer: Viewer): Promise<Thread[]> {
+    const threads: Thread[] = [];
+    let after: string | null | undefined;
+    for (;;) {
+      const query = ['includeResolved=true', 'first=200', after == null ? '' : `after=${encodeURIComponent(after)}`].filter(Boolean).join('&');
+      const res = await fetch(`${base}/api/v1/embed/dashboard/${t().publicId}/comments?${query}`, { headers: viewer.headers });
+      const text = await res.text();
+      expect(res.status, `the thread list after a restart: ${text}\n${summarizeLog(childLog).split('\n').slice(-20).join('\n')}`).toBe(200);
+      const page = JSON.parse(text) as ThreadList;
+      threads.push(...page.items);
+      if (!page.pageInfo.hasNextPage) return threads;
+      after = page.pageInfo.endCursor;
     }
+  }
 
-    /** What the database holds, looked at directly (a second connection beside the running child). */
-    async function checkDatabase(threads: Thread[]): Promise<string[]> {
-      const problems: string[] = [];
-      if (sqlitePath !== undefined) {
-        const sqlite = new SqliteDatabase(sqlitePath);
-        try {
-          const integrity = sqlite.pragma('integrity_check') as { integrity_check: string }[];
-          if (integrity.length !== 1 || integrity[0]!.integrity_check !== 'ok') problems.push(`PRAGMA integrity_check: ${JSON.stringify(integrity)}`);
-          const foreignKeys = sqlite.pragma('foreign_key_check') as unknown[];
-          if (foreignKeys.length > 0) problems.push(`PRAGMA foreign_key_check: ${JSON.stringify(foreignKeys.slice(0, 10))}`);
-        } finally {
-          sqlite.close();
-        }
+  /** The checks after a restart; settles what was in flight to what the database kept. */
+  async function checkAfterRestart(base: string, round: number, comments: ModelComment[], viewers: Viewer[]): Promise<string[]> {
+    const problems: string[] = [];
+    const threads = await listEverything(base, viewers[0]!);
+    const observed = new Map<number, Observed>();
+    for (const thread of threads) {
+      observed.set(thread.root.id, { comment: thread.root, rootId: null, thread });
+      for (const reply of thread.replies) observed.set(reply.id, { comment: reply, rootId: thread.root.id, thread });
+    }
+    const byCreateBody = new Map<string, Observed>();
+    for (const seen of observed.values()) byCreateBody.set(seen.comment.body, seen);
+
+    const claimed = new Set<number>();
+    for (const c of comments) {
+      if (c.isNeverWritten && !c.isCreatePending) {
+        const seen = [...observed.values()].find((o) => o.comment.body === c.createBody);
+        if (seen !== undefined) problems.push(`comment ${seen.comment.id} holds the body of a create that was refused: ${JSON.stringify(c.createBody)}`);
+        continue;
       }
-      const db = openDatabase(url);
+      // A pending create has no id: it is found by its body (no edit can have followed it).
+      const seen = c.id !== undefined ? observed.get(c.id) : byCreateBody.get(c.createBody);
+      const label = `${c.root === null ? 'thread' : 'reply'} ${c.id ?? '(id unknown)'} ${JSON.stringify(c.createBody)}`;
+      const mustBeGone = c.isDeleted || (c.root !== null && c.root.isDeleted);
+      const mayBeGone = c.isCreatePending || c.isDeletePending || (c.root !== null && (c.root.isDeletePending || c.root.isCreatePending));
+      if (seen === undefined) {
+        if (!mustBeGone && !mayBeGone) problems.push(`acknowledged ${label} is lost`);
+      } else {
+        claimed.add(seen.comment.id);
+        if (mustBeGone) problems.push(`${label} is listed, but its deletion${c.isDeleted ? '' : ' (of its root)'} was acknowledged`);
+        const shown = seen.comment;
+        const bodies = c.pendingBody === undefined ? [c.body] : [c.body, c.pendingBody];
+        if (!bodies.includes(shown.body)) problems.push(`${label} shows body ${JSON.stringify(shown.body)}, expected ${bodies.map((b) => JSON.stringify(b)).join(' or ')}`);
+        if (shown.userId !== viewers[c.writer]!.embedUserId) problems.push(`${label} shows author ${shown.userId}, written by embed user ${viewers[c.writer]!.embedUserId}`);
+        const isEdited = shown.body === c.pendingBody || c.isEdited;
+        if ((shown.editedAt != null) !== isEdited) problems.push(`${label} shows editedAt ${shown.editedAt}, ${isEdited ? 'edited' : 'never edited'}`);
+        if (c.root === null ? seen.rootId !== null : seen.rootId !== c.root.id) problems.push(`${label} sits in thread ${seen.rootId ?? '(as a root)'}, sent to ${c.root?.id ?? '(as a root)'}`);
+        if (c.root === null) {
+          const states = c.pendingResolved === undefined ? [c.isResolved] : [c.isResolved, c.pendingResolved];
+          const isResolved = seen.thread.resolvedAt != null;
+          if (!states.includes(isResolved)) problems.push(`${label} is ${isResolved ? 'resolved' : 'open'}, its last acknowledged action left it ${c.isResolved ? 'resolved' : 'open'}`);
+          if (isResolved && seen.thread.resolvedBy !== viewers[c.writer]!.embedUserId) problems.push(`${label} is resolved by ${seen.thread.resolvedBy}, not its author`);
+        }
+        // Settle: what the database kept is the truth from here on.
+        c.id = shown.id;
+        c.body = shown.body;
+        c.isEdited = shown.editedAt != null;
+        if (c.root === null) c.isResolved = seen.thread.resolvedAt != null;
+      }
+      if (seen === undefined && !mustBeGone) {
+        if (c.isCreatePending) c.isNeverWritten = true;
+        else c.isDeleted = true;
+      }
+      c.isCreatePending = false;
+      c.pendingBody = undefined;
+      c.pendingResolved = undefined;
+      c.isDeletePending = false;
+    }
+    for (const seen of observed.values()) {
+      if (!claimed.has(seen.comment.id)) problems.push(`comment ${seen.comment.id} ${JSON.stringify(seen.comment.body)} (thread ${seen.rootId ?? 'root'}) matches no write that was sent`);
+    }
+    // A token minted before the first kill still works after it (its session and the signing key were committed).
+    for (const viewer of viewers) {
+      const res = await fetch(`${base}/api/v1/embed/session`, { headers: viewer.headers });
+      if (res.status !== 200) problems.push(`a token minted before the kills answers ${res.status} after restart ${round}`);
+    }
+    problems.push(...await checkDatabase(threads));
+    return problems;
+  }
+
+  /** What the database holds, looked at directly (a second connection beside the running child). */
+  async function checkDatabase(threads: Thread[]): Promise<string[]> {
+    const problems: string[] = [];
+    const { sqlitePath } = t();
+    if (sqlitePath !== undefined) {
+      const sqlite = new SqliteDatabase(sqlitePath);
       try {
-        const kysely = db.kysely;
-        const dashboard = await kysely.selectFrom('dashboards').select(['id', 'account_id']).where('public_id', '=', publicId).executeTakeFirstOrThrow();
-        const rows = await kysely.selectFrom('comments')
-          .select(['id', 'parent_id', 'dashboard_id', 'embed_tenant_id', 'account_id', 'body', 'removed_at', 'is_resolved', 'resolved_at', 'resolved_by'])
-          .where('account_id', '=', dashboard.account_id)
-          .execute();
-        const byId = new Map(rows.map((row) => [row.id, row]));
-        for (const row of rows) {
-          if (row.dashboard_id !== dashboard.id) problems.push(`row ${row.id} sits on dashboard ${row.dashboard_id}, nobody wrote there`);
-          if (row.parent_id !== null) {
-            const parent = byId.get(row.parent_id);
-            if (parent === undefined) problems.push(`reply ${row.id}: its root ${row.parent_id} is missing`);
-            else if (parent.parent_id !== null || parent.dashboard_id !== row.dashboard_id || parent.embed_tenant_id !== row.embed_tenant_id) {
-              problems.push(`reply ${row.id}: its parent ${parent.id} is not a root of the same dashboard and tenant`);
-            }
-          }
-          if ((row.is_resolved === 1) !== (row.resolved_at !== null) || (row.resolved_at === null) !== (row.resolved_by === null)) {
-            problems.push(`row ${row.id}: half-set resolution: is_resolved ${row.is_resolved}, resolved_at ${row.resolved_at}, resolved_by ${row.resolved_by}`);
-          }
-        }
-        const tenants = new Set(rows.map((row) => row.embed_tenant_id));
-        for (const tenant of tenants) {
-          const stream = await kysely.selectFrom('comment_streams').select('version')
-            .where('dashboard_id', '=', dashboard.id).where('embed_tenant_id', '=', tenant).executeTakeFirst();
-          const written = rows.filter((row) => row.embed_tenant_id === tenant).length;
-          // Every insert moves the version in its own statement: fewer moves than rows is a torn write.
-          if (stream === undefined || stream.version < written) problems.push(`comment stream of tenant ${tenant}: version ${stream?.version} for ${written} rows`);
-        }
-        // The list shows exactly the live rows: live roots, each with its live replies.
-        const liveRoots = rows.filter((row) => row.parent_id === null && row.removed_at === null).map((row) => row.id).sort((a, b) => a - b);
-        const listedRoots = threads.map((thread) => thread.root.id).sort((a, b) => a - b);
-        if (JSON.stringify(liveRoots) !== JSON.stringify(listedRoots)) problems.push(`the list shows roots ${JSON.stringify(listedRoots)}, the database holds live ${JSON.stringify(liveRoots)}`);
-        for (const thread of threads) {
-          const live = rows.filter((row) => row.parent_id === thread.root.id && row.removed_at === null).map((row) => row.id).sort((a, b) => a - b);
-          const listed = thread.replies.map((reply) => reply.id).sort((a, b) => a - b);
-          if (JSON.stringify(live) !== JSON.stringify(listed)) problems.push(`thread ${thread.root.id} lists replies ${JSON.stringify(listed)}, the database holds live ${JSON.stringify(live)}`);
-        }
-        if (dialect === 'postgres') problems.push(...await checkPostgresIndexes(db.kysely));
+        const integrity = sqlite.pragma('integrity_check') as { integrity_check: string }[];
+        if (integrity.length !== 1 || integrity[0]!.integrity_check !== 'ok') problems.push(`PRAGMA integrity_check: ${JSON.stringify(integrity)}`);
+        const foreignKeys = sqlite.pragma('foreign_key_check') as unknown[];
+        if (foreignKeys.length > 0) problems.push(`PRAGMA foreign_key_check: ${JSON.stringify(foreignKeys.slice(0, 10))}`);
       } finally {
-        await db.close();
+        sqlite.close();
       }
-      return problems;
     }
-
-    /** amcheck's bt_index_check on every B-tree index of the comment tables, when the extension can be installed. */
-    async function checkPostgresIndexes(kysely: Db['kysely']): Promise<string[]> {
-      const available = await sql<{ name: string }>`select name from pg_available_extensions where name = 'amcheck'`.execute(kysely);
-      if (available.rows.length === 0) return [];
-      await sql`create extension if not exists amcheck`.execute(kysely);
-      const indexes = await sql<{ name: string }>`
-        select c.relname as name from pg_index i
-          join pg_class c on c.oid = i.indexrelid
-          join pg_am am on am.oid = c.relam
-        where am.amname = 'btree' and i.indrelid in ('comments'::regclass, 'comment_streams'::regclass)`.execute(kysely);
-      const problems: string[] = [];
-      for (const index of indexes.rows) {
-        try {
-          await sql`select bt_index_check(${index.name}::regclass, true)`.execute(kysely);
-        } catch (error) {
-          problems.push(`bt_index_check(${index.name}): ${error instanceof Error ? error.message : String(error)}`);
+    const db = openDatabase(t().url);
+    try {
+      const kysely = db.kysely;
+      const dashboard = await kysely.selectFrom('dashboards').select(['id', 'account_id']).where('public_id', '=', t().publicId).executeTakeFirstOrThrow();
+      const rows = await kysely.selectFrom('comments')
+        .select(['id', 'parent_id', 'dashboard_id', 'embed_tenant_id', 'account_id', 'body', 'removed_at', 'is_resolved', 'resolved_at', 'resolved_by'])
+        .where('account_id', '=', dashboard.account_id)
+        .execute();
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      for (const row of rows) {
+        if (row.dashboard_id !== dashboard.id) problems.push(`row ${row.id} sits on dashboard ${row.dashboard_id}, nobody wrote there`);
+        if (row.parent_id !== null) {
+          const parent = byId.get(row.parent_id);
+          if (parent === undefined) problems.push(`reply ${row.id}: its root ${row.parent_id} is missing`);
+          else if (parent.parent_id !== null || parent.dashboard_id !== row.dashboard_id || parent.embed_tenant_id !== row.embed_tenant_id) {
+            problems.push(`reply ${row.id}: its parent ${parent.id} is not a root of the same dashboard and tenant`);
+          }
+        }
+        if ((row.is_resolved === 1) !== (row.resolved_at !== null) || (row.resolved_at === null) !== (row.resolved_by === null)) {
+          problems.push(`row ${row.id}: half-set resolution: is_resolved ${row.is_resolved}, resolved_at ${row.resolved_at}, resolved_by ${row.resolved_by}`);
         }
       }
-      if (indexes.rows.length === 0) problems.push('no B-tree index of comments found to check');
-      return problems;
+      const tenants = new Set(rows.map((row) => row.embed_tenant_id));
+      for (const tenant of tenants) {
+        const stream = await kysely.selectFrom('comment_streams').select('version')
+          .where('dashboard_id', '=', dashboard.id).where('embed_tenant_id', '=', tenant).executeTakeFirst();
+        const written = rows.filter((row) => row.embed_tenant_id === tenant).length;
+        // Every insert moves the version in its own statement: fewer moves than rows is a torn write.
+        if (stream === undefined || stream.version < written) problems.push(`comment stream of tenant ${tenant}: version ${stream?.version} for ${written} rows`);
+      }
+      // The list shows exactly the live rows: live roots, each with its live replies.
+      const liveRoots = rows.filter((row) => row.parent_id === null && row.removed_at === null).map((row) => row.id).sort((a, b) => a - b);
+      const listedRoots = threads.map((thread) => thread.root.id).sort((a, b) => a - b);
+      if (JSON.stringify(liveRoots) !== JSON.stringify(listedRoots)) problems.push(`the list shows roots ${JSON.stringify(listedRoots)}, the database holds live ${JSON.stringify(liveRoots)}`);
+      for (const thread of threads) {
+        const live = rows.filter((row) => row.parent_id === thread.root.id && row.removed_at === null).map((row) => row.id).sort((a, b) => a - b);
+        const listed = thread.replies.map((reply) => reply.id).sort((a, b) => a - b);
+        if (JSON.stringify(live) !== JSON.stringify(listed)) problems.push(`thread ${thread.root.id} lists replies ${JSON.stringify(listed)}, the database holds live ${JSON.stringify(live)}`);
+      }
+      if (t().dialect === 'postgres') problems.push(...await checkPostgresIndexes(db.kysely));
+    } finally {
+      await db.close();
     }
-  });
-}
+    return problems;
+  }
+
+  /** amcheck's bt_index_check on every B-tree index of the comment tables, when the extension can be installed. */
+  async function checkPostgresIndexes(kysely: Db['kysely']): Promise<string[]> {
+    const available = await sql<{ name: string }>`select name from pg_available_extensions where name = 'amcheck'`.execute(kysely);
+    if (available.rows.length === 0) return [];
+    await sql`create extension if not exists amcheck`.execute(kysely);
+    const indexes = await sql<{ name: string }>`
+      select c.relname as name from pg_index i
+        join pg_class c on c.oid = i.indexrelid
+        join pg_am am on am.oid = c.relam
+      where am.amname = 'btree' and i.indrelid in ('comments'::regclass, 'comment_streams'::regclass)`.execute(kysely);
+    const problems: string[] = [];
+    for (const index of indexes.rows) {
+      try {
+        await sql`select bt_index_check(${index.name}::regclass, true)`.execute(kysely);
+      } catch (error) {
+        problems.push(`bt_index_check(${index.name}): ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    if (indexes.rows.length === 0) problems.push('no B-tree index of comments found to check');
+    return problems;
+  }
+});

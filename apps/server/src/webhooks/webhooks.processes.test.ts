@@ -1,20 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { mintViewerOverHttp } from '../../test/embed.js';
 import { eventually } from '../../test/eventually.js';
-import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
+import { bearer, uniqueSuffix } from '../../test/factory.js';
 import { RAISED_RATE_LIMIT_ENV } from '../../test/limits.js';
-import { startSvcServe } from '../../test/svc-process.js';
+import { describeEachOwnDatabase } from '../../test/own-database.js';
 import type { SvcProcess } from '../../test/svc-process.js';
 import { startWebhookReceiver } from '../../test/webhook-receiver.js';
 import type { WebhookReceiver } from '../../test/webhook-receiver.js';
 import { openDatabase } from '../db/db.database.js';
-import type { Dialect } from '../db/db.database.js';
-import { migrateToLatest } from '../db/db.migrations.js';
 
 /** Short retries, so that what the kill left pending is retried within the test. */
 const DELIVERY_ENV = {
@@ -23,187 +17,126 @@ const DELIVERY_ENV = {
   SVC_WEBHOOK_RETRY_SCHEDULE: ['100ms', '200ms', '300ms', ...Array<string>(17).fill('500ms')].join(','),
 };
 
-function databaseUrlNamed(base: string, name: string): string {
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 /**
  * Issue 23 part 3 with real `svc serve` processes and a real local receiver: the outbox is written in the comment's
  * transaction, so after a SIGKILL mid-load and a restart every committed comment's event is delivered at least
  * once, and no event exists for a comment that did not commit; with two processes on one database each event is
  * delivered once per attempt. Each dialect gets a database of its own (no other suite's deliveries in it).
  */
-for (const dialect of ['sqlite', 'postgres'] as const satisfies readonly Dialect[]) {
-  const postgresUrl = inject('postgresUrl');
-  const skip = dialect === 'postgres' && postgresUrl === null;
-  const name = 'webhooks across killed and concurrent svc serve processes';
-  (skip ? describe.skip : describe)(skip ? `${name} [postgres: SKIPPED, no SVC_TEST_POSTGRES_URL]` : `${name} [${dialect}]`, () => {
-    let url: string;
-    let dir: string | undefined;
-    let createdDatabase: string | undefined;
-    let adminKey: string;
-    let deploymentId: number;
-    let publicId: string;
-    let receiver: WebhookReceiver;
-    const running: SvcProcess[] = [];
+describeEachOwnDatabase('webhooks across killed and concurrent svc serve processes', {
+  name: 'hooks',
+  // The receiver is on loopback: this account is allowed it (the account-level setting).
+  settings: { allowPrivateWebhookUrls: true },
+}, (t) => {
+  let receiver: WebhookReceiver;
 
-    beforeAll(async () => {
-      if (dialect === 'sqlite') {
-        dir = mkdtempSync(join(tmpdir(), 'svc-webhooks-'));
-        url = `sqlite:${join(dir, 'svc.db')}`;
-      } else {
-        createdDatabase = `svc_webhooks_${randomBytes(6).toString('hex')}`;
-        const admin = new pg.Client({ connectionString: postgresUrl! });
-        await admin.connect();
-        await admin.query(`create database ${createdDatabase}`).finally(() => admin.end());
-        url = databaseUrlNamed(postgresUrl!, createdDatabase);
-      }
-      const db = openDatabase(url);
-      try {
-        await migrateToLatest(db);
-        publicId = `hooks-${uniqueSuffix()}`;
-        const seeded = await seedAccount(db.kysely, {
-          // The receiver is on loopback: this account is allowed it (the account-level setting).
-          settings: { allowPrivateWebhookUrls: true },
-          users: [{ ref: 'alice', role: 'admin' }],
-          deployments: [{ ref: 'prod', name: 'Prod', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'Hooks', createdBy: 'alice', dashboard: { publicId, status: 'published', allowEmbed: true } }] }],
-        });
-        adminKey = seeded.keys.alice!;
-        deploymentId = seeded.refs.prod!;
-      } finally {
-        await db.close();
-      }
-      receiver = await startWebhookReceiver();
-    }, 60_000);
+  beforeAll(async () => { receiver = await startWebhookReceiver(); });
+  afterAll(() => receiver?.close());
 
-    afterAll(async () => {
-      await Promise.all(running.map((server) => server.stop()));
-      await receiver?.close();
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-      if (createdDatabase !== undefined) {
-        const admin = new pg.Client({ connectionString: postgresUrl! });
-        await admin.connect();
-        await admin.query(`drop database if exists ${createdDatabase} with (force)`);
-        await admin.end();
-      }
-    });
-
-    const start = async () => {
-      const server = await startSvcServe(url, DELIVERY_ENV);
-      running.push(server);
-      return server;
-    };
-    const json = (headers: Record<string, string>, body: unknown) => ({ headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    async function viewer(on: SvcProcess): Promise<Record<string, string>> {
-      const minted = await fetch(`${on.url}/api/v1/embed/generate-session`, { method: 'POST', ...json(bearer(adminKey), { deploymentId, externalId: `v-${uniqueSuffix()}`, embedTenantName: 'customer-a' }) });
-      const { sessionId } = (await minted.json()) as { sessionId: string };
-      const exchanged = await fetch(`${on.url}/api/v1/embed/session/token`, { method: 'POST', ...json({}, { sessionId }) });
-      return { authorization: `Embed-Token ${((await exchanged.json()) as { token: string }).token}` };
+  const start = () => t().start(DELIVERY_ENV);
+  const json = (headers: Record<string, string>, body: unknown) => ({ headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const viewer = async (on: SvcProcess) => (await mintViewerOverHttp(on.url, t().adminKey, { deploymentId: t().deploymentId, externalId: `v-${uniqueSuffix()}`, embedTenantName: 'customer-a' })).headers;
+  async function createEndpoint(on: SvcProcess, path: string): Promise<{ id: number; secret: string }> {
+    const res = await fetch(`${on.url}/api/v1/webhooks/endpoints`, { method: 'POST', ...json(bearer(t().adminKey), { url: `${receiver.url}${path}`, eventTypes: ['comment.created'] }) });
+    expect(res.status, await res.clone().text()).toBe(201);
+    return (await res.json()) as { id: number; secret: string };
+  }
+  /** The comment ids committed on the dashboard, and the comment ids the outbox holds events for (per endpoint). */
+  async function readState(endpointId: number): Promise<{ committed: Set<number>; outbox: number[]; attempts: Map<number, number> }> {
+    const db = openDatabase(t().url);
+    try {
+      const comments = await db.kysely.selectFrom('comments as c').innerJoin('dashboards as d', 'd.id', 'c.dashboard_id').select('c.id').where('d.public_id', '=', t().publicId).execute();
+      const deliveries = await db.kysely.selectFrom('webhook_deliveries').select(['id', 'payload']).where('endpoint_id', '=', endpointId).execute();
+      const attempts = await db.kysely.selectFrom('webhook_attempts').select('delivery_id').where('delivery_id', 'in', deliveries.length === 0 ? [0] : deliveries.map((d) => d.id)).execute();
+      const perDelivery = new Map<number, number>();
+      for (const attempt of attempts) perDelivery.set(attempt.delivery_id, (perDelivery.get(attempt.delivery_id) ?? 0) + 1);
+      return {
+        committed: new Set(comments.map((c) => c.id)),
+        outbox: deliveries.map((d) => (JSON.parse(d.payload) as { data: { commentId: number } }).data.commentId),
+        attempts: perDelivery,
+      };
+    } finally {
+      await db.close();
     }
-    async function createEndpoint(on: SvcProcess, path: string): Promise<{ id: number; secret: string }> {
-      const res = await fetch(`${on.url}/api/v1/webhooks/endpoints`, { method: 'POST', ...json(bearer(adminKey), { url: `${receiver.url}${path}`, eventTypes: ['comment.created'] }) });
-      expect(res.status, await res.clone().text()).toBe(201);
-      return (await res.json()) as { id: number; secret: string };
-    }
-    /** The comment ids committed on the dashboard, and the comment ids the outbox holds events for (per endpoint). */
-    async function readState(endpointId: number): Promise<{ committed: Set<number>; outbox: number[]; attempts: Map<number, number> }> {
-      const db = openDatabase(url);
-      try {
-        const comments = await db.kysely.selectFrom('comments as c').innerJoin('dashboards as d', 'd.id', 'c.dashboard_id').select('c.id').where('d.public_id', '=', publicId).execute();
-        const deliveries = await db.kysely.selectFrom('webhook_deliveries').select(['id', 'payload']).where('endpoint_id', '=', endpointId).execute();
-        const attempts = await db.kysely.selectFrom('webhook_attempts').select('delivery_id').where('delivery_id', 'in', deliveries.length === 0 ? [0] : deliveries.map((d) => d.id)).execute();
-        const perDelivery = new Map<number, number>();
-        for (const attempt of attempts) perDelivery.set(attempt.delivery_id, (perDelivery.get(attempt.delivery_id) ?? 0) + 1);
-        return {
-          committed: new Set(comments.map((c) => c.id)),
-          outbox: deliveries.map((d) => (JSON.parse(d.payload) as { data: { commentId: number } }).data.commentId),
-          attempts: perDelivery,
-        };
-      } finally {
-        await db.close();
-      }
-    }
-    const receivedFor = (path: string, secret: string) => receiver.received.filter((r) => r.url === `/hooks${path}`)
-      .map((r) => ({ id: String(r.headers['webhook-id']), commentId: (new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as { data: { commentId: number } }).data.commentId }));
+  }
+  const receivedFor = (path: string, secret: string) => receiver.received.filter((r) => r.url === `/hooks${path}`)
+    .map((r) => ({ id: String(r.headers['webhook-id']), commentId: (new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as { data: { commentId: number } }).data.commentId }));
 
-    it('delivers the event of every committed comment at least once after a SIGKILL and a restart, and has none for an uncommitted one', async () => {
-      const first = await start();
-      const endpoint = await createEndpoint(first, '?kill=1');
-      const headers = await viewer(first);
-      // The receiver is down at first: deliveries pile up, pending, while comments are written.
-      receiver.answer = (r) => (r.url.includes('kill=1') ? 503 : 200);
-      const acknowledged: number[] = [];
-      let stop = false;
-      const writer = async () => {
-        while (!stop) {
-          try {
-            const res = await fetch(`${first.url}/api/v1/embed/dashboard/${publicId}/comments`, { method: 'POST', ...json(headers, { body: `load ${uniqueSuffix()} @nobody` }) });
-            if (res.status === 201) acknowledged.push(((await res.json()) as { id: number }).id);
-          } catch {
-            return; // the process is gone
-          }
+  it('delivers the event of every committed comment at least once after a SIGKILL and a restart, and has none for an uncommitted one', async () => {
+    const first = await start();
+    const endpoint = await createEndpoint(first, '?kill=1');
+    const headers = await viewer(first);
+    // The receiver is down at first: deliveries pile up, pending, while comments are written.
+    receiver.answer = (r) => (r.url.includes('kill=1') ? 503 : 200);
+    const acknowledged: number[] = [];
+    let stop = false;
+    const writer = async () => {
+      while (!stop) {
+        try {
+          const res = await fetch(`${first.url}/api/v1/embed/dashboard/${t().publicId}/comments`, { method: 'POST', ...json(headers, { body: `load ${uniqueSuffix()} @nobody` }) });
+          if (res.status === 201) acknowledged.push(((await res.json()) as { id: number }).id);
+        } catch {
+          return; // the process is gone
         }
-      };
-      const writers = Array.from({ length: 4 }, writer);
-      expect(await eventually(() => acknowledged.length >= 40, 20_000)).toBe(true);
-      const exited = new Promise((resolve) => first.child.once('exit', resolve));
-      first.child.kill('SIGKILL');
-      await exited;
-      stop = true;
-      await Promise.all(writers);
-
-      const afterKill = await readState(endpoint.id);
-      expect(afterKill.committed.size).toBeGreaterThanOrEqual(acknowledged.length);
-      for (const id of acknowledged) expect(afterKill.committed.has(id), `acknowledged comment ${id}`).toBe(true);
-      // The outbox holds one event per committed comment, and none for a comment that is not there.
-      expect(afterKill.outbox.filter((id) => !afterKill.committed.has(id))).toEqual([]);
-      expect(new Set(afterKill.outbox)).toEqual(afterKill.committed);
-      expect(afterKill.outbox).toHaveLength(afterKill.committed.size);
-
-      receiver.answer = () => 200;
-      await start();
-      const delivered = () => new Set(receivedFor('?kill=1', endpoint.secret).map((r) => r.commentId));
-      const complete = () => {
-        const got = delivered();
-        return [...afterKill.committed].every((id) => got.has(id));
-      };
-      // At least once: some were attempted (and refused) before the kill; all arrive after the restart. Those the
-      // killed process was attempting at that moment keep its lease (twice the 1 s timeout + 30 s) before the new one takes them.
-      expect(await eventually(complete, 60_000), `delivered ${delivered().size} of ${afterKill.committed.size}`).toBe(true);
-      const got = receivedFor('?kill=1', endpoint.secret);
-      expect(got.every((r) => afterKill.committed.has(r.commentId)), 'an event for a comment that did not commit').toBe(true);
-      // One stable id per event: every request for a comment carried the same webhook-id.
-      const idsByComment = new Map<number, Set<string>>();
-      for (const r of got) idsByComment.set(r.commentId, new Set([...(idsByComment.get(r.commentId) ?? []), r.id]));
-      expect([...idsByComment.values()].every((ids) => ids.size === 1)).toBe(true);
-    }, 120_000);
-
-    it('delivers each event once per attempt with two processes on one database', async () => {
-      while (running.length > 0) await running.pop()!.stop();
-      const [one, two] = [await start(), await start()];
-      const endpoint = await createEndpoint(one, '?pair=1');
-      receiver.answer = () => 200;
-      receiver.delayMs = 20;
-      const headers = await viewer(one);
-      const posted: number[] = [];
-      for (let i = 0; i < 60; i++) {
-        const on = i % 2 === 0 ? one : two;
-        const res = await fetch(`${on.url}/api/v1/embed/dashboard/${publicId}/comments`, { method: 'POST', ...json(headers, { body: `pair ${i}` }) });
-        expect(res.status).toBe(201);
-        posted.push(((await res.json()) as { id: number }).id);
       }
-      expect(await eventually(() => new Set(receivedFor('?pair=1', endpoint.secret).map((r) => r.commentId)).size === posted.length, 30_000)).toBe(true);
-      // Let any duplicate attempt land before counting.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      receiver.delayMs = 0;
-      const got = receivedFor('?pair=1', endpoint.secret);
-      expect(got).toHaveLength(posted.length);
-      expect(new Set(got.map((r) => r.id)).size).toBe(posted.length);
-      const state = await readState(endpoint.id);
-      expect([...state.attempts.values()].every((n) => n === 1)).toBe(true);
-      expect(state.attempts.size).toBe(posted.length);
-    }, 120_000);
-  });
-}
+    };
+    const writers = Array.from({ length: 4 }, writer);
+    expect(await eventually(() => acknowledged.length >= 40, 20_000)).toBe(true);
+    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    first.child.kill('SIGKILL');
+    await exited;
+    stop = true;
+    await Promise.all(writers);
+
+    const afterKill = await readState(endpoint.id);
+    expect(afterKill.committed.size).toBeGreaterThanOrEqual(acknowledged.length);
+    for (const id of acknowledged) expect(afterKill.committed.has(id), `acknowledged comment ${id}`).toBe(true);
+    // The outbox holds one event per committed comment, and none for a comment that is not there.
+    expect(afterKill.outbox.filter((id) => !afterKill.committed.has(id))).toEqual([]);
+    expect(new Set(afterKill.outbox)).toEqual(afterKill.committed);
+    expect(afterKill.outbox).toHaveLength(afterKill.committed.size);
+
+    receiver.answer = () => 200;
+    await start();
+    const delivered = () => new Set(receivedFor('?kill=1', endpoint.secret).map((r) => r.commentId));
+    const complete = () => {
+      const got = delivered();
+      return [...afterKill.committed].every((id) => got.has(id));
+    };
+    // At least once: some were attempted (and refused) before the kill; all arrive after the restart. Those the
+    // killed process was attempting at that moment keep its lease (twice the 1 s timeout + 30 s) before the new one takes them.
+    expect(await eventually(complete, 60_000), `delivered ${delivered().size} of ${afterKill.committed.size}`).toBe(true);
+    const got = receivedFor('?kill=1', endpoint.secret);
+    expect(got.every((r) => afterKill.committed.has(r.commentId)), 'an event for a comment that did not commit').toBe(true);
+    // One stable id per event: every request for a comment carried the same webhook-id.
+    const idsByComment = new Map<number, Set<string>>();
+    for (const r of got) idsByComment.set(r.commentId, new Set([...(idsByComment.get(r.commentId) ?? []), r.id]));
+    expect([...idsByComment.values()].every((ids) => ids.size === 1)).toBe(true);
+  }, 120_000);
+
+  it('delivers each event once per attempt with two processes on one database', async () => {
+    await t().stopAll();
+    const [one, two] = [await start(), await start()];
+    const endpoint = await createEndpoint(one, '?pair=1');
+    receiver.answer = () => 200;
+    receiver.delayMs = 20;
+    const headers = await viewer(one);
+    const posted: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const on = i % 2 === 0 ? one : two;
+      const res = await fetch(`${on.url}/api/v1/embed/dashboard/${t().publicId}/comments`, { method: 'POST', ...json(headers, { body: `pair ${i}` }) });
+      expect(res.status).toBe(201);
+      posted.push(((await res.json()) as { id: number }).id);
+    }
+    expect(await eventually(() => new Set(receivedFor('?pair=1', endpoint.secret).map((r) => r.commentId)).size === posted.length, 30_000)).toBe(true);
+    // Let any duplicate attempt land before counting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    receiver.delayMs = 0;
+    const got = receivedFor('?pair=1', endpoint.secret);
+    expect(got).toHaveLength(posted.length);
+    expect(new Set(got.map((r) => r.id)).size).toBe(posted.length);
+    const state = await readState(endpoint.id);
+    expect([...state.attempts.values()].every((n) => n === 1)).toBe(true);
+    expect(state.attempts.size).toBe(posted.length);
+  }, 120_000);
+});

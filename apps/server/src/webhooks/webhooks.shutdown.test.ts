@@ -1,24 +1,17 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server, ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../test/dialects.js';
-import { mintViewer } from '../../test/embed.js';
+import { mintViewer, mintViewerOverHttp } from '../../test/embed.js';
 import { eventually } from '../../test/eventually.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { RAISED_RATE_LIMIT_ENV } from '../../test/limits.js';
-import { startSvcServe } from '../../test/svc-process.js';
+import { describeEachOwnDatabase } from '../../test/own-database.js';
 import type { SvcProcess } from '../../test/svc-process.js';
 import { startWebhookReceiver } from '../../test/webhook-receiver.js';
 import { buildApp } from '../app.js';
 import { testConfig } from '../../test/config.js';
 import { openDatabase } from '../db/db.database.js';
-import type { Dialect } from '../db/db.database.js';
-import { migrateToLatest } from '../db/db.migrations.js';
 import { WebhookDispatcher } from './webhooks.dispatcher.js';
 
 /** An attempt may take 25 s: far past SVC_SHUTDOWN_TIMEOUT_MS (10 s), so waiting for it would exit 1 after 11 s. */
@@ -54,12 +47,6 @@ async function startHoldingReceiver(): Promise<HoldingReceiver> {
   });
 }
 
-function databaseUrlNamed(base: string, name: string): string {
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 /**
  * Issue 31 item 15 (docs/webhooks.md "Delivery", docs/operations.md "Shutdown"): SIGTERM does not wait for a webhook
  * receiver. A real `svc serve` is attempting a delivery to a receiver that holds the request; SIGTERM cuts the
@@ -67,114 +54,59 @@ function databaseUrlNamed(base: string, name: string): string {
  * process delivers it (at least once: the receiver gets the same event id twice). Each dialect gets a database of
  * its own, so that no other suite's deliveries are in it.
  */
-for (const dialect of ['sqlite', 'postgres'] as const satisfies readonly Dialect[]) {
-  const postgresUrl = inject('postgresUrl');
-  const skip = dialect === 'postgres' && postgresUrl === null;
-  const name = 'SIGTERM with a webhook attempt in flight';
-  (skip ? describe.skip : describe)(skip ? `${name} [postgres: SKIPPED, no SVC_TEST_POSTGRES_URL]` : `${name} [${dialect}]`, () => {
-    let url: string;
-    let dir: string | undefined;
-    let createdDatabase: string | undefined;
-    let adminKey: string;
-    let deploymentId: number;
-    let publicId: string;
-    let receiver: HoldingReceiver;
-    const running: SvcProcess[] = [];
+describeEachOwnDatabase('SIGTERM with a webhook attempt in flight', { name: 'shutdown', settings: { allowPrivateWebhookUrls: true } }, (t) => {
+  let receiver: HoldingReceiver;
 
-    beforeAll(async () => {
-      if (dialect === 'sqlite') {
-        dir = mkdtempSync(join(tmpdir(), 'svc-webhook-shutdown-'));
-        url = `sqlite:${join(dir, 'svc.db')}`;
-      } else {
-        createdDatabase = `svc_webhook_shutdown_${randomBytes(6).toString('hex')}`;
-        const admin = new pg.Client({ connectionString: postgresUrl! });
-        await admin.connect();
-        await admin.query(`create database ${createdDatabase}`).finally(() => admin.end());
-        url = databaseUrlNamed(postgresUrl!, createdDatabase);
-      }
-      const db = openDatabase(url);
-      try {
-        await migrateToLatest(db);
-        publicId = `shutdown-${uniqueSuffix()}`;
-        const seeded = await seedAccount(db.kysely, {
-          settings: { allowPrivateWebhookUrls: true },
-          users: [{ ref: 'alice', role: 'admin' }],
-          deployments: [{ ref: 'prod', name: 'Prod', items: [{ ref: 'wb', type: 'WORKBOOK', name: 'Hooks', createdBy: 'alice', dashboard: { publicId, status: 'published', allowEmbed: true } }] }],
-        });
-        adminKey = seeded.keys.alice!;
-        deploymentId = seeded.refs.prod!;
-      } finally {
-        await db.close();
-      }
-      receiver = await startHoldingReceiver();
-    }, 60_000);
+  beforeAll(async () => { receiver = await startHoldingReceiver(); });
+  afterAll(() => receiver?.close());
 
-    afterAll(async () => {
-      await Promise.all(running.map((server) => server.stop()));
-      await receiver?.close();
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-      if (createdDatabase !== undefined) {
-        const admin = new pg.Client({ connectionString: postgresUrl! });
-        await admin.connect();
-        await admin.query(`drop database if exists ${createdDatabase} with (force)`);
-        await admin.end();
-      }
-    });
+  const start = () => t().start(DELIVERY_ENV);
+  const post = (on: SvcProcess, path: string, headers: Record<string, string>, body: unknown) =>
+    fetch(`${on.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const readDelivery = async (endpointId: number) => {
+    const db = openDatabase(t().url);
+    try {
+      const deliveries = await db.kysely.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts', 'locked_until', 'lock_token', 'event_id']).where('endpoint_id', '=', endpointId).execute();
+      const attempts = await db.kysely.selectFrom('webhook_attempts').select(['status_code', 'error']).where('delivery_id', 'in', deliveries.map((d) => d.id).concat(0)).execute();
+      return { deliveries, attempts };
+    } finally {
+      await db.close();
+    }
+  };
 
-    const start = async () => {
-      const server = await startSvcServe(url, DELIVERY_ENV);
-      running.push(server);
-      return server;
-    };
-    const post = (on: SvcProcess, path: string, headers: Record<string, string>, body: unknown) =>
-      fetch(`${on.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const readDelivery = async (endpointId: number) => {
-      const db = openDatabase(url);
-      try {
-        const deliveries = await db.kysely.selectFrom('webhook_deliveries').select(['id', 'status', 'attempts', 'locked_until', 'lock_token', 'event_id']).where('endpoint_id', '=', endpointId).execute();
-        const attempts = await db.kysely.selectFrom('webhook_attempts').select(['status_code', 'error']).where('delivery_id', 'in', deliveries.map((d) => d.id).concat(0)).execute();
-        return { deliveries, attempts };
-      } finally {
-        await db.close();
-      }
-    };
+  it('exits 0 within 2 s of SIGTERM though a receiver holds the request; the attempt is not counted, and a later process delivers it', async () => {
+    const first = await start();
+    const created = await post(first, '/api/v1/webhooks/endpoints', bearer(t().adminKey), { url: receiver.url, eventTypes: ['comment.created'] });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const endpoint = (await created.json()) as { id: number };
+    const viewer = await mintViewerOverHttp(first.url, t().adminKey, { deploymentId: t().deploymentId, externalId: `v-${uniqueSuffix()}` });
+    const comment = await post(first, `/api/v1/embed/dashboard/${t().publicId}/comments`, viewer.headers, { body: 'held at shutdown' });
+    expect(comment.status).toBe(201);
+    expect(await eventually(() => receiver.received.length === 1, 10_000), 'the receiver holds the attempt').toBe(true);
 
-    it('exits 0 within 2 s of SIGTERM though a receiver holds the request; the attempt is not counted, and a later process delivers it', async () => {
-      const first = await start();
-      const created = await post(first, '/api/v1/webhooks/endpoints', bearer(adminKey), { url: receiver.url, eventTypes: ['comment.created'] });
-      expect(created.status, await created.clone().text()).toBe(201);
-      const endpoint = (await created.json()) as { id: number };
-      const minted = await post(first, '/api/v1/embed/generate-session', bearer(adminKey), { deploymentId, externalId: `v-${uniqueSuffix()}` });
-      const { sessionId } = (await minted.json()) as { sessionId: string };
-      const { token } = (await (await post(first, '/api/v1/embed/session/token', {}, { sessionId })).json()) as { token: string };
-      const comment = await post(first, `/api/v1/embed/dashboard/${publicId}/comments`, { authorization: `Embed-Token ${token}` }, { body: 'held at shutdown' });
-      expect(comment.status).toBe(201);
-      expect(await eventually(() => receiver.received.length === 1, 10_000), 'the receiver holds the attempt').toBe(true);
+    let stderr = '';
+    first.child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const exited = new Promise<number | null>((resolve) => first.child.once('exit', (code) => resolve(code)));
+    const signalledAt = Date.now();
+    first.child.kill('SIGTERM');
+    const code = await exited;
+    const tookMs = Date.now() - signalledAt;
+    expect(code, stderr).toBe(0);
+    expect(tookMs, `exited ${tookMs} ms after SIGTERM`).toBeLessThan(2000);
 
-      let stderr = '';
-      first.child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-      const exited = new Promise<number | null>((resolve) => first.child.once('exit', (code) => resolve(code)));
-      const signalledAt = Date.now();
-      first.child.kill('SIGTERM');
-      const code = await exited;
-      const tookMs = Date.now() - signalledAt;
-      expect(code, stderr).toBe(0);
-      expect(tookMs, `exited ${tookMs} ms after SIGTERM`).toBeLessThan(2000);
+    // Given back: pending, no attempt spent or logged, no lease left for the next process to wait out.
+    const { deliveries, attempts } = await readDelivery(endpoint.id);
+    expect(deliveries).toEqual([expect.objectContaining({ status: 'pending', attempts: 0, locked_until: null, lock_token: null })]);
+    expect(attempts).toEqual([]);
 
-      // Given back: pending, no attempt spent or logged, no lease left for the next process to wait out.
-      const { deliveries, attempts } = await readDelivery(endpoint.id);
-      expect(deliveries).toEqual([expect.objectContaining({ status: 'pending', attempts: 0, locked_until: null, lock_token: null })]);
-      expect(attempts).toEqual([]);
-
-      receiver.hold = false;
-      await start();
-      expect(await eventually(async () => (await readDelivery(endpoint.id)).deliveries[0]?.status === 'delivered', 20_000), 'delivered by the next process').toBe(true);
-      expect((await readDelivery(endpoint.id)).attempts).toEqual([{ status_code: 200, error: null }]);
-      // At least once: the receiver had the event twice, under one id.
-      expect(receiver.received.map((request) => request.headers['webhook-id'])).toEqual([deliveries[0]!.event_id, deliveries[0]!.event_id]);
-    }, 90_000);
-  });
-}
+    receiver.hold = false;
+    await start();
+    expect(await eventually(async () => (await readDelivery(endpoint.id)).deliveries[0]?.status === 'delivered', 20_000), 'delivered by the next process').toBe(true);
+    expect((await readDelivery(endpoint.id)).attempts).toEqual([{ status_code: 200, error: null }]);
+    // At least once: the receiver had the event twice, under one id.
+    expect(receiver.received.map((request) => request.headers['webhook-id'])).toEqual([deliveries[0]!.event_id, deliveries[0]!.event_id]);
+  }, 90_000);
+});
 
 /**
  * The dispatcher's side of it, on both databases: stop() gives back both the attempts it cuts off and the claims
