@@ -6,8 +6,6 @@ import { build } from 'esbuild';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
-// @ts-expect-error: apps/demo-host is plain JavaScript without type declarations.
-import { startDemoHost } from '../apps/demo-host/server.js';
 import { buildApp } from '../apps/server/src/app.js';
 import { testConfig } from '../apps/server/test/config.js';
 import type { DataSettings } from '../apps/server/src/app.js';
@@ -140,6 +138,8 @@ export async function startDemoStack(options: { account?: (hostOrigin: string) =
     return demo;
   })();
   const svc = await startSvc({ account, adminKey: apiKey });
+  // apps/demo-host is plain JavaScript without type declarations: imported by URL, so no project type-checks it.
+  const { startDemoHost } = (await import(new URL('../apps/demo-host/server.js', import.meta.url).href)) as { startDemoHost(options: Record<string, unknown>): Promise<unknown> };
   const demo = (await startDemoHost({
     port, host: '127.0.0.1', svcUrl: svc.origin, apiKey, deploymentId: svc.refs.prod,
     ...(publicId !== undefined ? { publicId } : {}), ...(webhooks !== undefined ? { webhooks } : {}),

@@ -10,6 +10,8 @@ import { migrateToLatest } from '../src/db/db.migrations.js';
 import { seedAccount, uniqueSuffix } from './factory.js';
 import { startSvcServe } from './svc-process.js';
 import type { SvcProcess } from './svc-process.js';
+// The types of what global-setup.ts provides (inject('postgresUrl')), for the projects that reach this file without it.
+import type {} from './global-setup.js';
 
 /** A database no other suite writes to: its URL, the SQLite file behind it, and how to remove it. */
 export interface OwnDatabase {
