@@ -46,6 +46,9 @@ import type { ResolveHost } from './webhooks/webhooks.addresses.js';
 import { WebhookDispatcher } from './webhooks/webhooks.dispatcher.js';
 import { Sealer } from './core/core.sealed.js';
 import { webhookRoutes } from './webhooks/webhooks.routes.js';
+import { subscribeWebhookOutbox } from './webhooks/webhooks.events.js';
+import type { WebhookSourceEvents } from './webhooks/webhooks.events.js';
+import { EventBus } from './core/core.events.js';
 
 /**
  * What buildApp takes besides the Config: what is not a setting of the environment. The database, the log, the
@@ -70,6 +73,11 @@ export interface AppOptions {
   resolveHost?: ResolveHost;
   /** A number in [0, 1) for the jitter of webhook retries (default Math.random); tests fix it. */
   random?: () => number;
+  /**
+   * Also called when this app committed webhook deliveries, besides waking its own dispatcher (which delivers only
+   * under `webhooks.deliver`): a test's dispatcher of its own.
+   */
+  wakeWebhookDelivery?: () => void;
 }
 
 /** Fastify takes a hop count at run time, but its types do not: the same rule (Fastify's own) as a function. */
@@ -132,8 +140,29 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   const { rateLimits } = config;
   await registerRateLimiting(app, rateLimits, config.rateLimitStore);
 
+  // The domain events of comments and sessions; the webhook outbox subscribes to them (webhooks.events.ts) and, once a
+  // change that wrote deliveries commits, wakes this process's dispatcher.
+  const events = new EventBus<WebhookSourceEvents>();
+  const { webhooks } = config;
+  const resolveHost = options.resolveHost ?? resolveWithDns;
+  const sealer = new Sealer(config.encryptionKeys);
+  const dispatcher = webhooks.deliver
+    ? new WebhookDispatcher({
+      db: ctx.db, dialect: ctx.dialect, settings: webhooks, now: ctx.now, resolveHost, sealer, notifications: db.notifications, log: logging.failures ?? app.log,
+      ...(options.random === undefined ? {} : { random: options.random }),
+    })
+    : undefined;
+  app.addHook('onClose', async () => {
+    await dispatcher?.stop();
+  });
+  const wakeDelivery = () => {
+    dispatcher?.wake();
+    options.wakeWebhookDelivery?.();
+  };
+  subscribeWebhookOutbox(events, wakeDelivery);
+
   const signer = await loadTokenSigner(ctx.db, config.jwtSecret, ctx.now);
-  const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes, changes: db.changes };
+  const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes, changes: db.changes, events };
   const credentialCacheEntries = options.credentialCacheEntries ?? 10_000;
   const accountCredentials = new AccountCredentials(ctx, db.changes, credentialCacheEntries);
   const embedTokens = new EmbedTokenCredentials(ctx, signer, db.changes, credentialCacheEntries);
@@ -170,21 +199,9 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
     streams.close();
     done();
   });
-  await app.register(commentRoutes(ctx, pages, streams));
+  await app.register(commentRoutes({ ...ctx, events }, pages, streams));
   await app.register(workspaceRoutes({ ...ctx, selectReportSnapshots }, pages));
-  const { webhooks } = config;
-  const resolveHost = options.resolveHost ?? resolveWithDns;
-  const sealer = new Sealer(config.encryptionKeys);
-  await app.register(webhookRoutes({ ...ctx, allowPrivate: webhooks.allowPrivate, resolveHost, sealer }));
-  const dispatcher = webhooks.deliver
-    ? new WebhookDispatcher({
-      db: ctx.db, dialect: ctx.dialect, settings: webhooks, now: ctx.now, resolveHost, sealer, notifications: db.notifications, log: logging.failures ?? app.log,
-      ...(options.random === undefined ? {} : { random: options.random }),
-    })
-    : undefined;
-  app.addHook('onClose', async () => {
-    await dispatcher?.stop();
-  });
+  await app.register(webhookRoutes({ ...ctx, allowPrivate: webhooks.allowPrivate, resolveHost, sealer, wakeDelivery }));
   await app.register(embedRoutes(ctx, { distDir: options.embedDistDir, sourceMaps: config.embedSourceMaps }));
   await app.register(sdkRoutes({ distDir: options.sdkDistDir }));
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });

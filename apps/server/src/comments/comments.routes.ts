@@ -3,7 +3,6 @@ import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { ServiceContext } from '../db/db.context.js';
 import { exemptFromHandlerTimeout } from '../http/http.in-flight.js';
 import { sendCachedPage } from '../http/http.page-cache.js';
 import type { PageCache } from '../http/http.page-cache.js';
@@ -17,6 +16,7 @@ import {
 import {
   deleteComment, editComment, listMentionableUsers, openThreadList, parseLastEventId, postComment, resolveThread,
 } from './comments.service.js';
+import type { CommentContext } from './comments.service.js';
 import type { CommentStreamHub, StreamSink } from './comments.stream.js';
 import { Described, NoContent } from '../core/core.schema.js';
 
@@ -37,7 +37,7 @@ const EventStream = {
  * SPEC part B: the six comment endpoints under `/api/v1/embed/dashboard/{publicId}/comments`, and issue 23's live
  * stream of their events (`.../comments/stream`).
  */
-export function commentRoutes(ctx: ServiceContext, cache: PageCache, streams: CommentStreamHub): FastifyPluginAsyncTypebox {
+export function commentRoutes(ctx: CommentContext, cache: PageCache, streams: CommentStreamHub): FastifyPluginAsyncTypebox {
   return async (app) => {
     const base = '/api/v1/embed/dashboard/:publicId/comments';
 

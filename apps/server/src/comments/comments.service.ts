@@ -3,6 +3,8 @@ import type { DashboardRow } from '../dashboards/dashboards.store.js';
 import { foldSearchKey } from '../db/db.search-key.js';
 import { isoTimestamp } from '../core/core.time.js';
 import type { ServiceContext } from '../db/db.context.js';
+import { AfterCommit } from '../core/core.events.js';
+import type { EventPublisher } from '../core/core.events.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId, pageInfoOf } from '../core/core.cursor.js';
 import { AppError } from '../core/core.errors.js';
 import { MAX_ROW_ID } from '../core/core.schema.js';
@@ -21,10 +23,12 @@ import {
 import type { CommentRow, CommentScope, EventRow, ListedComment, ThreadFilter, ThreadPosition } from './comments.store.js';
 import { resolveMentions } from './comments.mentions.js';
 import type { Mention } from './comments.mentions.js';
-import type { Kysely } from 'kysely';
-import type { Database, WebhookEventType } from '../db/db.schema.js';
-import { enqueueWebhookEvent, nudgeWebhookDelivery } from '../webhooks/webhooks.outbox.js';
-import { findEmbedIdentity } from '../sessions/sessions.store.js';
+import type { CommentEvents } from './comments.events.js';
+
+/** What the writes of comments need besides the database and the clock: where their events go (comments.events.ts). */
+export interface CommentContext extends ServiceContext {
+  events: EventPublisher<CommentEvents>;
+}
 
 /** The dashboard a request names, checked readable (SPEC B rule 10: 404 before 403), and the caller's scope in it. */
 async function openDashboard(ctx: ServiceContext, commenter: Commenter, publicId: string): Promise<{ dashboard: DashboardRow; scope: CommentScope }> {
@@ -142,7 +146,7 @@ async function readThreadPage(
  * is always the session's embed user (rule 9).
  */
 export async function postComment(
-  ctx: ServiceContext, commenter: Commenter, publicId: string, input: { body: string; parentId?: number | undefined },
+  ctx: CommentContext, commenter: Commenter, publicId: string, input: { body: string; parentId?: number | undefined },
 ): Promise<Comment & { mentions: Mention[] }> {
   const body = requireStorableBody(input.body);
   const { scope } = await openDashboard(ctx, commenter, publicId);
@@ -157,47 +161,16 @@ export async function postComment(
   }
   const mentions = await resolveMentions(ctx.db, scope.accountId, scope.embedTenantId, body);
   const now = ctx.now();
-  // The comment and its webhook deliveries commit together: an event exists exactly when its comment does.
-  const { row, queued } = await ctx.db.transaction().execute(async (trx) => {
+  // The comment and what its event's subscribers write (webhook deliveries) commit together: an event exists
+  // exactly when its comment does.
+  const afterCommit = new AfterCommit();
+  const row = await ctx.db.transaction().execute(async (trx) => {
     const inserted = await insertComment(trx, scope, { parentId, embedUserId: commenter.embedUserId, body, createdAt: isoTimestamp(now) });
-    const count = await enqueueCommentEvent(trx, scope, publicId, now, 'comment.created', inserted, mentions);
-    return { row: inserted, queued: count };
+    await ctx.events.publish('comment.created', { transaction: trx, afterCommit, scope, publicId, at: now, comment: inserted, mentions });
+    return inserted;
   });
-  if (queued > 0) nudgeWebhookDelivery();
+  afterCommit.run();
   return { ...presentComment(row, publicId, commenter), mentions };
-}
-
-/** The `data` of a webhook's comment event (docs/webhooks.md "Events"); the text goes only to endpoints that opted in. */
-async function enqueueCommentEvent(
-  db: Kysely<Database>, scope: CommentScope, publicId: string, now: Date, type: 'comment.created' | 'comment.edited', row: CommentRow, mentions: readonly Mention[],
-): Promise<number> {
-  return enqueueWebhookEvent(db, scope.accountId, now, type, async () => {
-    const identity = await findEmbedIdentity(db, scope.accountId, scope.embedTenantId, row.embed_user_id);
-    return {
-      data: {
-        embedTenant: identity.tenantName, dashboardId: publicId, threadId: row.parent_id ?? row.id, commentId: row.id,
-        author: row.embed_user_id === null ? null : { userId: row.embed_user_id, externalId: identity.externalId },
-        createdAt: row.created_at, editedAt: row.edited_at, mentions,
-      },
-      commentBody: row.body,
-    };
-  });
-}
-
-/** A webhook event of a thread or a deletion: the tenant, the dashboard and the thread, plus `fields`. */
-async function enqueueThreadEvent(
-  db: Kysely<Database>, scope: CommentScope, publicId: string, now: Date, type: WebhookEventType, threadId: number, actorId: number | null,
-  fields: Record<string, unknown>,
-): Promise<number> {
-  return enqueueWebhookEvent(db, scope.accountId, now, type, async () => {
-    const identity = await findEmbedIdentity(db, scope.accountId, scope.embedTenantId, actorId);
-    return {
-      data: {
-        embedTenant: identity.tenantName, dashboardId: publicId, threadId, ...fields,
-        by: actorId === null ? null : { userId: actorId, externalId: identity.externalId },
-      },
-    };
-  });
 }
 
 /** The 404 of a comment that is not live on this dashboard in this tenant, found so or gone meanwhile. */
@@ -210,38 +183,41 @@ async function requireLiveComment(ctx: ServiceContext, scope: CommentScope, publ
 }
 
 /** SPEC B `PATCH /dashboard/{publicId}/comments/{commentId}`: the author replaces the body (rule 5). */
-export async function editComment(ctx: ServiceContext, commenter: Commenter, publicId: string, commentId: number, input: { body: string }): Promise<Comment> {
+export async function editComment(ctx: CommentContext, commenter: Commenter, publicId: string, commentId: number, input: { body: string }): Promise<Comment> {
   const body = requireStorableBody(input.body);
   const { scope } = await openDashboard(ctx, commenter, publicId);
   const comment = await requireLiveComment(ctx, scope, publicId, commentId);
   if (!canEdit(commenter, comment)) throw new AppError('forbidden', `comment ${commentId} was written by another user: only its author may edit it`, 'commentId');
   const now = ctx.now();
-  const { updated, queued } = await ctx.db.transaction().execute(async (trx) => {
+  const afterCommit = new AfterCommit();
+  const updated = await ctx.db.transaction().execute(async (trx) => {
     const row = await updateCommentBody(trx, scope, commentId, commenter.embedUserId, body, isoTimestamp(now));
-    if (row === undefined) return { updated: row, queued: 0 };
+    if (row === undefined) return row;
     const mentions = await resolveMentions(trx, scope.accountId, scope.embedTenantId, body);
-    return { updated: row, queued: await enqueueCommentEvent(trx, scope, publicId, now, 'comment.edited', row, mentions) };
+    await ctx.events.publish('comment.edited', { transaction: trx, afterCommit, scope, publicId, at: now, comment: row, mentions });
+    return row;
   });
   if (updated === undefined) throw gone(publicId, commentId);
-  if (queued > 0) nudgeWebhookDelivery();
+  afterCommit.run();
   return presentComment(updated, publicId, commenter);
 }
 
 /** SPEC B `DELETE /dashboard/{publicId}/comments/{commentId}` and "Comment deletion": the author only; a root takes its thread. */
-export async function deleteComment(ctx: ServiceContext, commenter: Commenter, publicId: string, commentId: number): Promise<void> {
+export async function deleteComment(ctx: CommentContext, commenter: Commenter, publicId: string, commentId: number): Promise<void> {
   const { scope } = await openDashboard(ctx, commenter, publicId);
   const comment = await requireLiveComment(ctx, scope, publicId, commentId);
   if (!canDelete(commenter, comment)) throw new AppError('forbidden', `comment ${commentId} was written by another user: only its author may delete it`, 'commentId');
   const now = ctx.now();
-  const { removed, queued } = await ctx.db.transaction().execute(async (trx) => {
-    if (!await markCommentRemoved(trx, scope, comment, commenter.embedUserId, isoTimestamp(now))) return { removed: false, queued: 0 };
-    const queued = await enqueueThreadEvent(trx, scope, publicId, now, 'comment.deleted', comment.parent_id ?? comment.id, commenter.embedUserId, {
-      commentId: comment.id, deletedAt: isoTimestamp(now),
+  const afterCommit = new AfterCommit();
+  const removed = await ctx.db.transaction().execute(async (trx) => {
+    if (!await markCommentRemoved(trx, scope, comment, commenter.embedUserId, isoTimestamp(now))) return false;
+    await ctx.events.publish('comment.deleted', {
+      transaction: trx, afterCommit, scope, publicId, at: now, threadId: comment.parent_id ?? comment.id, commentId: comment.id, actorId: commenter.embedUserId,
     });
-    return { removed: true, queued };
+    return true;
   });
   if (!removed) throw gone(publicId, commentId);
-  if (queued > 0) nudgeWebhookDelivery();
+  afterCommit.run();
 }
 
 /**
@@ -249,7 +225,7 @@ export async function deleteComment(ctx: ServiceContext, commenter: Commenter, p
  * 400 whoever asks; the root's author resolves (`resolved` true) or re-opens (false); anyone else gets 403.
  * Resolving a resolved thread keeps its first resolution (idempotent).
  */
-export async function resolveThread(ctx: ServiceContext, commenter: Commenter, publicId: string, commentId: number, resolved: boolean): Promise<Thread> {
+export async function resolveThread(ctx: CommentContext, commenter: Commenter, publicId: string, commentId: number, resolved: boolean): Promise<Thread> {
   const { scope } = await openDashboard(ctx, commenter, publicId);
   let after = await requireLiveComment(ctx, scope, publicId, commentId);
   if (after.parent_id !== null) {
@@ -258,21 +234,22 @@ export async function resolveThread(ctx: ServiceContext, commenter: Commenter, p
   if (!canResolve(commenter, after)) throw new AppError('forbidden', `thread ${commentId} was started by another user: only its author may resolve or re-open it`, 'commentId');
   // The update changes the state only from the other one, so concurrent requests serialize: the first resolution
   // is kept, and a request that lost a race reads the state again and decides again.
-  let queued = 0;
+  const afterCommit = new AfterCommit();
   for (let attempt = 0; attempt < 10 && resolved !== (after.resolved_at !== null); attempt++) {
     const now = ctx.now();
     const resolution = resolved ? { resolvedAt: isoTimestamp(now), resolvedBy: commenter.embedUserId } : null;
     const changed = await ctx.db.transaction().execute(async (trx) => {
       const row = await setThreadResolution(trx, scope, commentId, commenter.embedUserId, resolution);
       if (row !== undefined) {
-        queued += await enqueueThreadEvent(trx, scope, publicId, now, resolved ? 'thread.resolved' : 'thread.reopened', commentId, commenter.embedUserId,
-          resolved ? { resolvedAt: row.resolved_at } : { reopenedAt: isoTimestamp(now) });
+        const event = { transaction: trx, afterCommit, scope, publicId, at: now, threadId: commentId, actorId: commenter.embedUserId };
+        if (resolved) await ctx.events.publish('thread.resolved', { ...event, resolvedAt: row.resolved_at });
+        else await ctx.events.publish('thread.reopened', event);
       }
       return row;
     });
     after = changed ?? await requireLiveComment(ctx, scope, publicId, commentId);
   }
-  if (queued > 0) nudgeWebhookDelivery();
+  afterCommit.run();
   return presentThread(after, await selectReplies(ctx.db, scope, [commentId]), publicId, commenter);
 }
 

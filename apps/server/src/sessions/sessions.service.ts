@@ -33,15 +33,18 @@ import {
   upsertEmbedUser,
 } from './sessions.store.js';
 import type { RevokedSession } from './sessions.store.js';
-import { enqueueWebhookEvent, nudgeWebhookDelivery } from '../webhooks/webhooks.outbox.js';
+import { AfterCommit } from '../core/core.events.js';
+import type { EventPublisher } from '../core/core.events.js';
+import type { RevocationReason, SessionEvents } from './sessions.events.js';
 import type { TokenSigner } from './sessions.tokens.js';
 import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identity.js';
 
-/** What the session services need beyond the database: lifetimes and the token signer. */
+/** What the session services need beyond the database: lifetimes, the token signer, and where their events go. */
 export interface SessionContext extends ServiceContext {
   lifetimes: EmbedLifetimes;
   signer: TokenSigner;
   changes: ChangeFeed;
+  events: EventPublisher<SessionEvents>;
 }
 
 /** How long a revocation waits for the database to tell every process (PostgreSQL NOTIFY) before answering. */
@@ -238,17 +241,15 @@ export async function revokeSessions(ctx: SessionContext, principal: PlatformUse
   }
 }
 
-/** Why sessions were revoked, as the `embed_session.revoked` webhook says: one session, a logout, the embed user deleted. */
-type RevocationReason = 'revoked' | 'logout' | 'embed_user_deleted';
-
 /**
- * Runs a revocation and writes its `embed_session.revoked` webhook event (issue 23) in one transaction: one event
- * per embed user (or platform user, for `internalId` sessions) whose sessions it revoked. How many were revoked.
+ * Runs a revocation and publishes its `embed_session.revoked` events in its transaction (so the webhook outbox
+ * writes them in it: issue 23): one event per embed user (or platform user, for `internalId` sessions) whose
+ * sessions it revoked. How many were revoked.
  */
 async function revokeWithEvent(
   ctx: SessionContext, accountId: number, now: Date, reason: RevocationReason, revoke: (trx: Kysely<Database>) => Promise<RevokedSession[]>,
 ): Promise<number> {
-  let queued = 0;
+  const afterCommit = new AfterCommit();
   const revoked = await ctx.db.transaction().execute(async (trx) => {
     const sessions = await revoke(trx);
     const byViewer = new Map<string, RevokedSession[]>();
@@ -258,22 +259,15 @@ async function revokeWithEvent(
     }
     for (const group of byViewer.values()) {
       const [first] = group;
-      queued += await enqueueSessionEvent(trx, accountId, now, reason, first!.embed_tenant_id, first!.embed_user_id, first!.user_id, group.length);
+      await ctx.events.publish('embed_session.revoked', {
+        transaction: trx, afterCommit, accountId, at: now, reason,
+        embedTenantId: first!.embed_tenant_id, embedUserId: first!.embed_user_id, userId: first!.user_id, sessions: group.length,
+      });
     }
     return sessions.length;
   });
-  if (queued > 0) nudgeWebhookDelivery();
+  afterCommit.run();
   return revoked;
-}
-
-async function enqueueSessionEvent(
-  db: Kysely<Database>, accountId: number, now: Date, reason: RevocationReason, embedTenantId: number | null, embedUserId: number | null, userId: number | null,
-  sessions: number,
-): Promise<number> {
-  return enqueueWebhookEvent(db, accountId, now, 'embed_session.revoked', async () => {
-    const identity = await findEmbedIdentity(db, accountId, embedTenantId, embedUserId);
-    return { data: { reason, embedTenant: identity.tenantName, embedUserId, externalId: identity.externalId, userId, sessions, revokedAt: isoTimestamp(now) } };
-  });
 }
 
 /** DESIGN "Embed users": the account's embed users, optionally of one tenant. */
@@ -300,7 +294,7 @@ export async function removeEmbedUser(ctx: SessionContext, principal: PlatformUs
   // Their sessions go with them (ON DELETE CASCADE), which notifies like a revocation; their comments stay, with
   // no author (ON DELETE SET NULL, whose update moves the cached thread lists' version like any comment write).
   const now = ctx.now();
-  let queued = 0;
+  const afterCommit = new AfterCommit();
   await revokeAndPropagate(ctx, principal.accountId, () => ctx.db.transaction().execute(async (trx) => {
     // Read before the deletion: the event names whom the revoked sessions belonged to.
     const live = await countUnrevokedSessions(trx, principal.accountId, embedUserId);
@@ -309,16 +303,14 @@ export async function removeEmbedUser(ctx: SessionContext, principal: PlatformUs
     if (tenantId === undefined) throw new AppError('not_found', `embed user ${embedUserId} not found`, 'id');
     if (live > 0) {
       const tenant = await findEmbedIdentity(trx, principal.accountId, tenantId, null);
-      queued += await enqueueWebhookEvent(trx, principal.accountId, now, 'embed_session.revoked', async () => ({
-        data: {
-          reason: 'embed_user_deleted', embedTenant: tenant.tenantName, embedUserId, externalId: identity.externalId, userId: null, sessions: live,
-          revokedAt: isoTimestamp(now),
-        },
-      }));
+      await ctx.events.publish('embed_session.revoked', {
+        transaction: trx, afterCommit, accountId: principal.accountId, at: now, reason: 'embed_user_deleted',
+        embedTenantId: tenantId, embedUserId, userId: null, sessions: live, viewer: { tenantName: tenant.tenantName, externalId: identity.externalId },
+      });
     }
     return 1;
   }));
-  if (queued > 0) nudgeWebhookDelivery();
+  afterCommit.run();
 }
 
 const parseObject = (json: string | undefined): Record<string, unknown> => {

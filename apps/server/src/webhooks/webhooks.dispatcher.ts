@@ -10,7 +10,6 @@ import type { Dialect, Notifications } from '../db/db.database.js';
 import type { Database } from '../db/db.schema.js';
 import { hostOf, resolveDeliveryAddress, resolveWithDns } from './webhooks.addresses.js';
 import type { ResolvedAddress, ResolveHost } from './webhooks.addresses.js';
-import { onWebhookNudge } from './webhooks.outbox.js';
 import { Sealer } from '../core/core.sealed.js';
 import { signWebhook } from './webhooks.signing.js';
 import { settingsAllowPrivateWebhookUrls } from '../accounts/accounts.store.js';
@@ -39,7 +38,7 @@ export interface DispatcherOptions {
   /**
    * The database's wake-ups (`Db.notifications`). On PostgreSQL the dispatcher listens to WEBHOOK_DELIVERY_CHANNEL,
    * so that a delivery any process commits is looked for at once; without it (and on SQLite, one process, whose
-   * own writes nudge it) only the nudges, its own retries' due times and the poll.
+   * own writes wake it: `wake()`) only the wake-ups, its own retries' due times and the poll.
    */
   notifications?: Notifications;
   /**
@@ -110,7 +109,7 @@ function spoken(ms: number): string {
  * the schedule's next step under full jitter; after the last, the delivery has failed, and an endpoint that failed
  * all that time without one success is disabled with the reason (and a log line).
  *
- * It looks for due deliveries when this process commits some (a nudge), on PostgreSQL when any process does (a
+ * It looks for due deliveries when this process commits some (`wake()`), on PostgreSQL when any process does (a
  * NOTIFY, migration 0012), when a retry it scheduled comes due, and every `pollMs` (the fallback: other processes'
  * retries, lapsed leases, a lost notification connection, SQLite).
  *
@@ -130,7 +129,6 @@ export class WebhookDispatcher {
   readonly #sealer: Sealer;
   #timer: NodeJS.Timeout | undefined;
   #pruneTimer: NodeJS.Timeout | undefined;
-  #unsubscribe: (() => void) | undefined;
   #unlisten: (() => void) | undefined;
   /** The due times (epoch ms, by `now`) of retries this dispatcher scheduled, ascending, and the timer of the first. */
   readonly #dueTimes: number[] = [];
@@ -150,7 +148,7 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Polls every `pollMs`, and looks at once when this process commits deliveries (a nudge), on PostgreSQL when any
+   * Polls every `pollMs`, and looks at once when this process commits deliveries (`wake()`), on PostgreSQL when any
    * process does (a notification; also after the listening connection is back, for what it missed), and when a retry
    * it scheduled comes due; applies the retention now and then every `retentionMs` (at most an hour apart), so that
    * a process restarted more often than that still does.
@@ -160,7 +158,6 @@ export class WebhookDispatcher {
     const { settings, dialect, notifications } = this.#options;
     this.#timer = setInterval(() => this.#kick(), settings.pollMs);
     this.#timer.unref();
-    this.#unsubscribe = onWebhookNudge(() => this.#kick());
     if (dialect === 'postgres' && notifications !== undefined) {
       const { accountIds } = this.#options;
       this.#unlisten = notifications.listen(WEBHOOK_DELIVERY_CHANNEL, {
@@ -181,6 +178,14 @@ export class WebhookDispatcher {
         return 0;
       });
     }
+  }
+
+  /**
+   * Looks for due deliveries at once, not at the next poll: this process committed some (app.ts wires the webhook
+   * outbox and the endpoints' writes to this). Nothing before `start()` or after `stop()`.
+   */
+  wake(): void {
+    if (this.#timer !== undefined) this.#kick();
   }
 
   /**
@@ -467,7 +472,6 @@ export class WebhookDispatcher {
     clearInterval(this.#timer);
     clearInterval(this.#pruneTimer);
     clearTimeout(this.#dueTimer);
-    this.#unsubscribe?.();
     this.#unlisten?.();
     await Promise.all([this.#running, this.#pruning, this.#resealing]);
   }

@@ -14,8 +14,8 @@ export interface WebhookEventContent {
  * Writes an event of the account to the outbox: one delivery for each enabled endpoint subscribed to its type, each
  * with the exact body it will send (`{"type", "timestamp", "data"}`; `data.body` only for an endpoint with
  * `includeCommentBody`). Call it with the transaction that makes the change, so that the event exists exactly when
- * the change commits. `content` is read only when some endpoint wants the event. The number of deliveries written;
- * after the commit, `nudgeWebhookDelivery()` tells this process's dispatcher not to wait for its next poll.
+ * the change commits (webhooks.events.ts calls it so, for each domain event). `content` is read only when some
+ * endpoint wants the event. The number of deliveries written.
  *
  * @example
  * await db.transaction().execute(async (trx) => {
@@ -47,17 +47,4 @@ export function parseEventTypes(json: string): WebhookEventType[] {
   } catch {
     return [];
   }
-}
-
-const nudged = new Set<() => void>();
-
-/** Tells this process's dispatchers that deliveries were committed (they look at once instead of at their next poll). */
-export function nudgeWebhookDelivery(): void {
-  for (const listener of nudged) listener();
-}
-
-/** Subscribes a dispatcher to nudges; returns what unsubscribes it. */
-export function onWebhookNudge(listener: () => void): () => void {
-  nudged.add(listener);
-  return () => nudged.delete(listener);
 }

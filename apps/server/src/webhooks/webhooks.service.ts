@@ -7,7 +7,7 @@ import { isAllowedPrivateWebhookUrls } from '../accounts/accounts.store.js';
 import { requireAdmin } from '../accounts/accounts.policy.js';
 import { checkWebhookUrl } from './webhooks.addresses.js';
 import type { ResolveHost } from './webhooks.addresses.js';
-import { nudgeWebhookDelivery, parseEventTypes } from './webhooks.outbox.js';
+import { parseEventTypes } from './webhooks.outbox.js';
 import { DEFAULT_DELIVERY_PAGE, MAX_DELIVERY_PAGE, MAX_ENDPOINTS_PER_ACCOUNT } from './webhooks.schema.js';
 import type { CreateEndpointBody, Delivery, DeliveryList, DeliveryListQuery, Endpoint, EndpointWithSecret, UpdateEndpointBody } from './webhooks.schema.js';
 import { generateWebhookSecret, webhookKeyOf } from './webhooks.signing.js';
@@ -25,6 +25,8 @@ export interface WebhookContext extends ServiceContext {
   resolveHost: ResolveHost;
   /** Seals signing secrets at rest (SVC_ENCRYPTION_KEY); the answers show them as given or generated. */
   sealer: Sealer;
+  /** Tells this process's dispatcher that deliveries are due now (app.ts gives its wake-up; none: nothing). */
+  wakeDelivery: () => void;
 }
 
 /** The reason recorded when an account disables its endpoint itself. */
@@ -134,7 +136,7 @@ export async function changeEndpoint(ctx: WebhookContext, principal: PlatformUse
   if (secret !== undefined) changes.secret = ctx.sealer.seal(secret);
   const row = await updateEndpoint(ctx.db, principal.accountId, endpointId, changes);
   if (row === undefined) throw notFound(endpointId);
-  if (body.enabled === true) nudgeWebhookDelivery();
+  if (body.enabled === true) ctx.wakeDelivery();
   return secret === undefined ? presentEndpoint(row) : { ...presentEndpoint(row), secret };
 }
 
@@ -186,7 +188,7 @@ export async function getDelivery(ctx: ServiceContext, principal: PlatformUserPr
  * one more attempt, without a new retry schedule. A delivery still pending is a 409 (it is on its way), and so is
  * one of a disabled endpoint (re-enable it first).
  */
-export async function replayDelivery(ctx: ServiceContext, principal: PlatformUserPrincipal, endpointId: number, deliveryId: number): Promise<Delivery> {
+export async function replayDelivery(ctx: WebhookContext, principal: PlatformUserPrincipal, endpointId: number, deliveryId: number): Promise<Delivery> {
   requireAdmin(principal);
   const existing = await requireDelivery(ctx, principal.accountId, endpointId, deliveryId);
   const endpoint = await requireEndpoint(ctx, principal.accountId, endpointId);
@@ -198,6 +200,6 @@ export async function replayDelivery(ctx: ServiceContext, principal: PlatformUse
     if (await findDelivery(ctx.db, principal.accountId, endpointId, deliveryId) === undefined) throw deliveryNotFound(endpointId, deliveryId);
     throw new AppError('conflict', `delivery ${deliveryId} is already pending again`, 'deliveryId');
   }
-  nudgeWebhookDelivery();
+  ctx.wakeDelivery();
   return presentDelivery(row, await selectAttempts(ctx.db, principal.accountId, [row.id]));
 }
