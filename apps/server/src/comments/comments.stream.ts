@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../db/db.context.js';
 import { isoTimestamp } from '../core/core.time.js';
 import { AppError } from '../core/core.errors.js';
+import { TimerLoop } from '../core/core.timer-loop.js';
 import { COMMENT_EVENT_CHANNEL } from '../db/db.database.js';
 import type { ChangeFeed, ChangeMark, Dialect, Notifications } from '../db/db.database.js';
 import { selectLiveSessions } from '../sessions/sessions.service.js';
@@ -135,8 +136,12 @@ export class CommentStreamHub {
   #latestSeen: number | undefined;
   #tailing = false;
   #tailAgain = false;
-  #checkingSessions = false;
-  #timers: NodeJS.Timeout[] = [];
+  /** Removes comment events past their retention, in every process (deleting what another already deleted costs a read of an index). */
+  readonly #retention: TimerLoop;
+  /** Heartbeats of idle streams, and a check that each channel's dashboard can still be read: from the first stream on. */
+  readonly #heartbeats: TimerLoop;
+  /** Looks for revoked sessions, about once a second: from the first stream on. */
+  readonly #sessionChecks: TimerLoop;
   #closed = false;
 
   constructor(deps: {
@@ -155,8 +160,11 @@ export class CommentStreamHub {
     this.#settings = deps.settings;
     this.#onError = deps.onError;
     this.#liveSessions = deps.liveSessions ?? selectLiveSessions;
-    // Retention runs in every process (deleting what another already deleted costs a read of an index).
-    this.#every(Math.min(deps.settings.retentionMs, PRUNE_EVERY_MS), () => this.#prune());
+    const loop = (intervalMs: number, run: () => unknown, what: string) => new TimerLoop({ intervalMs, run, onError: (error) => this.#onError(error, what) });
+    this.#retention = loop(Math.min(deps.settings.retentionMs, PRUNE_EVERY_MS), () => this.#prune(), 'comment streams: removing old comment events failed');
+    this.#heartbeats = loop(deps.settings.heartbeatMs, () => this.#heartbeat(), 'comment streams: sending heartbeats failed');
+    this.#sessionChecks = loop(Math.min(SESSION_CHECK_MS, deps.settings.heartbeatMs), () => this.#checkSessions(), 'comment streams: checking sessions failed');
+    this.#retention.start();
   }
 
   /**
@@ -214,17 +222,10 @@ export class CommentStreamHub {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const timer of this.#timers) clearInterval(timer);
-    this.#timers = [];
+    for (const loop of [this.#retention, this.#heartbeats, this.#sessionChecks]) void loop.stop();
     for (const channel of [...this.#channels.values()]) for (const subscriber of [...channel.subscribers]) this.#close(subscriber, 'shutdown');
     this.#unlisten?.();
     this.#unlisten = undefined;
-  }
-
-  #every(ms: number, run: () => void): void {
-    const timer = setInterval(run, ms);
-    timer.unref();
-    this.#timers.push(timer);
   }
 
   /** Starts listening (and the heartbeat and session checks) with the first stream. */
@@ -237,8 +238,8 @@ export class CommentStreamHub {
       },
       resync: () => this.#resync(),
     });
-    this.#every(this.#settings.heartbeatMs, () => this.#heartbeat());
-    this.#every(Math.min(SESSION_CHECK_MS, this.#settings.heartbeatMs), () => void this.#checkSessions());
+    this.#heartbeats.start();
+    this.#sessionChecks.start();
   }
 
   #channelOf(scope: EventScope, publicId: string): Channel {
@@ -448,25 +449,17 @@ export class CommentStreamHub {
    * change feed says its credentials may have changed since the last look (on SQLite: any commit), with one query.
    */
   async #checkSessions(): Promise<void> {
-    if (this.#checkingSessions) return;
-    this.#checkingSessions = true;
-    try {
-      for (const [accountId, subscribers] of [...this.#byAccount]) {
-        const mark = this.#accountMarks.get(accountId);
-        if (mark !== undefined && this.#changes.unchangedSince(mark, accountId)) continue;
-        const next = this.#changes.mark();
-        // Only the streams asked about are judged: one that opened during the query is not in its answer (and was
-        // authenticated after `next`, so a revocation since is seen by the next look).
-        const checked = [...subscribers];
-        const live = await this.#liveSessions(this.#ctx, accountId, [...new Set(checked.map((s) => s.caller.sessionId))]);
-        if (next === undefined) this.#accountMarks.delete(accountId);
-        else this.#accountMarks.set(accountId, next);
-        for (const subscriber of checked) if (!live.has(subscriber.caller.sessionId)) this.#close(subscriber, 'revoked');
-      }
-    } catch (error) {
-      this.#onError(error, 'comment streams: checking sessions failed');
-    } finally {
-      this.#checkingSessions = false;
+    for (const [accountId, subscribers] of [...this.#byAccount]) {
+      const mark = this.#accountMarks.get(accountId);
+      if (mark !== undefined && this.#changes.unchangedSince(mark, accountId)) continue;
+      const next = this.#changes.mark();
+      // Only the streams asked about are judged: one that opened during the query is not in its answer (and was
+      // authenticated after `next`, so a revocation since is seen by the next look).
+      const checked = [...subscribers];
+      const live = await this.#liveSessions(this.#ctx, accountId, [...new Set(checked.map((s) => s.caller.sessionId))]);
+      if (next === undefined) this.#accountMarks.delete(accountId);
+      else this.#accountMarks.set(accountId, next);
+      for (const subscriber of checked) if (!live.has(subscriber.caller.sessionId)) this.#close(subscriber, 'revoked');
     }
   }
 
@@ -488,11 +481,7 @@ export class CommentStreamHub {
   }
 
   async #prune(): Promise<void> {
-    try {
-      await pruneCommentEvents(this.#ctx.db, isoTimestamp(new Date(Date.now() - this.#settings.retentionMs)));
-    } catch (error) {
-      this.#onError(error, 'comment streams: removing old comment events failed');
-    }
+    await pruneCommentEvents(this.#ctx.db, isoTimestamp(new Date(Date.now() - this.#settings.retentionMs)));
   }
 
   /** Ends a stream: with `stream.end` and its reason when svc ends it, silently when its client went away. */

@@ -5,6 +5,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Kysely } from 'kysely';
 import type { WebhookSettings } from '../core/core.config.js';
 import { isoTimestamp } from '../core/core.time.js';
+import { TimerLoop } from '../core/core.timer-loop.js';
 import { WEBHOOK_DELIVERY_CHANNEL } from '../db/db.database.js';
 import type { Dialect, Notifications } from '../db/db.database.js';
 import type { Database } from '../db/db.schema.js';
@@ -127,16 +128,16 @@ export class WebhookDispatcher {
   readonly #random: () => number;
   readonly #resolveHost: ResolveHost;
   readonly #sealer: Sealer;
-  #timer: NodeJS.Timeout | undefined;
-  #pruneTimer: NodeJS.Timeout | undefined;
+  /** The poll: due deliveries are looked for every `pollMs`, and at once when woken. */
+  readonly #deliveries: TimerLoop;
+  /** The delivery log's retention, now and then. */
+  readonly #retention: TimerLoop;
+  #started = false;
   #unlisten: (() => void) | undefined;
   /** The due times (epoch ms, by `now`) of retries this dispatcher scheduled, ascending, and the timer of the first. */
   readonly #dueTimes: number[] = [];
   #dueTimer: NodeJS.Timeout | undefined;
-  #running: Promise<number> | undefined;
-  #pruning: Promise<number> | undefined;
   #resealing: Promise<number> | undefined;
-  #again = false;
   #stopped = false;
   readonly #inFlight = new Set<AbortController>();
 
@@ -145,6 +146,13 @@ export class WebhookDispatcher {
     this.#random = options.random ?? Math.random;
     this.#resolveHost = options.resolveHost ?? resolveWithDns;
     this.#sealer = options.sealer ?? new Sealer([]);
+    const { settings, log } = options;
+    this.#deliveries = new TimerLoop({ intervalMs: settings.pollMs, run: () => this.drain(), onError: (error) => log.error({ err: error }, 'webhook delivery failed to run') });
+    this.#retention = new TimerLoop({
+      intervalMs: Math.min(settings.retentionMs, PRUNE_EVERY_MS),
+      run: () => this.prune(),
+      onError: (error) => log.error({ err: error }, 'webhook delivery log retention failed to run'),
+    });
   }
 
   /**
@@ -154,24 +162,23 @@ export class WebhookDispatcher {
    * a process restarted more often than that still does.
    */
   start(): void {
-    if (this.#timer !== undefined || this.#stopped) return;
-    const { settings, dialect, notifications } = this.#options;
-    this.#timer = setInterval(() => this.#kick(), settings.pollMs);
-    this.#timer.unref();
+    if (this.#started || this.#stopped) return;
+    this.#started = true;
+    const { dialect, notifications } = this.#options;
+    this.#deliveries.start();
     if (dialect === 'postgres' && notifications !== undefined) {
       const { accountIds } = this.#options;
       this.#unlisten = notifications.listen(WEBHOOK_DELIVERY_CHANNEL, {
         // The payload is the account id: a dispatcher of some accounts only (tests, benchmarks) skips the others'.
         notified: (payload) => {
-          if (accountIds === undefined || !/^[0-9]+$/.test(payload) || accountIds.includes(Number(payload))) this.#kick();
+          if (accountIds === undefined || !/^[0-9]+$/.test(payload) || accountIds.includes(Number(payload))) this.wake();
         },
-        resync: () => this.#kick(),
+        resync: () => this.wake(),
       });
     }
-    this.#pruneTimer = setInterval(() => this.#pruneInBackground(), Math.min(settings.retentionMs, PRUNE_EVERY_MS));
-    this.#pruneTimer.unref();
-    this.#kick();
-    this.#pruneInBackground();
+    this.#retention.start();
+    this.#deliveries.wake();
+    this.#retention.wake();
     if (this.#sealer.isSealing) {
       this.#resealing = this.reseal().catch((error: unknown) => {
         this.#options.log.error({ err: error }, 'resealing webhook secrets failed');
@@ -185,7 +192,7 @@ export class WebhookDispatcher {
    * outbox and the endpoints' writes to this). Nothing before `start()` or after `stop()`.
    */
   wake(): void {
-    if (this.#timer !== undefined) this.#kick();
+    this.#deliveries.wake();
   }
 
   /**
@@ -214,16 +221,6 @@ export class WebhookDispatcher {
     return resealed;
   }
 
-  #pruneInBackground(): void {
-    if (this.#stopped || this.#pruning !== undefined) return;
-    this.#pruning = this.prune().catch((error: unknown) => {
-      this.#options.log.error({ err: error }, 'webhook delivery log retention failed to run');
-      return 0;
-    }).finally(() => {
-      this.#pruning = undefined;
-    });
-  }
-
   /**
    * Removes the deliveries that finished (delivered, or failed for good) more than `retentionMs` ago by this
    * dispatcher's clock, with their attempts, batch after batch until none is left; how many. Pending deliveries stay.
@@ -245,7 +242,7 @@ export class WebhookDispatcher {
    * process's own retries; the times past MAX_DUE_TIMES (a large failing backlog) are left to the poll.
    */
   #wakeAt(at: number): void {
-    if (this.#timer === undefined || this.#stopped) return;
+    if (!this.#started || this.#stopped) return;
     const times = this.#dueTimes;
     let low = 0;
     let high = times.length;
@@ -273,28 +270,10 @@ export class WebhookDispatcher {
       const now = this.#options.now().getTime();
       const due = this.#dueTimes.findIndex((time) => time > now);
       this.#dueTimes.splice(0, due === -1 ? this.#dueTimes.length : due);
-      this.#kick();
+      this.wake();
       this.#armDueTimer();
     }, wait);
     this.#dueTimer.unref();
-  }
-
-  #kick(): void {
-    if (this.#stopped) return;
-    if (this.#running !== undefined) {
-      this.#again = true;
-      return;
-    }
-    this.#running = this.drain().catch((error: unknown) => {
-      this.#options.log.error({ err: error }, 'webhook delivery failed to run');
-      return 0;
-    }).finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.#kick();
-      }
-    });
   }
 
   /**
@@ -469,11 +448,9 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const controller of this.#inFlight) controller.abort(SHUTTING_DOWN);
-    clearInterval(this.#timer);
-    clearInterval(this.#pruneTimer);
     clearTimeout(this.#dueTimer);
     this.#unlisten?.();
-    await Promise.all([this.#running, this.#pruning, this.#resealing]);
+    await Promise.all([this.#deliveries.stop(), this.#retention.stop(), this.#resealing]);
   }
 }
 
