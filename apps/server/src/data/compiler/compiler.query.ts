@@ -519,3 +519,28 @@ export function compileSemanticQuery(policed: PolicedQuery, options: CompileOpti
   const compiled = compileFragment(statement, options.dialect);
   return { sql: compiled.sql, parameters: compiled.parameters, columns, limit, capped: query.limit === undefined || query.limit > options.rowCap };
 }
+
+/**
+ * The result columns of a policed query, as its compiled statement on the data source would name them, without
+ * compiling it: a rollup's statement (plan/plan.query.ts) reads columns of its own table (`r.m0`), and its answer is
+ * given under the query's own columns. The same order as compileSemanticQuery: dimensions, bucketed time
+ * dimensions, measures.
+ */
+export function resultColumns(policed: PolicedQuery): ResultColumn[] {
+  const { model, query } = policed;
+  const columns: ResultColumn[] = [];
+  for (const name of query.dimensions ?? []) {
+    const { dimension } = model.dimension(name, 'query.dimensions');
+    columns.push({ name, member: name, title: dimension.title ?? dimension.name, type: dimension.type, kind: 'dimension', ...(dimension.format !== undefined ? { format: dimension.format } : {}) });
+  }
+  for (const td of query.timeDimensions ?? []) {
+    if (td.granularity === undefined) continue;
+    const { dimension } = model.dimension(td.dimension, 'query.timeDimensions');
+    columns.push({ name: `${td.dimension}.${td.granularity}`, member: td.dimension, title: dimension.title ?? dimension.name, type: 'time', kind: 'dimension', granularity: td.granularity });
+  }
+  for (const name of query.measures ?? []) {
+    const { measure } = model.measure(name, 'query.measures');
+    columns.push({ name, member: name, title: measure.title ?? measure.name, type: 'number', kind: 'measure', measureType: measure.type, ...(measure.format !== undefined ? { format: measure.format } : {}) });
+  }
+  return columns;
+}

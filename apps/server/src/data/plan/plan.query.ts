@@ -1,4 +1,4 @@
-import { compileSemanticQuery } from '../compiler/compiler.query.js';
+import { compileSemanticQuery, resultColumns } from '../compiler/compiler.query.js';
 import type { CompiledSemanticQuery } from '../compiler/compiler.query.js';
 import type { DataSourceConfig, WarehouseDialect } from '../semantic/semantic.model.js';
 import type { PolicedQuery } from '../policy/policy.query.js';
@@ -78,7 +78,9 @@ function rollupPlan(policed: PolicedQuery, settings: PlanSettings): Plan | undef
     if (!('policed' in match)) continue;
     try {
       // The rollup's buckets are wall-clock time of the build's zone, read as UTC without zone arithmetic.
-      const compiled = compileSemanticQuery(match.policed, { dialect: 'duckdb', timezone: 'UTC', wallClock: true, now: settings.now, rowCap: settings.rowCap });
+      const onRollup = compileSemanticQuery(match.policed, { dialect: 'duckdb', timezone: 'UTC', wallClock: true, now: settings.now, rowCap: settings.rowCap });
+      // Its rows answer under the query's own columns (the rollup's are `r.m0`, `r.t.month`, ...).
+      const compiled = { ...onRollup, columns: resultColumns(policed) };
       best = { kind: 'rollup', compiled, key: [compiled.sql, compiled.parameters, compiled.limit], name: `${view.name}.${rollup.name}`, target, manifest };
     } catch {
       // A query the rollup's columns cannot express: another rollup, or the data source.

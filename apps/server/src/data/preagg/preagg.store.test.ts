@@ -107,7 +107,7 @@ describeEachDialect('pre-aggregations', (t) => {
   const ask = async (app: FastifyInstance, who: Record<string, string>, query: SemanticQuery, timezone = 'UTC') => {
     const response = await app.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${appId}/query`, headers: who, payload: { query, timezone } });
     expect(response.statusCode, response.body).toBe(200);
-    return response.json() as { rows: unknown[][]; source: string; truncated: boolean };
+    return response.json() as { rows: unknown[][]; columns: Array<{ name: string; title: string; kind: string }>; source: string; truncated: boolean };
   };
 
   it('answers a dashboard\'s queries from the rollup, equal to the warehouse\'s answers', async () => {
@@ -124,6 +124,8 @@ describeEachDialect('pre-aggregations', (t) => {
       expect(fromRollup.source, JSON.stringify(query)).toBe(source);
       expect(fromWarehouse.source).toBe('warehouse');
       expectSameRows(fromRollup.rows, fromWarehouse.rows, JSON.stringify(query));
+      // Under the query's own columns, not the rollup table's (`r.m0`): period comparisons and formats find them.
+      expect(fromRollup.columns, JSON.stringify(query)).toEqual(fromWarehouse.columns);
     }
     // The KPI over every order, from the rows themselves.
     const kpi = await ask(withRollups, viewers.admin!, { measures: ['orders.count'] });
