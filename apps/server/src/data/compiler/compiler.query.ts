@@ -6,6 +6,7 @@ import { AppError } from '../../core/core.errors.js';
 import { parseDate, endOf, parseDateRange } from '../semantic/semantic.dates.js';
 import type { Interval } from '../semantic/semantic.dates.js';
 import type { SemanticModel } from '../semantic/semantic.model.js';
+import { baseViewOf } from '../semantic/semantic.model.js';
 import type { DimensionType, Granularity, ResolvedMember, ResultColumn, SemanticDimension, SemanticMeasure, SemanticView, WarehouseDialect } from '../semantic/semantic.model.js';
 import type { MemberFilter, QueryFilter } from '../semantic/semantic.query.js';
 import type { BoundFilter } from '../policy/policy.access.js';
@@ -413,10 +414,7 @@ export function compileSemanticQuery(policed: PolicedQuery, options: CompileOpti
   const measures = query.measures ?? [];
   const dimensions = query.dimensions ?? [];
   const timeDimensions = query.timeDimensions ?? [];
-  const first = measures[0] ?? dimensions[0] ?? timeDimensions[0]?.dimension;
-  if (first === undefined) throw new AppError('invalid_parameter', `${root}: a query needs at least one measure or dimension`, `${root}.measures`);
-  const baseField = measures[0] !== undefined ? `${root}.measures[0]` : dimensions[0] !== undefined ? `${root}.dimensions[0]` : `${root}.timeDimensions[0].dimension`;
-  const scope: Scope = { model, base: model.member(first, baseField).view, joined: new Set(), options, rowFilters: policed.rowFilters };
+  const scope: Scope = { model, base: baseViewOf(model, query, root), joined: new Set(), options, rowFilters: policed.rowFilters };
 
   const columns: ResultColumn[] = [];
   const selects: RawBuilder<unknown>[] = [];

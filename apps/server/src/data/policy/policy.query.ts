@@ -1,4 +1,4 @@
-import { AppError } from '../../core/core.errors.js';
+import { baseViewOf } from '../semantic/semantic.model.js';
 import type { ResolvedMember, SemanticModel, SemanticView } from '../semantic/semantic.model.js';
 import type { QueryFilter, SemanticQuery } from '../semantic/semantic.query.js';
 import type { BoundFilter, ModelAccess } from './policy.access.js';
@@ -55,10 +55,7 @@ export function applyPolicies(access: ModelAccess, query: SemanticQuery, root = 
   const measures = query.measures ?? [];
   const dimensions = query.dimensions ?? [];
   const timeDimensions = query.timeDimensions ?? [];
-  const first = measures[0] ?? dimensions[0] ?? timeDimensions[0]?.dimension;
-  if (first === undefined) throw new AppError('invalid_parameter', `${root}: a query needs at least one measure or dimension`, `${root}.measures`);
-  const baseField = measures[0] !== undefined ? `${root}.measures[0]` : dimensions[0] !== undefined ? `${root}.dimensions[0]` : `${root}.timeDimensions[0].dimension`;
-  const base = model.member(first, baseField).view;
+  const base = baseViewOf(model, query, root);
   const read: SemanticView[] = [base];
   const named: Array<[unknown, string]> = [
     ...dimensions.map((name, i): [unknown, string] => [name, `${root}.dimensions[${i}]`]),

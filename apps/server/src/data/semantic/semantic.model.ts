@@ -205,3 +205,16 @@ export type WarehouseDialect = 'sqlite' | 'postgres' | 'duckdb';
 
 /** The SQL dialect of a data source. */
 export const dialectOf = (source: DataSourceConfig): WarehouseDialect => (source.type === 'postgres' || source.type === 'duckdb' ? source.type : 'sqlite');
+
+/**
+ * The view a query reads (its first measure's, else its first dimension's, else its first time dimension's) and the
+ * field that names it; a query with no member is a 400 at `<root>.measures`. Its other members come from this view
+ * or from views it joins.
+ */
+export function baseViewOf(model: SemanticModel, query: { measures?: string[]; dimensions?: string[]; timeDimensions?: Array<{ dimension: string }> }, root = 'query'): SemanticView {
+  const [first, field] = query.measures?.[0] !== undefined ? [query.measures[0], `${root}.measures[0]`]
+    : query.dimensions?.[0] !== undefined ? [query.dimensions[0], `${root}.dimensions[0]`]
+      : query.timeDimensions?.[0] !== undefined ? [query.timeDimensions[0].dimension, `${root}.timeDimensions[0].dimension`] : [undefined, ''];
+  if (first === undefined) throw new AppError('invalid_parameter', `${root}: a query needs at least one measure or dimension`, `${root}.measures`);
+  return model.member(first, field).view;
+}
