@@ -7,10 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/warehouse/warehouse.demo.js';
 import type { ImportAccount } from '../apps/server/src/import/import.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import { closeAll, e2eAccount, exportMenu, hostEvents, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, waitForHostEvent } from './embed-harness.js';
-import type { Host, RunningSvc } from './embed-harness.js';
+import { hasChromium } from './browser.js';
+import { e2eAccount, exportMenu, hostEvents, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, waitForHostEvent } from './embed-harness.js';
 
 // Issue 20: a widget built on a member an access policy hides shows the viewer a calm "not available to you" state,
 // not an error; the rest of the dashboard works, and a viewer the policy lets through sees the numbers.
@@ -69,31 +67,30 @@ function policyAccount(hostOrigin: string): ImportAccount {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('access policies in Chromium: a widget on a hidden member', () => {
-  let host: Host;
-  let svc: RunningSvc;
-  let browser: Chromium;
+  // `?viewer=finance` mints for an embed user in group finance; without it, for one in no group.
+  const stack = setUpEmbedStack({
+    page: HOST_PAGE,
+    account: (host) => policyAccount(host.origin),
+    mint: (svc, query) => svc.mint(query.get('viewer') === 'finance' ? { externalId: 'fiona-1', groups: ['finance'] } : { externalId: 'ann-1', groups: [] }),
+    browser: { timeout: 10_000 },
+  });
   // SVC_E2E_SHOTS=<dir> keeps the screenshots there; else they go to a temporary directory, removed at the end.
   const shots = process.env.SVC_E2E_SHOTS ?? mkdtempSync(join(tmpdir(), 'svc-access-policy-'));
   const { orders } = demoRows();
   const orders2025 = orders.filter((o) => o.created_at.startsWith('2025'));
 
-  beforeAll(async () => {
+  beforeAll(() => {
     mkdirSync(shots, { recursive: true });
-    // `?viewer=finance` mints for an embed user in group finance; without it, for one in no group.
-    host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint(query.get('viewer') === 'finance' ? { externalId: 'fiona-1', groups: ['finance'] } : { externalId: 'ann-1', groups: [] })));
-    svc = await startSvc({ account: policyAccount(host.origin) });
-    browser = await launchChromium({ timeout: 10_000 });
-  }, 60_000);
+  });
 
-  afterAll(async () => {
-    await closeAll(browser, svc, host);
+  afterAll(() => {
     if (process.env.SVC_E2E_SHOTS === undefined) rmSync(shots, { recursive: true, force: true });
   });
 
   /** Embeds policy-e2e with exports allowed, every event in window.events; resolves at dashboard-loaded. */
   async function mount(viewer: 'plain' | 'finance', extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
-    const page = await openHostPage(browser.context, `${host.origin}/${viewer === 'finance' ? '?viewer=finance' : ''}`);
-    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId: 'policy-e2e', allowExport: true, ...extra }, { record: ['ready', 'dashboard-loaded', 'download', 'drilldown', 'error'] });
+    const page = await openHostPage(stack.browser.context, `${stack.host.origin}/${viewer === 'finance' ? '?viewer=finance' : ''}`);
+    const frame = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'dashboard', publicId: 'policy-e2e', allowExport: true, ...extra }, { record: ['ready', 'dashboard-loaded', 'download', 'drilldown', 'error'] });
     await waitForHostEvent(page, 'dashboard-loaded');
     return { page, frame };
   }

@@ -1,12 +1,11 @@
 import type { Frame, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAi } from '../apps/server/test/fake-ai.js';
 import type { FakeAi } from '../apps/server/test/fake-ai.js';
 import { demoRows } from '../apps/server/test/warehouse.js';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import { closeAll, demoDashboardItems, e2eAccount, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc } from './embed-harness.js';
-import type { Host, HostGlobals, RunningSvc } from './embed-harness.js';
+import { hasChromium } from './browser.js';
+import { demoDashboardItems, e2eAccount, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, startSvc } from './embed-harness.js';
+import type { HostGlobals, RunningSvc } from './embed-harness.js';
 
 type HostWindow = Window & HostGlobals & { surfaces: string[] };
 
@@ -42,33 +41,37 @@ const suite = hasChromium ? describe : describe.skip;
 
 /** The chat surface and the dashboard agent against a TEST DOUBLE of an OpenAI-compatible endpoint (apps/server/test/fake-ai.ts). */
 suite('questions in plain language in Chromium', () => {
-  let host: Host;
   let fake: FakeAi;
-  let svc: RunningSvc;
   let bare: RunningSvc;
-  let browser: Chromium;
   const { orders } = demoRows();
 
   beforeAll(async () => {
     fake = await startFakeAi();
-    // ?bare=1 mints on the svc without an AI endpoint.
-    host = await serveHost(HOST_PAGE, sessionRoute((query) => (query.get('bare') === '1' ? bare : svc).mint()));
-    svc = await startSvc({ account: e2eAccount([host.origin], { items: [...demoDashboardItems(), appItem] }), ai: { baseUrl: fake.baseUrl, model: 'fake', apiKey: 'sk-e2e' } });
-    bare = await startSvc({ account: e2eAccount([host.origin]) });
-    browser = await launchChromium({ timeout: 10_000 });
-  }, 60_000);
+  });
 
-  afterAll(() => closeAll(browser, svc, bare, fake, host));
+  // ?bare=1 mints on the svc without an AI endpoint.
+  const stack = setUpEmbedStack({
+    page: HOST_PAGE,
+    account: (host) => e2eAccount([host.origin], { items: [...demoDashboardItems(), appItem] }),
+    svc: () => ({ ai: { baseUrl: fake.baseUrl, model: 'fake', apiKey: 'sk-e2e' } }),
+    mint: (svc, query) => (query.get('bare') === '1' ? bare : svc).mint(),
+    browser: { timeout: 10_000 },
+    alsoClose: () => [bare, fake],
+  });
+
+  beforeAll(async () => {
+    bare = await startSvc({ account: e2eAccount([stack.host.origin]) });
+  });
 
   async function mount(surface: 'chat' | 'dashboard' | 'app', target: RunningSvc, query = '', publicId = 'sales-performance', extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
-    const page = await openHostPage(browser.context, `${host.origin}/${query}`);
+    const page = await openHostPage(stack.browser.context, `${stack.host.origin}/${query}`);
     const where = surface === 'dashboard' ? { publicId } : surface === 'app' ? { path: `/embed/app/${publicId}` } : {};
     const frame = await mountEmbed(page, { baseUrl: target.origin, surface, ...where, ...extra }, { record: ['ready', 'view', 'ai-query', 'error', 'dashboard-loaded'] });
     return { page, frame };
   }
 
   it('answers on the chat surface: ai-query submitted then completed with the chat id, surface chat, and a chart of the rows', async () => {
-    const { page, frame } = await mount('chat', svc);
+    const { page, frame } = await mount('chat', stack.svc);
     await frame.getByRole('textbox').fill('Revenue by category');
     await frame.getByRole('button', { name: 'Ask' }).click();
     await frame.locator('.chat-answer .mark-rect.role-mark path').first().waitFor();
@@ -90,7 +93,7 @@ suite('questions in plain language in Chromium', () => {
   });
 
   it('the dashboard agent (AI widget) answers inside the dashboard: surface dashboard, agentId the widget', async () => {
-    const { page, frame } = await mount('dashboard', svc);
+    const { page, frame } = await mount('dashboard', stack.svc);
     await expect.poll(() => hostEventsNamed(page, 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
     const widget = frame.locator('[data-widget-id="ask"]');
     await widget.getByRole('textbox').fill('how many orders');
@@ -117,7 +120,7 @@ suite('questions in plain language in Chromium', () => {
   it('speaks the viewer\'s language in de-DE, failures too: a German sentence and svc\'s code, not svc\'s English message', async () => {
     fake.respond = () => ({ status: 500, body: { error: 'the model is down' } });
     try {
-      const { page, frame } = await mount('chat', svc, '', 'sales-performance', { locale: 'de-DE' });
+      const { page, frame } = await mount('chat', stack.svc, '', 'sales-performance', { locale: 'de-DE' });
       const box = frame.getByRole('textbox', { name: 'Eine Frage stellen' });
       expect(await box.getAttribute('placeholder')).toBe('Fragen Sie nach Ihren Daten, z. B. Umsatz nach Kategorie');
       await box.fill('Umsatz nach Kategorie');
@@ -134,7 +137,7 @@ suite('questions in plain language in Chromium', () => {
   });
 
   it('runs an APP dashboard in a sandboxed frame: data through the bridge only, no network, no parent; its questions report surface app', async () => {
-    const { page, frame } = await mount('dashboard', svc, '', 'sales-app');
+    const { page, frame } = await mount('dashboard', stack.svc, '', 'sales-app');
     await expect.poll(() => hostEventsNamed(page, 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
     const app = page.frames().find((f) => f.url().endsWith('/embed/app-frame'))!;
     expect(await frame.locator('iframe.app-frame').getAttribute('sandbox')).toBe('allow-scripts');
@@ -153,7 +156,7 @@ suite('questions in plain language in Chromium', () => {
   });
 
   it('serves an APP dashboard on the app surface at /embed/app/<publicId>: view with surface app, no dashboard-loaded', async () => {
-    const { page } = await mount('app', svc, '', 'sales-app');
+    const { page } = await mount('app', stack.svc, '', 'sales-app');
     await expect.poll(() => hostEventsNamed(page, 'view'), { timeout: 10_000 }).toHaveLength(1);
     expect((await hostEventsNamed(page, 'view'))[0]).toMatchObject({ surface: 'app', path: '/embed/app/sales-app', publicId: 'sales-app' });
     const app = () => page.frames().find((f) => f.url().endsWith('/embed/app-frame'));

@@ -4,10 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoRows } from '../apps/server/test/warehouse.js';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import { closeAll, demoDashboardItems, e2eAccount, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc } from './embed-harness.js';
-import type { Host, RunningSvc } from './embed-harness.js';
+import { hasChromium } from './browser.js';
+import { closeAll, demoDashboardItems, e2eAccount, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack } from './embed-harness.js';
 
 interface ErrorEvent { message: string; context: string }
 
@@ -119,13 +117,10 @@ const suite = hasChromium ? describe : describe.skip;
  * WebRTC's STUN/TURN traffic.
  */
 suite('the APP sandbox in Chromium', () => {
-  let host: Host;
   let collector: Server;
   let collectorOrigin: string;
   const received: string[] = [];
   let controls = 0;
-  let svc: RunningSvc;
-  let browser: Chromium;
   const { orders } = demoRows();
   const navigations = [...Object.keys(NAVIGATIONS), 'location-href-at-once'];
 
@@ -141,21 +136,26 @@ suite('the APP sandbox in Chromium', () => {
     });
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', () => resolve()));
     collectorOrigin = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
-    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint()));
-    const apps = [
-      appItem('evil-requests', requestsApp(collectorOrigin)),
-      ...navigations.map((name) => appItem(`evil-${name}`, navigatingApp(collectorOrigin, name, name.endsWith('-at-once')))),
-      appItem('evil-app-frame-again', "svc.query({ measures: ['orders.count'] }).then(() => { location.href = '/embed/app-frame?d=secret'; });"),
-    ];
-    svc = await startSvc({ account: e2eAccount([host.origin], { items: [...demoDashboardItems(), ...apps] }) });
-    browser = await launchChromium({ timeout: 10_000 });
-  }, 60_000);
+  });
 
-  afterAll(() => closeAll(browser, svc, host, collector));
+  afterAll(() => closeAll(collector));
+
+  const stack = setUpEmbedStack({
+    page: HOST_PAGE,
+    account: (host) => {
+      const apps = [
+        appItem('evil-requests', requestsApp(collectorOrigin)),
+        ...navigations.map((name) => appItem(`evil-${name}`, navigatingApp(collectorOrigin, name, name.endsWith('-at-once')))),
+        appItem('evil-app-frame-again', "svc.query({ measures: ['orders.count'] }).then(() => { location.href = '/embed/app-frame?d=secret'; });"),
+      ];
+      return e2eAccount([host.origin], { items: [...demoDashboardItems(), ...apps] });
+    },
+    browser: { timeout: 10_000 },
+  });
 
   async function mountApp(publicId: string): Promise<{ page: Page; embed: Frame }> {
-    const page = await openHostPage(browser.context, `${host.origin}/`);
-    const embed = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId }, { record: ['dashboard-loaded', 'error'] });
+    const page = await openHostPage(stack.browser.context, `${stack.host.origin}/`);
+    const embed = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'dashboard', publicId }, { record: ['dashboard-loaded', 'error'] });
     return { page, embed };
   }
 
@@ -177,7 +177,7 @@ suite('the APP sandbox in Chromium', () => {
     const appFrame = () => page.frames().find((f) => f.url().endsWith('/embed/app-frame'));
     await expect.poll(() => appFrame()?.locator('#tried').innerText() ?? '', { timeout: 20_000 }).not.toBe('');
     const app = appFrame()!;
-    expect(await app.locator('#count').innerText(), 'the bridge answered svc.query').toBe(String(orders.length));
+    expect(await app.locator('#count').innerText(), 'the bridge answered stack.svc.query').toBe(String(orders.length));
     expect((await app.locator('#tried').innerText()).split(',').map((entry) => entry.split(':')[0])).toEqual(REQUESTS);
     // The sandbox refused the child's navigation of the app frame; the child's own fetch was refused by the CSP it inherits.
     expect(await app.locator('#children').innerText()).toBe('child:SecurityError,child:fetched');

@@ -1,11 +1,7 @@
 import type { Frame, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import {
-  closeAll, commentPanel, e2eAccount, embedCaller, hostErrors, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, threadTexts, threadWith,
-} from './embed-harness.js';
-import type { Host, RunningSvc } from './embed-harness.js';
+import { describe, expect, inject, it } from 'vitest';
+import { hasChromium } from './browser.js';
+import { commentPanel, e2eAccount, embedCaller, hostErrors, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, threadTexts, threadWith } from './embed-harness.js';
 
 const HOST_PAGE = hostPageHtml({ embedStyle: 'height:700px' });
 
@@ -29,22 +25,18 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
   const skipped = !hasChromium ? 'no Chromium' : dialect === 'postgres' && postgresUrl === null ? 'no SVC_TEST_POSTGRES_URL' : undefined;
   const title = `the live comment panel in Chromium [${dialect}${skipped === undefined ? '' : `: SKIPPED, ${skipped}`}]`;
   (skipped === undefined ? describe : describe.skip)(title, () => {
-    let host: Host;
-    let svc: RunningSvc;
-    let browser: Chromium;
-
-    beforeAll(async () => {
-      // The viewer (Generate Session `externalId`) and the embed tenant of a session: the host page's `?who=&tenant=`.
-      host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint({ externalId: query.get('who'), embedTenantName: query.get('tenant') })));
-      svc = await startSvc({ account: e2eAccount([host.origin], { dashboards: DASHBOARDS }), ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
-      browser = await launchChromium();
-    }, 60_000);
-
-    afterAll(() => closeAll(browser, svc, host));
+    // The viewer (Generate Session `externalId`) and the embed tenant of a session: the host page's `?who=&tenant=`.
+    const stack = setUpEmbedStack({
+      page: HOST_PAGE,
+      account: (host) => e2eAccount([host.origin], { dashboards: DASHBOARDS }),
+      svc: dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {},
+      mint: (svc, query) => svc.mint({ externalId: query.get('who'), embedTenantName: query.get('tenant') }),
+      browser: {},
+    });
 
     /** A viewer's calls to the comments API from Node (another person at another desk). */
     async function apiAs(externalId: string, tenant = 'customer-a') {
-      const call = await embedCaller(svc, { externalId, embedTenantName: tenant });
+      const call = await embedCaller(stack.svc, { externalId, embedTenantName: tenant });
       return {
         post: (publicId: DashboardId, body: string, parentId?: number) =>
           call<ApiComment>('POST', `/dashboard/${publicId}/comments`, parentId === undefined ? { body } : { body, parentId }),
@@ -58,9 +50,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
      */
     async function viewer(publicId: DashboardId, who: string, tenant = 'customer-a'): Promise<{ page: Page; frame: Frame; panel: Locator }> {
       const viewerQuery = new URLSearchParams({ who, tenant });
-      const page = await openHostPage(browser.context, `${host.origin}/?${viewerQuery}`, { viewport: { width: 1100, height: 720 } });
+      const page = await openHostPage(stack.browser.context, `${stack.host.origin}/?${viewerQuery}`, { viewport: { width: 1100, height: 720 } });
       const streamOpened = page.waitForResponse((response) => response.url().endsWith(`/dashboard/${publicId}/comments/stream`) && response.status() === 200);
-      const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId, comments: 'open' }, { record: ['error'] });
+      const frame = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'dashboard', publicId, comments: 'open' }, { record: ['error'] });
       const panel = await commentPanel(frame);
       await streamOpened;
       return { page, frame, panel };

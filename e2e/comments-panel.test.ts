@@ -1,13 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import type { Frame, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import {
-  closeAll, commentPanel, e2eAccount, embedCaller, hostErrors, hostEvents, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc,
-  threadTexts, threadWith,
-} from './embed-harness.js';
-import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium } from './browser.js';
+import { commentPanel, e2eAccount, embedCaller, hostErrors, hostEvents, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, threadTexts, threadWith } from './embed-harness.js';
+import type { HostWindow } from './embed-harness.js';
 
 const HOST_PAGE = hostPageHtml({ embedStyle: 'height:900px' });
 
@@ -30,23 +26,16 @@ interface ThreadList { items: ApiThread[]; pageInfo: { hasNextPage: boolean; end
 const suite = hasChromium ? describe : describe.skip;
 
 suite('the comment panel in Chromium (real svc API)', () => {
-  let host: Host;
-  let svc: RunningSvc;
-  let browser: Chromium;
+  // The viewer (Generate Session `externalId`) of a session: the host page's `?who=`, else Ann.
+  const stack = setUpEmbedStack({ page: HOST_PAGE, account: (host) => commentsAccount(host.origin), mint: (svc, query) => svc.mint({ externalId: query.get('who') ?? 'ann-1' }), browser: {} });
 
-  beforeAll(async () => {
+  beforeAll(() => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    // The viewer (Generate Session `externalId`) of a session: the host page's `?who=`, else Ann.
-    host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint({ externalId: query.get('who') ?? 'ann-1' })));
-    svc = await startSvc({ account: commentsAccount(host.origin) });
-    browser = await launchChromium();
-  }, 60_000);
-
-  afterAll(() => closeAll(browser, svc, host));
+  });
 
   /** A viewer's calls to the comments API from Node, with an embed token from a freshly minted session id. */
   async function apiAs(externalId: string) {
-    const call = await embedCaller(svc, { externalId });
+    const call = await embedCaller(stack.svc, { externalId });
     return {
       post: (publicId: DashboardId, body: string, parentId?: number) =>
         call<ApiComment>('POST', `/dashboard/${publicId}/comments`, parentId === undefined ? { body } : { body, parentId }),
@@ -58,7 +47,7 @@ suite('the comment panel in Chromium (real svc API)', () => {
 
   /** The host page, minting for `who`. */
   function hostPage(who = 'ann-1'): Promise<Page> {
-    return openHostPage(browser.context, `${host.origin}/?who=${who}`, {
+    return openHostPage(stack.browser.context, `${stack.host.origin}/?who=${who}`, {
       viewport: { width: 1100, height: 950 },
       // The panel confirms in place: a native dialog would fail the test.
       before: (page) => page.on('dialog', (dialog) => {
@@ -70,7 +59,7 @@ suite('the comment panel in Chromium (real svc API)', () => {
   /** Embeds `publicId` with the SDK; resolves to the comment panel (a region named "Comments"). */
   async function mount(page: Page, publicId: DashboardId): Promise<{ frame: Frame; panel: Locator }> {
     // The panel open from the start (at 1100 px `auto` would start it as its button): these tests are about the panel.
-    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId, comments: 'open' }, { record: ['ready', 'error', 'session-expired', 'action-result', 'comment'], errorCodes: true });
+    const frame = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'dashboard', publicId, comments: 'open' }, { record: ['ready', 'error', 'session-expired', 'action-result', 'comment'], errorCodes: true });
     return { frame, panel: await commentPanel(frame) };
   }
 
@@ -159,7 +148,7 @@ suite('the comment panel in Chromium (real svc API)', () => {
     const bertsThread = await bert.post('cmt-others', 'Margins look thin');
     await annika.post('cmt-others', 'Annika on margins', bertsThread.id);
     // Carl leaves: his comments stay, without an author.
-    const removed = await fetch(`${svc.origin}/api/v1/embed/users/${svc.refs.carl}`, { method: 'DELETE', headers: { authorization: `Bearer ${svc.adminKey}` } });
+    const removed = await fetch(`${stack.svc.origin}/api/v1/embed/users/${stack.svc.refs.carl}`, { method: 'DELETE', headers: { authorization: `Bearer ${stack.svc.adminKey}` } });
     expect(removed.status).toBe(204);
 
     const page = await hostPage();
@@ -445,8 +434,8 @@ suite('the comment panel in Chromium (real svc API)', () => {
       w.refuseIds = true;
       return w.lastSessionId;
     });
-    const revoked = await fetch(`${svc.origin}/api/v1/embed/session/revoke`, {
-      method: 'POST', headers: { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }),
+    const revoked = await fetch(`${stack.svc.origin}/api/v1/embed/session/revoke`, {
+      method: 'POST', headers: { authorization: `Bearer ${stack.svc.adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }),
     });
     expect(revoked.status).toBe(204);
 

@@ -1,13 +1,10 @@
 import type { Frame, Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
+import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { hasChromium } from './browser.js';
 import { cutProxy } from '../apps/server/test/cut-proxy.js';
 import type { CutProxy } from '../apps/server/test/cut-proxy.js';
-import {
-  closeAll, commentPanel, e2eAccount, embedCaller, hostErrors, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, threadTexts, threadWith,
-} from './embed-harness.js';
-import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
+import { commentPanel, e2eAccount, embedCaller, hostErrors, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, threadTexts, threadWith } from './embed-harness.js';
+import type { HostWindow } from './embed-harness.js';
 
 const HOST_PAGE = hostPageHtml({ embedStyle: 'height:700px' });
 
@@ -40,30 +37,27 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
   const skipped = !hasChromium ? 'no Chromium' : dialect === 'postgres' && postgresUrl === null ? 'no SVC_TEST_POSTGRES_URL' : undefined;
   const title = `the comment panel's reconnections in Chromium [${dialect}${skipped === undefined ? '' : `: SKIPPED, ${skipped}`}]`;
   (skipped === undefined ? describe : describe.skip)(title, () => {
-    let host: Host;
-    let svc: RunningSvc;
+    // The viewer (Generate Session `externalId`) of a session: the host page's `?who=`.
+    const stack = setUpEmbedStack({
+      page: HOST_PAGE,
+      account: (host) => e2eAccount([host.origin], { dashboards: DASHBOARDS }),
+      svc: { commentStreams: { replayMax: REPLAY_MAX }, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) },
+      mint: (svc, query) => svc.mint({ externalId: query.get('who'), embedTenantName: 'customer-a' }),
+      browser: {},
+      alsoClose: () => [proxy],
+    });
     let proxy: CutProxy;
-    let browser: Chromium;
 
     beforeAll(async () => {
-      // The viewer (Generate Session `externalId`) of a session: the host page's `?who=`.
-      host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint({ externalId: query.get('who'), embedTenantName: 'customer-a' })));
-      svc = await startSvc({
-        account: e2eAccount([host.origin], { dashboards: DASHBOARDS }), commentStreams: { replayMax: REPLAY_MAX },
-        ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}),
-      });
-      proxy = await cutProxy(Number(new URL(svc.origin).port));
-      browser = await launchChromium();
-    }, 60_000);
+      proxy = await cutProxy(Number(new URL(stack.svc.origin).port));
+    });
 
     // A test that failed while the network was down must not leave it down for the next.
     afterEach(() => proxy?.release());
 
-    afterAll(() => closeAll(browser, proxy, svc, host));
-
     /** Another viewer of the tenant, calling the comments API from Node straight to svc (not through the proxy). */
     async function colleague(publicId: DashboardId) {
-      const call = await embedCaller(svc, { externalId: 'annika-1', embedTenantName: 'customer-a' });
+      const call = await embedCaller(stack.svc, { externalId: 'annika-1', embedTenantName: 'customer-a' });
       const comments = `/dashboard/${publicId}/comments`;
       return {
         post: (body: string, parentId?: number) => call<ApiComment>('POST', comments, parentId === undefined ? { body } : { body, parentId }),
@@ -77,7 +71,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
      * (`listReads`) as Chromium sees them.
      */
     async function viewer(publicId: DashboardId): Promise<{ page: Page; frame: Frame; panel: Locator; streams: () => Sent[]; streamsEnded: () => number; listReads: () => number }> {
-      const page = await openHostPage(browser.context, `${host.origin}/?who=bert-1`, { viewport: { width: 1100, height: 720 } });
+      const page = await openHostPage(stack.browser.context, `${stack.host.origin}/?who=bert-1`, { viewport: { width: 1100, height: 720 } });
       const sent: Sent[] = [];
       const path = `/api/v1/embed/dashboard/${publicId}/comments`;
       let ended = 0;
@@ -174,8 +168,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await threadWith(bert.panel, 'Revoke: before').waitFor();
 
       const sessionId = await bert.page.evaluate(() => (window as unknown as HostWindow).lastSessionId);
-      const revoked = await fetch(`${svc.origin}/api/v1/embed/session/revoke`, {
-        method: 'POST', headers: { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }),
+      const revoked = await fetch(`${stack.svc.origin}/api/v1/embed/session/revoke`, {
+        method: 'POST', headers: { authorization: `Bearer ${stack.svc.adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }),
       });
       expect(revoked.status).toBe(204);
       // svc ends the stream (`stream.end` revoked) within about a second; after that the panel asks for nothing.

@@ -1,9 +1,7 @@
 import type { Frame, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import { closeAll, DEMO_ADMIN_KEY, hostEvents, hostPageHtml, mountEmbed, openHostPage, readDemoAccount, serveHost, sessionRoute, startSvc, waitForHostEvent } from './embed-harness.js';
-import type { Host, RunningSvc } from './embed-harness.js';
+import { describe, expect, it } from 'vitest';
+import { hasChromium } from './browser.js';
+import { DEMO_ADMIN_KEY, hostEvents, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, readDemoAccount, waitForHostEvent } from './embed-harness.js';
 
 // Issue 31 item 2: every choice the demo's own controls offer must leave every widget working. The demo account is
 // imported whole (apps/server/demo/demo.json), and each of its embeddable dashboards is walked: every option of
@@ -32,24 +30,21 @@ function embeddableDashboards(): string[] {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('the demo dashboards\' controls in Chromium: every option leaves every widget working', () => {
-  let host: Host;
-  let svc: RunningSvc;
-  let browser: Chromium;
-
-  beforeAll(async () => {
-    // As the demo host mints: a customer-a viewer, whose tenant the orders view's row policy reads.
-    host = await serveHost(HOST_PAGE, sessionRoute((query) => svc.mint({ securityContext: { tenant: 'customer-a' }, dashboards: [query.get('publicId')] })));
-    const imported = readDemoAccount();
-    imported.settings.allowedEmbedOrigins = [host.origin];
-    svc = await startSvc({ account: imported, adminKey: DEMO_ADMIN_KEY });
-    browser = await launchChromium({ timeout: 15_000 });
-  }, 60_000);
-
-  afterAll(() => closeAll(browser, svc, host));
+  // As the demo host mints: a customer-a viewer, whose tenant the orders view's row policy reads.
+  const stack = setUpEmbedStack({
+    page: HOST_PAGE,
+    account: (host) => {
+      const imported = readDemoAccount();
+      imported.settings.allowedEmbedOrigins = [host.origin];
+      return imported;
+    },
+    svc: { adminKey: DEMO_ADMIN_KEY },
+    mint: (svc, query) => svc.mint({ securityContext: { tenant: 'customer-a' }, dashboards: [query.get('publicId')] }),
+  });
 
   /** The host page with the dashboard embedded; every widget data answer of 400 or more is kept in `failures`. */
   async function mount(publicId: string): Promise<{ page: Page; frame: Frame; failures: string[]; inFlight: () => number }> {
-    const page = await openHostPage(browser.context, `${host.origin}/?publicId=${publicId}`);
+    const page = await openHostPage(stack.browser.context, `${stack.host.origin}/?publicId=${publicId}`);
     const failures: string[] = [];
     let inFlight = 0;
     const isData = (url: string) => url.includes('/widgets/') && url.endsWith('/data');
@@ -59,7 +54,7 @@ suite('the demo dashboards\' controls in Chromium: every option leaves every wid
     page.on('response', (response) => {
       if (isData(response.url()) && response.status() >= 400) failures.push(`${response.status()} ${response.url().split('/widgets/')[1]}`);
     });
-    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId }, { record: ['dashboard-loaded', 'error'] });
+    const frame = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'dashboard', publicId }, { record: ['dashboard-loaded', 'error'] });
     await waitForHostEvent(page, 'dashboard-loaded', { timeout: 30_000 });
     return { page, frame, failures, inFlight: () => inFlight };
   }

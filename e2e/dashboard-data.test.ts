@@ -2,15 +2,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import Papa from 'papaparse';
 import type { Download, Frame, Page } from 'playwright-core';
 import { readSheet } from 'read-excel-file/node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { demoRows } from '../apps/server/test/warehouse.js';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import {
-  closeAll, demoDashboardItems, e2eAccount, exportItem, exportMenu, hostEvents, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute,
-  startSvc, waitForHostEvent,
-} from './embed-harness.js';
-import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
+import { hasChromium } from './browser.js';
+import { demoDashboardItems, e2eAccount, exportItem, exportMenu, hostEvents, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, waitForHostEvent } from './embed-harness.js';
+import type { HostWindow } from './embed-harness.js';
 
 const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1300px;height:2300px' });
 
@@ -34,25 +30,18 @@ function brokenItems(): unknown[] {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('dashboards with real data in Chromium', () => {
-  let host: Host;
-  let svc: RunningSvc;
-  let browser: Chromium;
+  const stack = setUpEmbedStack({ page: HOST_PAGE, account: (host) => e2eAccount([host.origin], { items: [...demoDashboardItems(), ...brokenItems()] }), browser: { timeout: 10_000 } });
   const { orders, products, customers } = demoRows();
 
-  beforeAll(async () => {
+  beforeAll(() => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint()));
-    svc = await startSvc({ account: e2eAccount([host.origin], { items: [...demoDashboardItems(), ...brokenItems()] }) });
-    browser = await launchChromium({ timeout: 10_000 });
-  }, 60_000);
-
-  afterAll(() => closeAll(browser, svc, host));
+  });
 
   /** Embeds a dashboard with exports allowed; every event lands in window.events. Resolves at dashboard-loaded. */
   async function mount(publicId = 'sales-performance', extra: Record<string, unknown> = {}, before?: (page: Page) => void): Promise<{ page: Page; frame: Frame }> {
-    const page = await openHostPage(browser.context, `${host.origin}/`);
+    const page = await openHostPage(stack.browser.context, `${stack.host.origin}/`);
     before?.(page);
-    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId, allowExport: true, ...extra }, { record: ['ready', 'view', 'navigate', 'dashboard-loaded', 'download', 'drilldown', 'error'] });
+    const frame = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'dashboard', publicId, allowExport: true, ...extra }, { record: ['ready', 'view', 'navigate', 'dashboard-loaded', 'download', 'drilldown', 'error'] });
     await waitForHostEvent(page, 'dashboard-loaded');
     return { page, frame };
   }
@@ -222,7 +211,7 @@ suite('dashboards with real data in Chromium', () => {
     expect(await map.locator('svg .mark-symbol.role-mark path').count()).toBeGreaterThan(0);
     const atlas = requests.filter((url) => url.includes('countries-110m'));
     expect(atlas).toHaveLength(1);
-    expect(atlas[0]!.startsWith(`${svc.origin}/embed/assets/`)).toBe(true);
+    expect(atlas[0]!.startsWith(`${stack.svc.origin}/embed/assets/`)).toBe(true);
     await page.close();
   });
 

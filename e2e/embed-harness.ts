@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import { buildApp } from '../apps/server/src/app.js';
 import { testConfig } from '../apps/server/test/config.js';
@@ -19,6 +20,8 @@ import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config
 import type { CommentStreamSettings } from '../apps/server/src/comments/comments.stream.js';
 import { RAISED_RATE_LIMITS } from '../apps/server/test/limits.js';
 import { createOwnDatabase } from '../apps/server/test/own-database.js';
+import { launchChromium } from './browser.js';
+import type { Chromium } from './browser.js';
 
 /**
  * A real svc over HTTP, as the browser reaches it: `http://127.0.0.1:<port>`; on SQLite in a fresh file, or on a
@@ -247,6 +250,79 @@ export async function serveHost(page: string, session: Route, routes: Record<str
 /** The host backend's `/session` route: `{ sessionId }`, minted by `mint` for the request's query. */
 export function sessionRoute(mint: (query: URLSearchParams) => Promise<string>): Route {
   return async (request) => ({ type: 'application/json', body: JSON.stringify({ sessionId: await mint(new URL(request.url ?? '/', 'http://x').searchParams) }) });
+}
+
+/**
+ * A host's React page, for EmbedStackOptions.routes: `/react.html` mounts e2e/fixtures/react-host.ts, bundled at its
+ * first request as `/react.js`.
+ */
+export function reactHostRoutes(): Record<string, Route> {
+  let js: Promise<string> | undefined;
+  return {
+    '/react.html': { type: 'text/html', body: '<!doctype html><div id="react"></div><script type="module" src="/react.js"></script>' },
+    '/react.js': async () => ({ type: 'text/javascript', body: await (js ??= bundle('e2e/fixtures/react-host.ts')) }),
+  };
+}
+
+/** What setUpEmbedStack starts for a test file: the host, svc, and one browser. */
+export interface EmbedStack {
+  readonly host: Host;
+  readonly svc: RunningSvc;
+  readonly browser: Chromium;
+}
+
+type SvcSettings = Omit<Parameters<typeof startSvc>[0], 'account'>;
+
+export interface EmbedStackOptions {
+  /** The host page at `/` (default: hostPageHtml()). */
+  page?: string;
+  /** More routes of the host (pages, scripts), beside `/`, `/sdk.js` and `/session`. */
+  routes?: Record<string, Route>;
+  /** The account svc holds, given the host, whose origin it must allow (default: e2eAccount([host.origin])). */
+  account?: (host: Host) => ImportAccount;
+  /** svc's settings beside its account (startSvc's options); a function is called at set-up, after the file's earlier hooks. */
+  svc?: SvcSettings | (() => SvcSettings);
+  /** The host backend's `/session`: a session id for the request's query (default: `svc.mint()`). */
+  mint?: (svc: RunningSvc, query: URLSearchParams) => Promise<string>;
+  /** The browser's options (default: a 15 s timeout for every wait). */
+  browser?: Parameters<typeof launchChromium>[0];
+  /**
+   * What else the file started (another svc, a third-party server, a proxy), closed after the browser, whose open
+   * connections (comment streams) would hold them, and before svc and the host.
+   */
+  alsoClose?: () => Array<{ close(): unknown } | undefined>;
+}
+
+/**
+ * A test file's stack, started before its tests and closed after them (beforeAll and afterAll of the describe
+ * that calls it): the host page and its backend's `/session` route (serveHost), a real svc whose account allows the
+ * host's origin (startSvc), and one Chromium. The file keeps only what differs: its page, account, mint and options.
+ * Its fields are there once the set-up has run, that is inside the tests and later hooks.
+ *
+ * @example
+ * const stack = setUpEmbedStack({ account: (host) => e2eAccount([host.origin], { items: demoDashboardItems() }) });
+ * it('loads', async () => { const page = await openHostPage(stack.browser.context, `${stack.host.origin}/`); ... });
+ */
+export function setUpEmbedStack(options: EmbedStackOptions = {}): EmbedStack {
+  let started: { host: Host; svc?: RunningSvc; browser?: Chromium } | undefined;
+  beforeAll(async () => {
+    const mint = options.mint ?? ((svc) => svc.mint());
+    const host = await serveHost(options.page ?? hostPageHtml(), sessionRoute((query) => mint(running().svc, query)), options.routes);
+    started = { host };
+    const settings = typeof options.svc === 'function' ? options.svc() : options.svc;
+    started.svc = await startSvc({ ...settings, account: (options.account ?? ((h) => e2eAccount([h.origin])))(host) });
+    started.browser = await launchChromium(options.browser ?? { timeout: 15_000 });
+  }, 60_000);
+  afterAll(() => closeAll(started?.browser, ...(options.alsoClose?.() ?? []), started?.svc, started?.host));
+  const running = (): Required<NonNullable<typeof started>> => {
+    if (started?.svc === undefined || started.browser === undefined) throw new Error('the embed stack is used before its set-up ran (call setUpEmbedStack inside a describe, use it inside tests)');
+    return started as Required<typeof started>;
+  };
+  return {
+    get host() { return running().host; },
+    get svc() { return running().svc; },
+    get browser() { return running().browser; },
+  };
 }
 
 /** Closes each in turn, the browser first, skipping what never started. */

@@ -1,12 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Frame, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import { bundle, closeAll, e2eAccount, hostEvents, hostPageHtml, mountEmbed, openHostPage, serve, serveHost, sessionRoute, startSvc } from './embed-harness.js';
-import type { Host, HostGlobals, RunningSvc } from './embed-harness.js';
+import { hasChromium } from './browser.js';
+import { e2eAccount, hostEvents, hostPageHtml, mountEmbed, openHostPage, reactHostRoutes, setUpEmbedStack, serve, startSvc } from './embed-harness.js';
+import type { HostGlobals, RunningSvc } from './embed-harness.js';
 import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
 
 /** The host page's globals, as the page.evaluate bodies see them. */
@@ -31,37 +30,37 @@ suite('the embed runtime in Chromium', () => {
   // 22 h 30 min, scaled by 1/9000), so that a whole expiry runs in seconds.
   const SHORT: EmbedLifetimes = { sessionTtlMs: 60_000, tokenTtlMs: 9_600 };
   let shortSvc: RunningSvc;
-  let host: Host;
   let third: Server;
   let thirdOrigin: string;
-  let svc: RunningSvc;
-  let browser: Chromium;
 
-  beforeAll(async () => {
+  beforeAll(() => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const reactJs = await bundle('e2e/fixtures/react-host.ts');
-    host = await serveHost(HOST_PAGE, sessionRoute((query) => {
+  });
+
+  const stack = setUpEmbedStack({
+    page: HOST_PAGE,
+    routes: reactHostRoutes(),
+    account: (host) => e2eAccount([host.origin, `http://127.0.0.1:${host.port}`]),
+    mint: (svc, query) => {
       const theme = query.get('theme') === '1' ? { embedTheme: { primaryColor: '#ff0000', borderRadius: '2px' } }
         : query.get('settings') === '1' ? { settings: { timezone: 'Asia/Tokyo', locale: 'de-DE' } } : {};
       return (query.get('short') === '1' ? shortSvc : svc).mint(theme);
-    }), {
-      '/react.html': { type: 'text/html', body: '<!doctype html><div id="react"></div><script type="module" src="/react.js"></script>' },
-      '/react.js': { type: 'text/javascript', body: reactJs },
-    });
+    },
+    browser: {},
+    alsoClose: () => [shortSvc, third],
+  });
+
+  beforeAll(async () => {
     const other = await serve({ '/evil.html': { type: 'text/html', body: '<p>third party</p>' } });
     third = other.server;
     thirdOrigin = `http://localhost:${other.port}`;
-    svc = await startSvc({ account: e2eAccount([host.origin, `http://127.0.0.1:${host.port}`]) });
-    shortSvc = await startSvc({ account: e2eAccount([host.origin]), lifetimes: SHORT });
-    browser = await launchChromium();
-  }, 60_000);
+    shortSvc = await startSvc({ account: e2eAccount([stack.host.origin]), lifetimes: SHORT });
+  });
 
-  afterAll(() => closeAll(browser, svc, shortSvc, host, third));
-
-  const hostPage = () => openHostPage(browser.context, `${host.origin}/`);
+  const hostPage = () => openHostPage(stack.browser.context, `${stack.host.origin}/`);
 
   /** Embeds `publicId` with the SDK; every event is recorded in window.events as [name, payload]. */
-  const mount = (page: Page, extra: Record<string, unknown> = {}, publicId = 'sales-e2e', target: RunningSvc = svc): Promise<Frame> =>
+  const mount = (page: Page, extra: Record<string, unknown> = {}, publicId = 'sales-e2e', target: RunningSvc = stack.svc): Promise<Frame> =>
     mountEmbed(page, { baseUrl: target.origin, surface: 'dashboard', publicId, ...extra }, {
       record: ['ready', 'view', 'navigate', 'dashboard-loaded', 'error', 'session-expiring', 'session-expired', 'action-result', 'renewal-failed'], errorCodes: true,
     });
@@ -106,8 +105,8 @@ suite('the embed runtime in Chromium', () => {
       w.handle.setColorScheme('dark');
       w.handle.setLocale('de-DE');
       await w.handle.ready;
-    }, svc.origin);
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    }, stack.svc.origin);
+    const frame = page.frames().find((f) => f.url().startsWith(`${stack.svc.origin}/embed/`))!;
     await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
     await expect.poll(() => frame.evaluate(() => document.documentElement.lang)).toBe('de-DE');
     expect(await hostEvents(page)).toEqual([]);
@@ -206,7 +205,7 @@ suite('the embed runtime in Chromium', () => {
       ['view', { surface: 'dashboard', path: '/embed/dashboard/ops-e2e', publicId: 'ops-e2e', title: 'Operations' }],
       ['dashboard-loaded', { publicId: 'ops-e2e', widgetCount: 0, loadDurationMs: expect.any(Number) }],
     ]);
-    const workbookPath = `/embed/d/${svc.refs.prod}/app/workbook/${svc.refs['wb-sales']}`;
+    const workbookPath = `/embed/d/${stack.svc.refs.prod}/app/workbook/${stack.svc.refs['wb-sales']}`;
     await page.evaluate((path) => (window as unknown as HostWindow).handle.navigate(path), workbookPath);
     await expect.poll(() => frameText(frame, 'h1')).toBe('Sales overview');
     expect(await hostEvents(page)).toContainEqual(['navigate', { path: workbookPath, previousPath: '/embed/dashboard/ops-e2e' }]);
@@ -289,9 +288,9 @@ suite('the embed runtime in Chromium', () => {
   });
 
   it('refuses to render in a frame of an origin the account does not allow (CSP frame-ancestors)', async () => {
-    const page = await browser.context.newPage();
+    const page = await stack.browser.context.newPage();
     await page.goto(`${thirdOrigin}/evil.html`);
-    const sessionId = await svc.mint();
+    const sessionId = await stack.svc.mint();
     const received: unknown[] = [];
     await page.exposeFunction('record', (data: unknown) => received.push(data));
     await page.evaluate((src) => new Promise<void>((resolve) => {
@@ -300,14 +299,14 @@ suite('the embed runtime in Chromium', () => {
       iframe.onload = () => resolve();
       iframe.src = src;
       document.body.append(iframe);
-    }), `${svc.origin}/embed/dashboard/sales-e2e?session=${sessionId}`);
+    }), `${stack.svc.origin}/embed/dashboard/sales-e2e?session=${sessionId}`);
     // The frame loaded Chromium's error page in the embed's place: the embed never ran, so it could post nothing.
     const frame = page.frames().find((f) => f !== page.mainFrame())!;
     await expect.poll(() => frame.url()).toMatch(/^chrome-error:/);
     expect(received).toEqual([]);
     // The page itself answered with the policy that blocked it.
-    const response = await fetch(`${svc.origin}/embed/dashboard/sales-e2e`);
-    expect(response.headers.get('content-security-policy')).toContain(`frame-ancestors ${host.origin}`);
+    const response = await fetch(`${stack.svc.origin}/embed/dashboard/sales-e2e`);
+    expect(response.headers.get('content-security-policy')).toContain(`frame-ancestors ${stack.host.origin}`);
     await page.close();
   });
 
@@ -320,7 +319,7 @@ suite('the embed runtime in Chromium', () => {
       w.second = w.sdk.embed({ container: document.getElementById('embed2')!, baseUrl, surface: 'dashboard', publicId: 'ops-e2e', getSessionId: w.getSessionId, colorScheme: 'light' });
       w.second.on('ready', (payload) => w.secondEvents.push(['ready', payload]));
       await w.second.ready;
-    }, svc.origin);
+    }, stack.svc.origin);
     const second = page.frames().find((f) => f.url().includes('/embed/dashboard/ops-e2e'))!;
     await act(page, "setColorScheme('dark')");
     await expect.poll(() => first.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
@@ -337,8 +336,8 @@ suite('the embed runtime in Chromium', () => {
     const frame = await mount(page);
     await expect.poll(() => names(page)).toContain('dashboard-loaded');
     // The host's backend logs the viewer out: every session of theirs is revoked (SPEC set-session rule 5).
-    const revoked = await fetch(`${svc.origin}/api/v1/embed/session/revoke`, {
-      method: 'POST', headers: { authorization: `Bearer ${svc.adminKey}`, 'content-type': 'application/json' },
+    const revoked = await fetch(`${stack.svc.origin}/api/v1/embed/session/revoke`, {
+      method: 'POST', headers: { authorization: `Bearer ${stack.svc.adminKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ externalId: 'ann-1', embedTenantName: 'customer-a' }),
     });
     expect(revoked.status).toBe(204);
@@ -356,9 +355,9 @@ suite('the embed runtime in Chromium', () => {
   });
 
   it('runs a private embed on the console cookie: mode private, no tenant, no comment panel, no expiry events', async () => {
-    const sameSiteHost = `http://127.0.0.1:${host.port}`;
-    const page = await browser.context.newPage();
-    const login = await page.request.post(`${svc.origin}/api/v1/auth/login`, { data: { email: 'alice@acme.test', password: 'alice-password' } });
+    const sameSiteHost = `http://127.0.0.1:${stack.host.port}`;
+    const page = await stack.browser.context.newPage();
+    const login = await page.request.post(`${stack.svc.origin}/api/v1/auth/login`, { data: { email: 'alice@acme.test', password: 'alice-password' } });
     expect(login.status()).toBe(200);
     await page.goto(`${sameSiteHost}/`);
     const received: Array<{ type: string; payload: unknown }> = [];
@@ -369,11 +368,11 @@ suite('the embed runtime in Chromium', () => {
       iframe.src = src;
       iframe.style.cssText = 'width:900px;height:500px';
       document.body.append(iframe);
-    }, `${svc.origin}/embed/dashboard/sales-e2e`);
+    }, `${stack.svc.origin}/embed/dashboard/sales-e2e`);
     // svc's extension svc:event:content-size comes too (its own test: e2e/layout.test.ts).
     await expect.poll(() => received.map((m) => m.type).filter((type) => type !== 'svc:event:content-size'), { timeout: 5000 }).toEqual(['svc:event:ready', 'svc:event:view', 'svc:event:dashboard-loaded']);
     expect(received[0]!.payload).toEqual({ embedTenant: null, deploymentId: null, mode: 'private', surface: 'dashboard', publicId: 'sales-e2e' });
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    const frame = page.frames().find((f) => f.url().startsWith(`${stack.svc.origin}/embed/`))!;
     expect(await frame.locator('.comments-aside').count()).toBe(0);
     await page.close();
   });
@@ -447,9 +446,9 @@ suite('the embed runtime in Chromium', () => {
 
   it('serves the chat surface at its URL: ready then view with surface chat, and says plainly what is not set up', async () => {
     const page = await hostPage();
-    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'chat' }, { record: ['ready', 'view'] });
+    const frame = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'chat' }, { record: ['ready', 'view'] });
     await expect.poll(() => hostEvents(page)).toEqual([
-      ['ready', { embedTenant: 'customer-a', deploymentId: svc.refs.prod, mode: 'signed', surface: 'chat' }],
+      ['ready', { embedTenant: 'customer-a', deploymentId: stack.svc.refs.prod, mode: 'signed', surface: 'chat' }],
       ['view', { surface: 'chat', path: '/embed/chat' }],
     ]);
     expect(await frame.locator('h1').innerText()).toBe('Ask a question');
@@ -478,28 +477,28 @@ suite('the embed runtime in Chromium', () => {
       const w = window as unknown as HostWindow;
       w.handle = w.sdk.embed({ container: document.getElementById('embed')!, baseUrl, surface: 'dashboard', publicId: 'sales-e2e', getSessionId: async () => 'ses_never_minted' });
       for (const name of ['ready', 'error'] as const) w.handle.on(name, (payload: unknown) => w.events.push([name, payload]));
-    }, svc.origin);
+    }, stack.svc.origin);
     await expect.poll(() => hostEvents(page), { timeout: 5000 }).toEqual([
       ['error', { message: expect.stringContaining('session id'), name: 'EmbedSessionExchangeError', context: 'embed-auth', fatal: true }],
     ]);
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/`))!;
+    const frame = page.frames().find((f) => f.url().startsWith(`${stack.svc.origin}/embed/`))!;
     expect(await frame.getByRole('alert').innerText()).toContain('session id');
     await page.close();
   });
 
 
   it('<SvcEmbed> (the SDK for React) runs the real embed: events as props, a prop change applied as an action, nothing left on unmount', async () => {
-    const page = await browser.context.newPage();
-    await page.goto(`${host.origin}/react.html`);
+    const page = await stack.browser.context.newPage();
+    await page.goto(`${stack.host.origin}/react.html`);
     await page.waitForFunction(() => (window as unknown as { reactReady?: boolean }).reactReady === true);
     const render = (colorScheme: 'light' | 'dark') => page.evaluate(({ baseUrl, colorScheme }) => {
       (window as unknown as { render(p: Record<string, string>): void }).render({ baseUrl, colorScheme, publicId: 'sales-e2e', sessionUrl: '/session' });
-    }, { baseUrl: svc.origin, colorScheme });
+    }, { baseUrl: stack.svc.origin, colorScheme });
     const reactEvents = () => page.evaluate(() => (window as unknown as { reactEvents: Array<[string, unknown]> }).reactEvents);
     await render('light');
     await expect.poll(reactEvents, { timeout: 5000 }).toContainEqual(['onDashboardLoaded', { publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) }]);
     expect(await reactEvents()).toContainEqual(['onReady', expect.objectContaining({ publicId: 'sales-e2e', mode: 'signed', embedTenant: 'customer-a' })]);
-    const frame = page.frames().find((f) => f.url().startsWith(`${svc.origin}/embed/dashboard/sales-e2e`))!;
+    const frame = page.frames().find((f) => f.url().startsWith(`${stack.svc.origin}/embed/dashboard/sales-e2e`))!;
     expect(await frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
     await render('dark');
     await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('dark');
@@ -532,11 +531,11 @@ suite('the embed runtime in Chromium', () => {
     const page = await hostPage();
     await mount(page);
     // The embed URL of SPEC: {base_url}/embed/dashboard/<public_id>?session=<session_id>.
-    expect(await page.evaluate(() => (document.querySelector('#embed iframe') as HTMLIFrameElement).src)).toMatch(new RegExp(`^${svc.origin}/embed/dashboard/sales-e2e\\?session=ses_[A-Za-z0-9]+$`));
+    expect(await page.evaluate(() => (document.querySelector('#embed iframe') as HTMLIFrameElement).src)).toMatch(new RegExp(`^${stack.svc.origin}/embed/dashboard/sales-e2e\\?session=ses_[A-Za-z0-9]+$`));
     await expect.poll(() => names(page)).toContain('dashboard-loaded');
     const all = await hostEvents(page);
     expect(all.map(([name]) => name)).toEqual(['ready', 'view', 'dashboard-loaded']);
-    expect(all[0]![1]).toEqual({ embedTenant: 'customer-a', deploymentId: svc.refs.prod, mode: 'signed', surface: 'dashboard', publicId: 'sales-e2e' });
+    expect(all[0]![1]).toEqual({ embedTenant: 'customer-a', deploymentId: stack.svc.refs.prod, mode: 'signed', surface: 'dashboard', publicId: 'sales-e2e' });
     expect(all[1]![1]).toEqual({ surface: 'dashboard', path: '/embed/dashboard/sales-e2e', publicId: 'sales-e2e', title: 'Sales overview' });
     expect(all[2]![1]).toEqual({ publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) });
     await page.close();

@@ -4,12 +4,11 @@ import Papa from 'papaparse';
 import pixelmatch from 'pixelmatch';
 import { PNG } from 'pngjs';
 import type { Download, Frame, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { demoRows } from '../apps/server/test/warehouse.js';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import { closeAll, demoDashboardItems, e2eAccount, exportItem, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, waitForHostEvent } from './embed-harness.js';
-import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
+import { hasChromium } from './browser.js';
+import { demoDashboardItems, e2eAccount, exportItem, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, waitForHostEvent } from './embed-harness.js';
+import type { HostWindow } from './embed-harness.js';
 
 const HOST_PAGE = hostPageHtml({ embedStyle: 'width:1300px;height:2300px' });
 
@@ -65,23 +64,16 @@ function halve(png: PNG): PNG {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('exports match the screen (Chromium at 2x)', () => {
-  let host: Host;
-  let svc: RunningSvc;
-  let browser: Chromium;
+  const stack = setUpEmbedStack({ page: HOST_PAGE, account: (host) => e2eAccount([host.origin], { items: demoDashboardItems() }), browser: { deviceScaleFactor: 2, timeout: 15_000 } });
   const { customers, orders, products } = demoRows();
 
-  beforeAll(async () => {
+  beforeAll(() => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint()));
-    svc = await startSvc({ account: e2eAccount([host.origin], { items: demoDashboardItems() }) });
-    browser = await launchChromium({ deviceScaleFactor: 2, timeout: 15_000 });
-  }, 60_000);
-
-  afterAll(() => closeAll(browser, svc, host));
+  });
 
   async function mount(extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
-    const page = await openHostPage(browser.context, `${host.origin}/`, { viewport: { width: 1320, height: 900 } });
-    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId: 'sales-performance', allowExport: true, ...extra }, { record: ['dashboard-loaded', 'download', 'drilldown', 'error'] });
+    const page = await openHostPage(stack.browser.context, `${stack.host.origin}/`, { viewport: { width: 1320, height: 900 } });
+    const frame = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'dashboard', publicId: 'sales-performance', allowExport: true, ...extra }, { record: ['dashboard-loaded', 'download', 'drilldown', 'error'] });
     await waitForHostEvent(page, 'dashboard-loaded');
     // The map's outlines and the charts' fonts: drawn before anything is compared.
     await frame.locator('[data-widget-id="map"] svg .mark-shape.role-mark path').first().waitFor({ state: 'attached' });

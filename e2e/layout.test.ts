@@ -1,11 +1,8 @@
 import type { Frame, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium, pngPixels } from './browser.js';
-import type { Chromium } from './browser.js';
-import {
-  closeAll, DEMO_ADMIN_KEY, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, readDemoAccount, serveHost, sessionRoute, startSvc, waitForHostEvent,
-} from './embed-harness.js';
-import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
+import { describe, expect, it } from 'vitest';
+import { hasChromium, pngPixels } from './browser.js';
+import { DEMO_ADMIN_KEY, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, readDemoAccount, waitForHostEvent } from './embed-harness.js';
+import type { HostWindow } from './embed-harness.js';
 
 interface DemoWidget { id: string; position: { x: number; y: number; w: number; h: number }; config?: { parentId?: string }; responsiveLayouts?: Record<string, unknown> }
 /** The demo account as far as its layout goes: the dashboards' grids and widgets. */
@@ -20,29 +17,27 @@ const suite = hasChromium ? describe : describe.skip;
 interface Box { id: string; left: number; top: number; right: number; bottom: number }
 
 suite('the demo dashboard at any width, the iframe fitted to its content, the HTML widget in both schemes (Chromium)', () => {
-  let host: Host;
-  let svc: RunningSvc;
-  let browser: Chromium;
+  const stack = setUpEmbedStack({
+    page: HOST_PAGE,
+    account: (host) => {
+      const account = readDemoAccount();
+      account.settings.allowedEmbedOrigins.push(host.origin);
+      return account;
+    },
+    svc: { adminKey: DEMO_ADMIN_KEY },
+    mint: (svc) => svc.mint({ securityContext: { tenant: 'customer-a' } }),
+    browser: { timeout: 20_000 },
+  });
   const demo = readDemoAccount() as unknown as DemoLayout;
   const dashboard = demo.deployments[0]!.items.find((item) => item.ref === 'wb-sales-performance')!.dashboard!.config;
   const { rowHeight, margin } = dashboard.layout;
   const top = dashboard.widgets.filter((w) => w.config?.parentId === undefined);
   const readingOrder = [...top].sort((a, b) => a.position.y - b.position.y || a.position.x - b.position.x).map((w) => w.id);
 
-  beforeAll(async () => {
-    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint({ securityContext: { tenant: 'customer-a' } })));
-    const account = readDemoAccount();
-    account.settings.allowedEmbedOrigins.push(host.origin);
-    svc = await startSvc({ account, adminKey: DEMO_ADMIN_KEY });
-    browser = await launchChromium({ timeout: 20_000 });
-  }, 60_000);
-
-  afterAll(() => closeAll(browser, svc, host));
-
   /** The demo dashboard in a page `width` px wide, with autoResize; resolves once every widget drew its data. */
   async function mount(width: number, extra: Record<string, unknown> = {}): Promise<{ page: Page; frame: Frame }> {
-    const page = await openHostPage(browser.context, `${host.origin}/`, { viewport: { width, height: 900 } });
-    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId: 'sales-performance', autoResize: true, ...extra }, { record: ['content-size', 'dashboard-loaded'] });
+    const page = await openHostPage(stack.browser.context, `${stack.host.origin}/`, { viewport: { width, height: 900 } });
+    const frame = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'dashboard', publicId: 'sales-performance', autoResize: true, ...extra }, { record: ['content-size', 'dashboard-loaded'] });
     await waitForHostEvent(page, 'dashboard-loaded', { timeout: 30_000 });
     return { page, frame };
   }

@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type * as Sdk from '../packages/embed-sdk/src/index.js';
 import type { EmbedLifetimes } from '../apps/server/src/sessions/sessions.config.js';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import { bundle, closeAll, e2eAccount, hostPageHtml, openHostPage, serve, serveHost, sessionRoute, startSvc } from './embed-harness.js';
-import type { Host, RunningSvc } from './embed-harness.js';
+import { hasChromium } from './browser.js';
+import { bundle, e2eAccount, hostPageHtml, openHostPage, reactHostRoutes, setUpEmbedStack, serve, startSvc } from './embed-harness.js';
+import type { RunningSvc } from './embed-harness.js';
 
 /** The host page's globals (HOST_PAGE below), as the page.evaluate bodies see them. */
 type HostWindow = Window & {
@@ -45,27 +44,28 @@ const HOST_PAGE = hostPageHtml({
 });
 
 suite('@svc/embed-sdk in Chromium', () => {
-  let host: Host;
   let fixtureServer: Server;
   let thirdServer: Server;
   /** The same host page on an origin the account does not allow (127.0.0.1 instead of localhost). */
   let refusedHostOrigin: string;
   let fixtureOrigin: string;
   let thirdOrigin: string;
-  let svc: RunningSvc;
   let shortSvc: RunningSvc;
-  let browser: Chromium;
   /** Token lifetimes short enough that the renewal flow runs within a test: the warning comes after ~9 s. */
   const SHORT: EmbedLifetimes = { sessionTtlMs: 60_000, tokenTtlMs: 9_600 };
 
+  // The host backend: /session mints a real session id (on the short-lived svc with ?short=1).
+  const stack = setUpEmbedStack({
+    page: HOST_PAGE,
+    routes: reactHostRoutes(),
+    mint: (svc, query) => (query.get('short') === '1' ? shortSvc : svc).mint(),
+    browser: {},
+    alsoClose: () => [shortSvc, fixtureServer, thirdServer],
+  });
+
   beforeAll(async () => {
-    const [protocolJs, reactJs] = await Promise.all([bundle('packages/protocol/src/index.ts'), bundle('e2e/fixtures/react-host.ts')]);
+    const protocolJs = await bundle('packages/protocol/src/index.ts');
     const fixture = readFileSync('e2e/fixtures/embed-fixture.html', 'utf8');
-    // The host backend: /session mints a real session id (on the short-lived svc with ?short=1).
-    host = await serveHost(HOST_PAGE, sessionRoute((query) => (query.get('short') === '1' ? shortSvc : svc).mint()), {
-      '/react.html': { type: 'text/html', body: '<!doctype html><div id="react"></div><script type="module" src="/react.js"></script>' },
-      '/react.js': { type: 'text/javascript', body: reactJs },
-    });
     const fixtureHost = await serve({ '/protocol.js': { type: 'text/javascript', body: protocolJs } }, (path) => (path.startsWith('/embed/') ? { type: 'text/html', body: fixture } : undefined));
     // A page on a third origin that posts a well-formed svc event to its parent.
     const third = await serve({
@@ -73,19 +73,15 @@ suite('@svc/embed-sdk in Chromium', () => {
     });
     fixtureServer = fixtureHost.server;
     thirdServer = third.server;
-    refusedHostOrigin = `http://127.0.0.1:${host.port}`;
+    refusedHostOrigin = `http://127.0.0.1:${stack.host.port}`;
     fixtureOrigin = `http://127.0.0.1:${fixtureHost.port}`;
     thirdOrigin = `http://localhost:${third.port}`;
-    svc = await startSvc({ account: e2eAccount([host.origin]) });
-    shortSvc = await startSvc({ account: e2eAccount([host.origin]), lifetimes: SHORT });
-    browser = await launchChromium();
-  }, 60_000);
+    shortSvc = await startSvc({ account: e2eAccount([stack.host.origin]), lifetimes: SHORT });
+  });
 
-  afterAll(() => closeAll(browser, svc, shortSvc, host, fixtureServer, thirdServer));
-
-  async function hostPage(query = '', origin = host.origin): Promise<{ page: Page; logs: string[] }> {
+  async function hostPage(query = '', origin = stack.host.origin): Promise<{ page: Page; logs: string[] }> {
     const logs: string[] = [];
-    const page = await openHostPage(browser.context, `${origin}/${query}`, { before: (page) => page.on('console', (message) => logs.push(message.text())) });
+    const page = await openHostPage(stack.browser.context, `${origin}/${query}`, { before: (page) => page.on('console', (message) => logs.push(message.text())) });
     return { page, logs };
   }
 
@@ -127,9 +123,9 @@ suite('@svc/embed-sdk in Chromium', () => {
 
   it('loads the embed URL of SPEC with a fresh session id, hears its events and sends actions the embed applies', async () => {
     const { page } = await hostPage();
-    await mount(page, 'a', 'sales-e2e', svc.origin, { allowExport: true, locale: 'pt-BR' });
+    await mount(page, 'a', 'sales-e2e', stack.svc.origin, { allowExport: true, locale: 'pt-BR' });
     const src = await page.evaluate(() => (document.querySelector('#a iframe') as HTMLIFrameElement).src);
-    expect(src).toMatch(new RegExp(`^${svc.origin}/embed/dashboard/sales-e2e\\?session=ses_[A-Za-z0-9]+&allowExport=true&locale=pt-BR$`));
+    expect(src).toMatch(new RegExp(`^${stack.svc.origin}/embed/dashboard/sales-e2e\\?session=ses_[A-Za-z0-9]+&allowExport=true&locale=pt-BR$`));
     expect(await page.evaluate(() => (window as unknown as HostWindow).minted)).toBe(1);
     await expect.poll(() => named(page, 'a', 'dashboard-loaded'), { timeout: 15_000 }).toEqual([{ publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) }]);
     expect(await named(page, 'a', 'ready')).toEqual([expect.objectContaining({ publicId: 'sales-e2e', mode: 'signed', embedTenant: 'customer-a' })]);
@@ -139,7 +135,7 @@ suite('@svc/embed-sdk in Chromium', () => {
       h.setColorScheme('dark');
       h.refresh();
     });
-    const frame = embedFrame(page, svc.origin, 'sales-e2e');
+    const frame = embedFrame(page, stack.svc.origin, 'sales-e2e');
     // The embed applied each action it was sent: a filter chip, the dark scheme, and a second load.
     await expect.poll(() => frame.locator('.filter-chip').allInnerTexts(), { timeout: 15_000 }).toEqual(['Status: completed\n×']);
     await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
@@ -176,8 +172,8 @@ suite('@svc/embed-sdk in Chromium', () => {
 
   it('keeps two embeds on one page apart', async () => {
     const { page } = await hostPage();
-    await mount(page, 'a', 'sales-e2e', svc.origin);
-    await mount(page, 'b', 'ops-e2e', svc.origin);
+    await mount(page, 'a', 'sales-e2e', stack.svc.origin);
+    await mount(page, 'b', 'ops-e2e', stack.svc.origin);
     await expect.poll(() => named(page, 'b', 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
     await expect.poll(() => named(page, 'a', 'dashboard-loaded'), { timeout: 15_000 }).toHaveLength(1);
     // An action to b reaches b only, and b's events reach b's handle only.
@@ -185,8 +181,8 @@ suite('@svc/embed-sdk in Chromium', () => {
     await expect.poll(() => named(page, 'b', 'dashboard-loaded'), { timeout: 15_000 }).toEqual([
       { publicId: 'ops-e2e', widgetCount: 0, loadDurationMs: expect.any(Number) }, { publicId: 'ops-e2e', widgetCount: 0, loadDurationMs: expect.any(Number) },
     ]);
-    await expect.poll(() => embedFrame(page, svc.origin, 'ops-e2e').evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
-    expect(await embedFrame(page, svc.origin, 'sales-e2e').evaluate(() => document.documentElement.dataset.colorScheme)).not.toBe('dark');
+    await expect.poll(() => embedFrame(page, stack.svc.origin, 'ops-e2e').evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
+    expect(await embedFrame(page, stack.svc.origin, 'sales-e2e').evaluate(() => document.documentElement.dataset.colorScheme)).not.toBe('dark');
     expect(await named(page, 'a', 'dashboard-loaded')).toEqual([{ publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) }]);
     expect((await events(page)).filter(([, name]) => name === 'ready').map(([id]) => id).sort()).toEqual(['a', 'b']);
     await page.close();
@@ -229,21 +225,21 @@ suite('@svc/embed-sdk in Chromium', () => {
   }, 60_000);
 
   it('<SvcEmbed> delivers events as props, sends prop changes as actions and cleans up on unmount', async () => {
-    const page = await browser.context.newPage();
-    await page.goto(`${host.origin}/react.html`);
+    const page = await stack.browser.context.newPage();
+    await page.goto(`${stack.host.origin}/react.html`);
     await page.waitForFunction(() => (window as unknown as { reactReady?: boolean }).reactReady === true);
     const messageListeners = await messageListenerCounter(page);
     const before = await messageListeners();
     const render = (colorScheme: 'light' | 'dark') => page.evaluate(({ baseUrl, colorScheme }) => {
       (window as unknown as { render(p: Record<string, string>): void }).render({ baseUrl, colorScheme, publicId: 'sales-e2e', sessionUrl: '/session' });
-    }, { baseUrl: svc.origin, colorScheme });
+    }, { baseUrl: stack.svc.origin, colorScheme });
     const reactEvents = () => page.evaluate(() => (window as unknown as { reactEvents: Array<[string, unknown]> }).reactEvents);
     await render('light');
     await expect.poll(reactEvents, { timeout: 15_000 }).toContainEqual(['onDashboardLoaded', { publicId: 'sales-e2e', widgetCount: 3, loadDurationMs: expect.any(Number) }]);
     const events = await reactEvents();
     expect(events).toContainEqual(['onReady', expect.objectContaining({ publicId: 'sales-e2e', mode: 'signed' })]);
     expect(events).toContainEqual(['onEvent', 'dashboard-loaded']);
-    const frame = embedFrame(page, svc.origin, 'sales-e2e');
+    const frame = embedFrame(page, stack.svc.origin, 'sales-e2e');
     expect(await frame.evaluate(() => document.documentElement.dataset.colorScheme)).toBe('light');
     await render('dark');
     await expect.poll(() => frame.evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
@@ -256,13 +252,13 @@ suite('@svc/embed-sdk in Chromium', () => {
 
   it('rejects ready with frame-timeout naming allowedEmbedOrigins, and emits an error event, when the host origin may not frame the embed', async () => {
     const { page } = await hostPage('', refusedHostOrigin);
-    const settled = await mountSettled(page, 'a', 'sales-e2e', svc.origin, { readyTimeoutMs: 3_000 });
+    const settled = await mountSettled(page, 'a', 'sales-e2e', stack.svc.origin, { readyTimeoutMs: 3_000 });
     expect(settled).toMatchObject({ isSvcEmbedError: true, code: 'frame-timeout' });
     // It waited the time it was given, no less (Chromium refuses the frame at once, so this is the timer's doing).
     expect(settled.afterMs).toBeGreaterThanOrEqual(2_900);
     expect(settled.message).toBe(`svc embed: no ready within 3000 ms. Likely causes: ${refusedHostOrigin} is not in the account's`
-      + ` allowedEmbedOrigins (the browser refused the frame: CSP frame-ancestors); ${svc.origin} is out of reach (network);`
-      + ` or baseUrl/publicId is wrong (${svc.origin}/embed/dashboard/sales-e2e)`);
+      + ` allowedEmbedOrigins (the browser refused the frame: CSP frame-ancestors); ${stack.svc.origin} is out of reach (network);`
+      + ` or baseUrl/publicId is wrong (${stack.svc.origin}/embed/dashboard/sales-e2e)`);
     const errors = await named(page, 'a', 'error');
     expect(errors).toEqual([{ name: 'EmbedFrameTimeoutError', context: 'embed-load', fatal: true, message: settled.message }]);
     // The frame was there, refused by the browser (it never ran svc's page), not missing.
@@ -273,22 +269,22 @@ suite('@svc/embed-sdk in Chromium', () => {
   it('still delivers a ready that comes after the timeout to on("ready"), and the embed then takes actions', async () => {
     const { page } = await hostPage();
     // 1 ms: the timer fires long before the real embed's ready can arrive.
-    const settled = await mountSettled(page, 'a', 'sales-e2e', svc.origin, { readyTimeoutMs: 1 });
+    const settled = await mountSettled(page, 'a', 'sales-e2e', stack.svc.origin, { readyTimeoutMs: 1 });
     expect(settled).toMatchObject({ code: 'frame-timeout' });
     await expect.poll(() => named(page, 'a', 'ready'), { timeout: 15_000 }).toEqual([expect.objectContaining({ publicId: 'sales-e2e' })]);
     await page.evaluate(() => (window as unknown as HostWindow).handles.a!.setColorScheme('dark'));
-    await expect.poll(() => embedFrame(page, svc.origin, 'sales-e2e').evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
+    await expect.poll(() => embedFrame(page, stack.svc.origin, 'sales-e2e').evaluate(() => document.documentElement.dataset.colorScheme), { timeout: 15_000 }).toBe('dark');
     await page.close();
   });
 
   it('rejects ready with load-failed at once when the embed refuses the first session, and resolves it on an allowed origin', async () => {
     const { page } = await hostPage();
     await page.evaluate(() => { (window as unknown as HostWindow).nextIds = ['ses_refusedBySvc0000000000000000000000000000']; });
-    const refused = await mountSettled(page, 'a', 'sales-e2e', svc.origin);
+    const refused = await mountSettled(page, 'a', 'sales-e2e', stack.svc.origin);
     expect(refused).toMatchObject({ isSvcEmbedError: true, code: 'load-failed' });
     expect(refused.afterMs).toBeLessThan(10_000);
     expect(await named(page, 'a', 'error')).toEqual([expect.objectContaining({ context: 'embed-auth', fatal: true })]);
-    expect(await mountSettled(page, 'b', 'sales-e2e', svc.origin)).toMatchObject({ resolved: 'sales-e2e' });
+    expect(await mountSettled(page, 'b', 'sales-e2e', stack.svc.origin)).toMatchObject({ resolved: 'sales-e2e' });
     await page.close();
   });
 
@@ -308,7 +304,7 @@ suite('@svc/embed-sdk in Chromium', () => {
     const { page } = await hostPage();
     const messageListeners = await messageListenerCounter(page);
     const before = await messageListeners();
-    await mount(page, 'a', 'sales-e2e', svc.origin);
+    await mount(page, 'a', 'sales-e2e', stack.svc.origin);
     expect(await messageListeners()).toBe(before + 1);
     await page.evaluate(() => (window as unknown as HostWindow).handles.a!.destroy());
     expect(await messageListeners()).toBe(before);

@@ -1,12 +1,9 @@
 import type { Frame, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_SEMANTIC_VIEWS } from '../apps/server/src/data/warehouse/warehouse.demo.js';
-import { hasChromium, launchChromium } from './browser.js';
-import type { Chromium } from './browser.js';
-import {
-  closeAll, demoDashboardItems, e2eAccount, embedFrame, hostEvents, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc, waitForHostEvent,
-} from './embed-harness.js';
-import type { Host, HostWindow, RunningSvc } from './embed-harness.js';
+import { hasChromium } from './browser.js';
+import { demoDashboardItems, e2eAccount, embedFrame, hostEvents, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, waitForHostEvent } from './embed-harness.js';
+import type { HostWindow } from './embed-harness.js';
 
 // Issue 31 item 6: a host's `setFilter` is checked by svc before it applies. A member the model does not declare, a
 // value not of its type, or a member an access policy hides from the viewer is refused as an invalid action (the
@@ -25,17 +22,7 @@ function guardedViews(): unknown[] {
 const suite = hasChromium ? describe : describe.skip;
 
 suite('set-filter is checked before it applies (Chromium, through the SDK)', () => {
-  let host: Host;
-  let svc: RunningSvc;
-  let browser: Chromium;
-
-  beforeAll(async () => {
-    host = await serveHost(HOST_PAGE, sessionRoute(() => svc.mint()));
-    svc = await startSvc({ account: e2eAccount([host.origin], { items: demoDashboardItems(), semanticViews: guardedViews() }) });
-    browser = await launchChromium({ timeout: 15_000 });
-  }, 60_000);
-
-  afterAll(() => closeAll(browser, svc, host));
+  const stack = setUpEmbedStack({ page: HOST_PAGE, account: (host) => e2eAccount([host.origin], { items: demoDashboardItems(), semanticViews: guardedViews() }) });
 
   /** The filters of every widget data request of the page (`data`), and every such answer of 400 or more (`failures`). */
   function watchData(page: Page): { data: Array<Record<string, unknown>>; failures: string[] } {
@@ -52,9 +39,9 @@ suite('set-filter is checked before it applies (Chromium, through the SDK)', () 
 
   /** The demo's Sales performance embedded, every event kept, its data requests watched. Resolves at dashboard-loaded. */
   async function mount(): Promise<{ page: Page; frame: Frame; data: Array<Record<string, unknown>>; failures: string[] }> {
-    const page = await openHostPage(browser.context, `${host.origin}/`);
+    const page = await openHostPage(stack.browser.context, `${stack.host.origin}/`);
     const watched = watchData(page);
-    const frame = await mountEmbed(page, { baseUrl: svc.origin, surface: 'dashboard', publicId: 'sales-performance' }, { record: ['ready', 'navigate', 'view', 'dashboard-loaded', 'error'] });
+    const frame = await mountEmbed(page, { baseUrl: stack.svc.origin, surface: 'dashboard', publicId: 'sales-performance' }, { record: ['ready', 'navigate', 'view', 'dashboard-loaded', 'error'] });
     await waitForHostEvent(page, 'dashboard-loaded', { timeout: 30_000 });
     return { page, frame, ...watched };
   }
@@ -129,7 +116,7 @@ suite('set-filter is checked before it applies (Chromium, through the SDK)', () 
   });
 
   it('checks the embed URL\'s f_* filters before any widget asks: titles on the accepted, the refused dropped and reported', async () => {
-    const page = await openHostPage(browser.context, `${host.origin}/`);
+    const page = await openHostPage(stack.browser.context, `${stack.host.origin}/`);
     const { data, failures } = watchData(page);
     // A frame made by hand, as a host without the SDK does: the filters are parameters of its URL; its events are kept.
     await page.evaluate(async (baseUrl) => {
@@ -144,9 +131,9 @@ suite('set-filter is checked before it applies (Chromium, through the SDK)', () 
       frame.src = `${baseUrl}/embed/dashboard/sales-performance?session=${sessionId}${f('orders.status', 'completed')}${f('orders.nope', 'x')}${f('orders.tenant', 'customer-b')}`;
       frame.style.cssText = 'width:1300px;height:1200px;border:0';
       document.body.appendChild(frame);
-    }, svc.origin);
+    }, stack.svc.origin);
     await waitForHostEvent(page, 'dashboard-loaded', { timeout: 30_000 });
-    const frame = embedFrame(page, svc.origin);
+    const frame = embedFrame(page, stack.svc.origin);
     await expect.poll(() => chips(frame)).toEqual(['Status: completed']);
     expect(data.length).toBeGreaterThan(0);
     expect(data.every((filters) => !('orders.nope' in filters) && !('orders.tenant' in filters) && filters['orders.status'] === 'completed')).toBe(true);

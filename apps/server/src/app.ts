@@ -208,11 +208,14 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   const rollups = new RollupStore(data.preAggregationDir);
   // `svc serve` builds due pre-aggregations in the background (SVC_PREAGG_REFRESH); other apps only read them.
   const scheduler = data.preAggregationRefresh
-    ? new RollupScheduler({ db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer }, undefined, (reports) => {
-      for (const report of reports) {
-        if (report.status === 'built') app.log.info({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, reason: report.reason, rows: report.manifest?.rows, ms: report.manifest?.buildMs }, 'pre-aggregation built');
-        if (report.status === 'failed') app.log.warn({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, error: report.error }, 'pre-aggregation build failed');
-      }
+    ? new RollupScheduler({ db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer }, {
+      onReport: (reports) => {
+        for (const report of reports) {
+          if (report.status === 'built') app.log.info({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, reason: report.reason, rows: report.manifest?.rows, ms: report.manifest?.buildMs }, 'pre-aggregation built');
+          if (report.status === 'failed') app.log.warn({ rollup: report.rollup, deploymentId: report.deploymentId, timezone: report.timezone, error: report.error }, 'pre-aggregation build failed');
+        }
+      },
+      onError: (error) => app.log.error({ err: error }, 'pre-aggregation check failed'),
     })
     : undefined;
   app.addHook('onClose', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../core/core.principal.js';
 import { readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import { AppError } from '../core/core.errors.js';
 import { findSessionPresentation } from '../sessions/sessions.store.js';

@@ -1,4 +1,4 @@
-import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../core/core.principal.js';
 import { ByteLru } from '../core/core.byte-lru.js';
 import type { ServiceContext } from '../db/db.context.js';
 import { AppError } from '../core/core.errors.js';

@@ -1,4 +1,4 @@
-import type { EmbedPrincipal, PlatformUserPrincipal } from '../accounts/accounts.principal.js';
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../core/core.principal.js';
 import { AppError } from '../core/core.errors.js';
 import { parseJson } from '../workspace/workspace.presenter.js';
 import type { DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';

@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSy
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Sealer } from '../../core/core.sealed.js';
+import { TimerLoop } from '../../core/core.timer-loop.js';
 import type { Db } from '../../db/db.database.js';
 import { withAdvisoryLock } from '../../db/db.locks.js';
 import { parseInterval } from '../cache/cache.results.js';
@@ -162,33 +163,40 @@ function lockIsStale(path: string): boolean {
   }
 }
 
+export interface RollupSchedulerOptions {
+  /** How often the builder checks what is due (ms); default 10 s. */
+  intervalMs?: number;
+  /** Each check's reports: what was built, fresh, locked or failed. */
+  onReport?: (reports: BuildReport[]) => void;
+  /** A check that threw (the builder's own fault, not a failed build, which is a report): logged, and the loop goes on. */
+  onError?: (error: unknown) => void;
+}
+
 /**
- * The background builder of `svc serve`: checks every `intervalMs` (default 10 s) and builds what is due, one
- * build at a time; reads go on from the current builds meanwhile.
+ * The background builder of `svc serve`: checks at once on start, then every `intervalMs`, and builds what is due,
+ * one build at a time; reads go on from the current builds meanwhile. The ticking is core's `TimerLoop`, the same
+ * as the webhook dispatcher's and the comment stream hub's.
  */
 export class RollupScheduler {
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #running: Promise<unknown> | undefined;
-  #stopped = false;
+  readonly #loop: TimerLoop;
 
-  constructor(private readonly ctx: BuilderContext, private readonly intervalMs = parseInterval('10 seconds')!, private readonly onReport: (reports: BuildReport[]) => void = () => undefined) {}
+  constructor(ctx: BuilderContext, options: RollupSchedulerOptions = {}) {
+    const onReport = options.onReport ?? (() => undefined);
+    this.#loop = new TimerLoop({
+      intervalMs: options.intervalMs ?? parseInterval('10 seconds')!,
+      run: async () => onReport(await buildDue(ctx)),
+      onError: options.onError ?? (() => undefined),
+    });
+  }
 
+  /** Starts the loop with a check at once. */
   start(): void {
-    this.#schedule(0);
+    this.#loop.start();
+    this.#loop.wake();
   }
 
-  #schedule(delay: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#running = buildDue(this.ctx).then(this.onReport, () => undefined).finally(() => this.#schedule(this.intervalMs));
-    }, delay);
-    this.#timer.unref();
-  }
-
-  /** Stops scheduling and waits for a build in progress. */
+  /** Stops checking and waits for a build in progress. */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    await this.#running;
+    await this.#loop.stop();
   }
 }
