@@ -103,9 +103,30 @@ export function rollupColumns(view: SemanticView, rollup: PreAggregation): Rollu
  */
 export function definitionHash(source: DataSourceConfig, model: SemanticModel, view: SemanticView, rollup: PreAggregation, timezone: string): string {
   const { refreshKey: _refreshKey, ...where } = source;
-  const views = [view, ...(view.joins ?? []).map((j) => model.views.get(j.view))].map((v) => v && { ...v, accessPolicy: undefined, preAggregations: undefined });
-  return createHash('sha256').update(JSON.stringify([where, views, { ...rollup, refresh: undefined }, timezone])).digest('base64url').slice(0, 22);
+  const compute = () => {
+    const views = [view, ...(view.joins ?? []).map((j) => model.views.get(j.view))].map((v) => v && { ...v, accessPolicy: undefined, preAggregations: undefined });
+    return createHash('sha256').update(JSON.stringify([where, views, { ...rollup, refresh: undefined }, timezone])).digest('base64url').slice(0, 22);
+  };
+  // Every widget request asks which builds are current: the hash is kept per model (a parsed model is shared by
+  // the requests of its deployment, data.scope.ts, and never changes), for the model's own view and rollup.
+  if (model.views.get(view.name) !== view || !(view.preAggregations ?? []).includes(rollup)) return compute();
+  let known = HASHES.get(model);
+  if (known === undefined) {
+    known = new Map();
+    HASHES.set(model, known);
+  }
+  const key = JSON.stringify([view.name, rollup.name, timezone, where]);
+  let hash = known.get(key);
+  if (hash === undefined) {
+    hash = compute();
+    if (known.size > 10_000) known.clear();
+    known.set(key, hash);
+  }
+  return hash;
 }
+
+/** definitionHash's answers by model: a changed model is a new object, with none kept. */
+const HASHES = new WeakMap<SemanticModel, Map<string, string>>();
 
 /**
  * The semantic model of a rollup's table: one view `r` whose dimensions are the rollup's columns and whose
