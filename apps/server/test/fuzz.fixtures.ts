@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/db.schema.js';
+import { DEMO_SEMANTIC_VIEWS } from '../src/data/warehouse/warehouse.demo.js';
 import { mintViewer } from './embed.js';
 import type { ViewerSession } from './embed.js';
 import { seedAccount, uniqueSuffix } from './factory.js';
@@ -37,6 +38,8 @@ export interface FuzzFixtures {
 export interface Exemplar {
   path?: Record<string, string | number>;
   body?: unknown;
+  /** Headers sent with the exemplar's path (a conditional write's If-Match), never with a generated one. */
+  headers?: Record<string, string>;
 }
 
 const PASSWORD = 'fuzz-correct-horse-battery-staple';
@@ -124,6 +127,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
         favorites: [{ user: 'bob', item: 'rp-1' }],
       },
       { ref: 'stage', name: 'Stage', items: [dashboard('wb-stage', 'stage')] },
+      // No dashboards: the authoring API's model replacements (If-Match: *) change nothing another operation reads.
+      { ref: 'authoring', name: 'Authoring' },
     ],
     embedTenants: [{ name: 'customer-a' }, { name: 'customer-b' }],
   });
@@ -307,6 +312,9 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     listWebhookDeliveries: { path: { endpointId: mainEndpoint } },
     getWebhookDelivery: { path: { endpointId: mainEndpoint, deliveryId: deliveries[0]!.id } },
     replayWebhookDelivery: { path: { endpointId: mainEndpoint, deliveryId: deliveries[0]!.id } },
+    getDeployment: { path: { deploymentId: prod } },
+    getDeploymentMeta: { path: { deploymentId: prod } },
+    replaceDeploymentModel: { path: { deploymentId: main.refs.authoring! }, headers: { 'if-match': '*' }, body: { semanticViews: DEMO_SEMANTIC_VIEWS } },
   };
   return {
     accountIds: [await accountIdOf(db, main.tenantName), await accountIdOf(db, foreign.tenantName)],

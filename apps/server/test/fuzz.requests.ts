@@ -54,6 +54,7 @@ interface Parts {
   path: Record<string, string>;
   query: string[];
   body: unknown;
+  headers: Record<string, string>;
 }
 
 /**
@@ -71,12 +72,14 @@ export function requestArbitrary(operation: FuzzOperation, fixtures: FuzzFixture
   const exemplar = fixtures.exemplars[operation.id];
   const generatedPath = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, validValue(p.schema, p.name, hints).map((v) => percentEncode(String(v)))]))) as fc.Arbitrary<Record<string, string>>;
   const exemplarPath = Object.fromEntries(Object.entries(exemplar?.path ?? {}).map(([name, value]) => [name, percentEncode(String(value))]));
-  const validPath = exemplar?.path === undefined ? generatedPath : fc.oneof(generatedPath, fc.constant(exemplarPath));
+  // The exemplar's headers go with its own path only: a generated path never gets them.
+  const generatedPlace = generatedPath.map((path) => ({ path, headers: {} as Record<string, string> }));
+  const validPlace = exemplar?.path === undefined ? generatedPlace : fc.oneof(generatedPlace, fc.constant({ path: exemplarPath, headers: exemplar.headers ?? {} }));
   const validQuery = fc.tuple(...queryParams.map((p) => fc.option(validValue(p.schema, p.name, hints), { nil: undefined, freq: 2 })))
     .map((values) => values.flatMap((value, i) => (value === undefined ? [] : queryPairs(queryParams[i]!.name, value))));
   const generatedBody = operation.body === undefined ? fc.constant(undefined) : validValue(operation.body, 'body', hints);
   const validBody = exemplar?.body === undefined ? generatedBody : fc.oneof(generatedBody, fc.constant(exemplar.body));
-  const valid = fc.record({ path: validPath, query: validQuery, body: validBody }) as fc.Arbitrary<Parts>;
+  const valid = fc.record({ place: validPlace, query: validQuery, body: validBody }).map(({ place, ...rest }) => ({ ...rest, ...place })) as fc.Arbitrary<Parts>;
 
   const labelled = (label: string, arbitrary: fc.Arbitrary<Parts & { contentType?: string; text?: string | Buffer }>) => arbitrary.map((parts) => ({ label, ...parts }));
   const variants: Array<fc.WeightedArbitrary<Parts & { label: string; contentType?: string; text?: string | Buffer }>> = [
@@ -132,7 +135,7 @@ export function requestArbitrary(operation: FuzzOperation, fixtures: FuzzFixture
     let path = operation.path;
     for (const [name, value] of Object.entries(parts.path)) path = path.replace(`{${name}}`, value);
     const url = parts.query.length > 0 ? `${path}?${parts.query.join('&')}` : path;
-    const headers: Record<string, string> = { ...cred.headers };
+    const headers: Record<string, string> = { ...parts.headers, ...cred.headers };
     let payload: string | Buffer | undefined;
     let mustReject: string | undefined;
     if (parts.text !== undefined) {

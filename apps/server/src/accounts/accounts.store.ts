@@ -265,3 +265,41 @@ export function settingsAllowPrivateWebhookUrls(settings: string | null | undefi
     return false;
   }
 }
+
+// The authoring API's reads and writes of a deployment's model (deployments/deployments.service.ts; issue 33).
+
+/** A deployment as the authoring API reads it: its name, its model (JSON text, as stored) and the model's revision. */
+export interface DeploymentRow {
+  id: number;
+  name: string;
+  created_at: string;
+  data_source: string | null;
+  semantic_views: string | null;
+  model_revision: number;
+}
+
+/** The account's deployments, by id. */
+export async function selectDeployments(db: Kysely<Database>, accountId: number): Promise<Array<Pick<DeploymentRow, 'id' | 'name' | 'created_at' | 'model_revision'>>> {
+  return db.selectFrom('deployments').select(['id', 'name', 'created_at', 'model_revision']).where('account_id', '=', accountId).orderBy('id').execute();
+}
+
+/** The deployment of the account, or undefined (another account's never resolves). */
+export async function findDeployment(db: Kysely<Database>, accountId: number, deploymentId: number): Promise<DeploymentRow | undefined> {
+  return db.selectFrom('deployments').select(['id', 'name', 'created_at', 'data_source', 'semantic_views', 'model_revision'])
+    .where('account_id', '=', accountId).where('id', '=', deploymentId).executeTakeFirst();
+}
+
+/**
+ * Replaces a deployment's model over revision `over` (any revision for `'*'`) and raises its revision, in one
+ * conditional statement: the new revision, or undefined when the model is no longer at `over` (or is gone).
+ */
+export async function updateModel(
+  db: Kysely<Database>, accountId: number, deploymentId: number, over: number | '*', model: { semantic_views: string; data_source: string | null },
+): Promise<number | undefined> {
+  let query = db.updateTable('deployments')
+    .set((eb) => ({ semantic_views: model.semantic_views, data_source: model.data_source, model_revision: eb('model_revision', '+', 1) }))
+    .where('account_id', '=', accountId).where('id', '=', deploymentId);
+  if (over !== '*') query = query.where('model_revision', '=', over);
+  const row = await query.returning('model_revision').executeTakeFirst();
+  return row?.model_revision;
+}

@@ -15,4 +15,13 @@ describe('AppError', () => {
     expect(error.detail).toBe('a policy hides it');
     expect(error.status).toBe(403);
   });
+
+  it('carries each thing at fault in the body\'s details, and the statuses of the conditional-request codes', () => {
+    const details = [{ field: 'meta.query.measures[0]', message: 'gone', publicId: 'sales', widgetId: 'w1' }];
+    const error = new AppError('conflict', 'this model would break 1 widget', 'semanticViews', undefined, details);
+    expect(errorBody(error)).toEqual({ error: { status: 409, code: 'conflict', message: 'this model would break 1 widget', field: 'semanticViews', details } });
+    expect(errorBody(new AppError('forbidden', 'no')).error).not.toHaveProperty('details');
+    expect(new AppError('precondition_failed', 'stale').status).toBe(412);
+    expect(new AppError('precondition_required', 'none').status).toBe(428);
+  });
 });

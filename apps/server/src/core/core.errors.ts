@@ -6,6 +6,8 @@ export type AppErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'precondition_failed'
+  | 'precondition_required'
   | 'payload_too_large'
   | 'uri_too_long'
   | 'unsupported_media_type'
@@ -26,6 +28,8 @@ export const statusByCode: Record<AppErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  precondition_failed: 412,
+  precondition_required: 428,
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
@@ -51,13 +55,16 @@ export class AppError extends Error {
   readonly field: string | undefined;
   /** What is wrong, without the field it is wrong at: the message of an error made by `at`, else the whole message. */
   readonly detail: string;
+  /** Each thing at fault, when there are several (the widgets a model change would break): the body's `error.details`. */
+  readonly details: readonly ErrorDetail[] | undefined;
 
-  constructor(code: AppErrorCode, message: string, field?: string, detail?: string) {
+  constructor(code: AppErrorCode, message: string, field?: string, detail?: string, details?: readonly ErrorDetail[]) {
     super(message);
     this.name = 'AppError';
     this.code = code;
     this.field = field;
     this.detail = detail ?? message;
+    this.details = details;
   }
 
   /**
@@ -76,13 +83,23 @@ export class AppError extends Error {
   }
 }
 
-/** The error body of DESIGN.md (plus `field` when one field is at fault). */
+/** One thing at fault of several: where (a JSON path, a widget), and why. */
+export interface ErrorDetail {
+  field: string;
+  message: string;
+  /** The dashboard it belongs to, when it is a dashboard's. */
+  publicId?: string;
+  widgetId?: string;
+}
+
+/** The error body of DESIGN.md (plus `field` when one field is at fault, and `details` when several things are). */
 export interface ErrorBody {
-  error: { status: number; code: AppErrorCode; message: string; field?: string };
+  error: { status: number; code: AppErrorCode; message: string; field?: string; details?: ErrorDetail[] };
 }
 
 export function errorBody(error: AppError): ErrorBody {
   const body: ErrorBody = { error: { status: error.status, code: error.code, message: error.message } };
   if (error.field !== undefined) body.error.field = error.field;
+  if (error.details !== undefined) body.error.details = [...error.details];
   return body;
 }

@@ -29,6 +29,12 @@ export const ErrorResponse = Type.Object(
       code: Type.String(),
       message: Type.String(),
       field: Type.Optional(Type.String()),
+      details: Type.Optional(Type.Array(Type.Object({
+        field: Type.String(),
+        message: Type.String(),
+        publicId: Type.Optional(Type.String()),
+        widgetId: Type.Optional(Type.String()),
+      }), { description: 'Each thing at fault, when there are several (the widgets a model change would break)' })),
     }),
   },
   { title: 'Error' },

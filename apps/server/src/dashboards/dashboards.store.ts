@@ -48,3 +48,9 @@ export async function findAccountOfPublicId(db: Kysely<Database>, publicId: stri
   const row = await db.selectFrom('dashboards').select('account_id').where('public_id', '=', publicId).executeTakeFirst();
   return row?.account_id;
 }
+
+/** The published dashboards of a deployment with their configs, for the check that a model change breaks none. */
+export async function selectPublishedDashboards(db: Kysely<Database>, accountId: number, deploymentId: number): Promise<Array<{ id: number; public_id: string; config: string }>> {
+  return db.selectFrom('dashboards').select(['id', 'public_id', 'config'])
+    .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('status', '=', 'published').orderBy('id').execute();
+}

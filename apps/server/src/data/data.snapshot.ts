@@ -76,3 +76,51 @@ export function offeredSwapFault(error: AppError, widgets: readonly Widget[], fi
   if (control === undefined) return undefined;
   return new AppError('invalid_query', `widget ${control.id} offers ${fields[from]} for ${from}, which the model refuses: ${error.message}`, `widgets.${control.id}.config.options`);
 }
+
+/** One way a dashboard would not run on a model: its widget, the JSON path of what is wrong, and why. */
+export interface DashboardProblem {
+  widgetId: string;
+  field: string;
+  message: string;
+}
+
+/**
+ * What of a dashboard a model cannot run (an author's check before a model change or a publish; docs/authoring.md):
+ * each CHART's semantic query (`meta.query` of its report snapshot: parsed and compiled under no viewer's policy),
+ * and the members its FILTER and FIELD controls name. A raw-SQL snapshot is not the model's to check. Empty: the
+ * dashboard runs.
+ */
+export function dashboardProblems(model: SemanticModel, config: DashboardConfig, snapshots: readonly ReportSnapshot[]): DashboardProblem[] {
+  const problems: DashboardProblem[] = [];
+  const widgets = config.widgets ?? [];
+  const attempt = (widgetId: string, check: () => void) => {
+    try {
+      check();
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status >= 500) throw error;
+      problems.push({ widgetId, field: error.field ?? 'config', message: error.detail });
+    }
+  };
+  for (const widget of widgets) {
+    const widgetConfig = (widget.config ?? {}) as { member?: unknown; options?: unknown };
+    if (widget.type === 'CHART') {
+      const snapshot = snapshotOf(widget, widgets, snapshots);
+      const raw = (snapshot?.meta as { query?: unknown } | null | undefined)?.query;
+      if (snapshot === undefined || raw === undefined) continue;
+      attempt(widget.id, () => {
+        const query = parseSemanticQuery(raw, 'meta.query');
+        compileSemanticQuery(withoutPolicies(model, query), { dialect: 'sqlite', timezone: 'UTC', now: new Date(0), rowCap: 1, root: 'meta.query' });
+      });
+    } else if (widget.type === 'FILTER' && widgetConfig.member !== undefined) {
+      attempt(widget.id, () => model.dimension(widgetConfig.member, 'config.member'));
+    } else if (widget.type === 'FIELD' && widgetConfig.member !== undefined) {
+      attempt(widget.id, () => model.member(widgetConfig.member, 'config.member'));
+      const options = Array.isArray(widgetConfig.options) ? widgetConfig.options : [];
+      options.forEach((option: unknown, o) => {
+        const member = typeof option === 'object' && option !== null ? (option as { member?: unknown }).member : option;
+        attempt(widget.id, () => model.member(member, `config.options[${o}].member`));
+      });
+    }
+  }
+  return problems;
+}

@@ -13,6 +13,7 @@ import { metadataNotifications } from './migrations/0009-metadata-notifications.
 import { webhooks } from './migrations/0010-webhooks.js';
 import { webhookRetention } from './migrations/0011-webhook-retention.js';
 import { webhookWakeUps } from './migrations/0012-webhook-wake-ups.js';
+import { authoring } from './migrations/0013-authoring.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -33,6 +34,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0010_webhooks': webhooks(dialect),
       '0011_webhook_retention': webhookRetention(dialect),
       '0012_webhook_wake_ups': webhookWakeUps(dialect),
+      '0013_authoring': authoring(dialect),
     }),
   };
 }

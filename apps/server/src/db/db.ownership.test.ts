@@ -36,6 +36,7 @@ const OWNERS = {
   webhook_endpoints: 'webhooks/webhooks.store.ts',
   webhook_deliveries: 'webhooks/webhooks.store.ts',
   webhook_attempts: 'webhooks/webhooks.store.ts',
+  audit_events: 'audit/audit.store.ts',
 } as const satisfies Record<keyof Database, string>;
 
 /**

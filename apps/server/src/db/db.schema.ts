@@ -60,6 +60,8 @@ export interface DeploymentsTable {
   data_source: string | null;
   /** SemanticView[] as JSON; null: the demo warehouse's views. */
   semantic_views: string | null;
+  /** The model's revision (its ETag), one more at each replacement through the API (migration 0013). */
+  model_revision: Generated<number>;
 }
 
 export type WorkspaceItemType = 'FOLDER' | 'WORKBOOK' | 'REPORT';
@@ -369,6 +371,25 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  audit_events: AuditEventsTable;
+}
+
+/** A change made through the authoring API (migration 0013): who, when, what, from which version to which. */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  account_id: number;
+  at: string;
+  /** The platform user who made it; null once they are deleted (their email stays). */
+  actor_user_id: number | null;
+  actor_email: string | null;
+  /** `model.replace`, `dashboard.create`, ...: docs/authoring.md "The audit log". */
+  action: string;
+  target_type: string;
+  target_id: string;
+  from_version: number | null;
+  to_version: number | null;
+  /** JSON: what else the action says (the widgets a forced model change broke). */
+  detail: string;
 }
 
 /** The two kinds of the listing order, each searched through an index of its own names only (migration 0001). */

@@ -217,6 +217,24 @@ const EXPECTED = {
     aDelivery:                             [401, 202, 403, 403, 404, 403, 403, 403, 403, 403, 202, 401, 401],
     bDelivery:                             [401, 404, 403, 403, 202, 403, 403, 403, 403, 403, 404, 401, 401],
   },
+  listDeployments: {
+    callerAccount:                         [401, 200, 200, 200, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
+  getDeployment: {
+    aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  getDeploymentMeta: {
+    aProd:                                 [401, 200, 200, 200, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  replaceDeploymentModel: {
+    aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  listAuditEvents: {
+    callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
 } as const satisfies Record<string, Record<string, Row>>;
 
 /**
@@ -590,8 +608,61 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       },
     };
 
+    // ---- the authoring API (issue 33): deployments, their models and the audit log ----
+    const deploymentOf = (account: 'a' | 'b') => (account === 'a' ? prodA : b.refs.prod!);
+    const revisionOf = async (account: 'a' | 'b') =>
+      (await t().db.kysely.selectFrom('deployments').select('model_revision').where('id', '=', deploymentOf(account)).executeTakeFirstOrThrow()).model_revision;
+    const deploymentVariant = (account: 'a' | 'b', suffix: string, mustSee: readonly MarkerKey[]): Variant => ({
+      prepare: async () => ({ url: `/api/v1/deployments/${deploymentOf(account)}${suffix}` }),
+      mustSee,
+    });
+    /** The model put back as it is (If-Match: *): a 2xx raises its revision, and a refusal leaves it. */
+    const modelVariant = (account: 'a' | 'b'): Variant => ({
+      prepare: async () => {
+        const before = await revisionOf(account);
+        const current = (await app.inject({ url: `/api/v1/deployments/${deploymentOf(account)}`, headers: adminOf(account) })).json() as { semanticViews: unknown[] };
+        return {
+          url: `/api/v1/deployments/${deploymentOf(account)}/model`, headers: { 'if-match': '*' }, payload: { semanticViews: current.semanticViews },
+          check: async (res) => expect(await revisionOf(account), 'the model revision').toBe(isSuccess(res) ? before + 1 : before),
+        };
+      },
+      mustSee: [account === 'a' ? 'aProdData' : 'bData'],
+    });
+    const authoringOperations = {
+      listDeployments: {
+        callerAccount: {
+          prepare: async (credential: Credential) => ({
+            url: '/api/v1/deployments',
+            check: async (res: LightMyRequestResponse) => {
+              const ids = isSuccess(res) ? (res.json() as { items: Array<{ id: number }> }).items.map((d) => d.id) : [];
+              const account = PLATFORM_CALLERS[credential]?.account;
+              expect(ids.includes(prodA), "A's deployment").toBe(isSuccess(res) && account === 'a');
+              expect(ids.includes(b.refs.prod!), "B's deployment").toBe(isSuccess(res) && account === 'b');
+            },
+          }),
+        },
+      },
+      getDeployment: { aProd: deploymentVariant('a', '', ['aProdData']), bProd: deploymentVariant('b', '', ['bData']) },
+      getDeploymentMeta: { aProd: deploymentVariant('a', '/meta', []), bProd: deploymentVariant('b', '/meta', []) },
+      replaceDeploymentModel: { aProd: modelVariant('a'), bProd: modelVariant('b') },
+      listAuditEvents: {
+        callerAccount: {
+          prepare: async (credential: Credential) => ({
+            url: '/api/v1/audit',
+            check: async (res: LightMyRequestResponse) => {
+              if (!isSuccess(res)) return;
+              const targets = (res.json() as { items: Array<{ target: { id: string } }> }).items.map((e) => Number(e.target.id));
+              const account = PLATFORM_CALLERS[credential]?.account;
+              expect(targets.includes(deploymentOf(account === 'a' ? 'b' : 'a')), "the other account's changes").toBe(false);
+            },
+          }),
+        },
+      },
+    };
+
     return {
       ...webhookOperations,
+      ...authoringOperations,
       checkLiveness: {
         process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
       },

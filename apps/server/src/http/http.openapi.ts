@@ -11,7 +11,10 @@ export const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   401: 'No usable credential: the Authorization header is missing, or its key or token is unknown, expired or revoked',
   403: 'The credential is valid but may not do this (another account, tenant or role, or a dashboard it cannot read)',
   404: 'Nothing by that id or name, or nothing the caller can see',
-  409: 'The request conflicts with the current state (a limit reached, a delivery still pending, a disabled endpoint)',
+  409: 'The request conflicts with the current state (a limit reached, a delivery still pending, a disabled endpoint, a model change that breaks published widgets: `error.details` names each)',
+  412: 'If-Match names a revision that is no longer current: read the resource again (its ETag) and redo the change',
+  413: 'The request body is larger than the limit (1 MiB)',
+  428: 'If-Match is required: send the ETag of the revision you changed, from its GET',
   422: 'The request is well-formed, but what it names cannot be answered (a report without a query, a question the model cannot map)',
   429: 'Too many requests: the `retry-after` header says how many seconds to wait',
   502: 'The configured AI model answered with an error or an unusable answer',
@@ -43,6 +46,7 @@ export const TAGS = [
   { name: 'Embed', description: 'What an embedded dashboard reads: the dashboard, its widgets\' data, app queries and questions in plain language' },
   { name: 'Embed comments', description: "Threads and replies on a dashboard, within the viewer's embed tenant" },
   { name: 'Webhooks', description: "Endpoints of your backend that svc tells about comments, threads and revoked sessions, signed as Standard Webhooks say; their delivery logs" },
+  { name: 'Authoring', description: "Deployments and their models, changed over the revision read (If-Match), and the audit log of every change" },
   { name: 'Operations', description: 'Probes for load balancers and orchestrators; no credential' },
 ] as const;
 

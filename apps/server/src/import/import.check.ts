@@ -48,7 +48,8 @@ function jsonPath(pointer: string, extra?: string): string {
   return parts.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : `${path}.${part}`), '$');
 }
 
-function shapeError(error: ErrorObject): ImportError {
+/** Ajv's first error as an ImportError at its JSON path. */
+export function shapeError(error: ErrorObject): ImportError {
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'required') return new ImportError(jsonPath(error.instancePath, String(params.missingProperty)), 'is required');
   if (error.keyword === 'additionalProperties') {

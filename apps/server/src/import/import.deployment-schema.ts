@@ -265,6 +265,22 @@ export const itemSchema = {
   },
 } as const;
 
+/**
+ * A deployment's model, as the authoring API replaces it (`PUT /api/v1/deployments/{id}/model`): the same semantic
+ * views and data source as a deployment of the file, checked by the same schema.
+ */
+export const modelSchema = {
+  $id: 'svc-model',
+  type: 'object',
+  additionalProperties: false,
+  required: ['semanticViews'],
+  definitions: { policyFilter: policyFilterSchema },
+  properties: {
+    semanticViews: { type: 'array', maxItems: 200, items: semanticView },
+    dataSource,
+  },
+} as const;
+
 /** One deployment of an account; its items are `#/definitions/item` of the whole file's schema. */
 export const deploymentSchema = {
   type: 'object',

@@ -66,3 +66,47 @@ export async function resealDataSources(db: Kysely<Database>, sealer: Sealer, ac
     afterId = page[page.length - 1]!.id;
   }
 }
+
+/** What stands for a secret in a data source an API answers with (a PostgreSQL URL's password). */
+export const REDACTED = '****';
+
+/**
+ * A data source as the authoring API shows it: a PostgreSQL URL's password is `****`; nothing else of a source is
+ * secret (a file's path is the operator's, and the account's admins chose it).
+ *
+ * @example
+ * redactDataSource({ type: 'postgres', url: 'postgres://svc:pw@db/wh' }); // { type: 'postgres', url: 'postgres://svc:****@db/wh' }
+ */
+export function redactDataSource(source: DataSourceConfig): DataSourceConfig {
+  if (source.type !== 'postgres') return source;
+  const url = parsedUrl(source.url);
+  if (url === undefined || url.password === '') return source;
+  url.password = REDACTED;
+  return { ...source, url: url.toString() };
+}
+
+/**
+ * A data source an author sends back as they read it, its redacted password given again from the current source:
+ * the same URL but for the `****` password takes the current one. A `****` password anywhere else (another host,
+ * user or database) is a 400: svc never stores the redaction itself as a password.
+ */
+export function withRedactedSecrets(next: DataSourceConfig, current: DataSourceConfig, field: string): DataSourceConfig {
+  if (next.type !== 'postgres') return next;
+  const url = parsedUrl(next.url);
+  if (url === undefined || decodeURIComponent(url.password) !== REDACTED) return next;
+  const before = current.type === 'postgres' ? parsedUrl(current.url) : undefined;
+  if (before !== undefined) {
+    const redacted = new URL(before.toString());
+    redacted.password = REDACTED;
+    if (redacted.toString() === url.toString()) return { ...next, url: before.toString() };
+  }
+  throw AppError.at('invalid_body', `${field}.url`, `the password is ${REDACTED}, as svc shows it, but the rest of the URL is not the current source's: send the password itself`);
+}
+
+function parsedUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
