@@ -104,6 +104,13 @@ export function readDemoAccount(): DemoAccount {
   return (JSON.parse(readFileSync(new URL('../apps/server/demo/demo.json', import.meta.url), 'utf8')) as { accounts: DemoAccount[] }).accounts[0]!;
 }
 
+/** The demo account with `host`'s origin allowed to frame it, for EmbedStackOptions.account (svc: `{ adminKey: DEMO_ADMIN_KEY }`). */
+export function demoAccountFor(host: { origin: string }): DemoAccount {
+  const account = readDemoAccount();
+  account.settings.allowedEmbedOrigins.push(host.origin);
+  return account;
+}
+
 /**
  * The demo account's "Sales performance" workbook (every widget type, over the bundled warehouse) and the folder of
  * its reports, as apps/server/demo/demo.json has them: e2e tests and the data benchmark embed the demo itself.

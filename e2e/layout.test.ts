@@ -1,7 +1,7 @@
 import type { Frame, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { hasChromium, pngPixels } from './browser.js';
-import { DEMO_ADMIN_KEY, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, readDemoAccount, waitForHostEvent } from './embed-harness.js';
+import { DEMO_ADMIN_KEY, demoAccountFor, hostEventsNamed, hostPageHtml, mountEmbed, openHostPage, setUpEmbedStack, readDemoAccount, waitForHostEvent } from './embed-harness.js';
 import type { HostWindow } from './embed-harness.js';
 
 interface DemoWidget { id: string; position: { x: number; y: number; w: number; h: number }; config?: { parentId?: string }; responsiveLayouts?: Record<string, unknown> }
@@ -19,11 +19,7 @@ interface Box { id: string; left: number; top: number; right: number; bottom: nu
 suite('the demo dashboard at any width, the iframe fitted to its content, the HTML widget in both schemes (Chromium)', () => {
   const stack = setUpEmbedStack({
     page: HOST_PAGE,
-    account: (host) => {
-      const account = readDemoAccount();
-      account.settings.allowedEmbedOrigins.push(host.origin);
-      return account;
-    },
+    account: demoAccountFor,
     svc: { adminKey: DEMO_ADMIN_KEY },
     mint: (svc) => svc.mint({ securityContext: { tenant: 'customer-a' } }),
     browser: { timeout: 20_000 },

@@ -59,11 +59,12 @@ function withValueAt(base: unknown, path: JsonPath, value: unknown): unknown {
 export function nastyRequests(operation: FuzzOperation, fixtures: FuzzFixtures): FuzzRequest[] {
   const credential = fixtures.bestCredential(operation);
   const auth = fixtures.credentialsFor(operation)[credential]!;
-  const first = (name: string) => fixtures.hints[name]?.[0];
+  const hints = fixtures.hintsFor(operation);
+  const first = (name: string) => hints[name]?.[0];
   const pathParams = operation.parameters.filter((p) => p.location === 'path');
   const exemplar = fixtures.exemplars[operation.id];
   const pathOf = (override: Record<string, string> = {}) => operation.path.replace(/\{(\w+)\}/g, (_, name: string) => override[name] ?? percentEncode(String(exemplar?.path?.[name] ?? first(name) ?? '1')));
-  const validBody = operation.body === undefined ? undefined : exemplar?.body ?? fc.sample(validValue(operation.body, 'body', fixtures.hints), { seed: 8, numRuns: 1 })[0];
+  const validBody = operation.body === undefined ? undefined : exemplar?.body ?? fc.sample(validValue(operation.body, 'body', hints), { seed: 8, numRuns: 1 })[0];
   const bodyText = validBody === undefined ? '{}' : toJsonText(validBody);
   const out: FuzzRequest[] = [];
   const add = (label: string, request: Partial<FuzzRequest> & { payload?: string | Buffer; contentType?: string | null }) => {

@@ -88,6 +88,7 @@ const SNAPSHOT_SCOPE: Record<keyof Database, 'account_id' | 'id' | 'all'> = {
   webhook_deliveries: 'account_id',
   webhook_attempts: 'account_id',
   audit_events: 'account_id',
+  dashboard_versions: 'account_id',
 };
 
 /** Row count, content hash and the rows themselves (canonical JSON) of every table, for the run's accounts. */

@@ -24,6 +24,8 @@ export interface FuzzFixtures {
   /** Labels of credentials that authenticate nobody: on an operation that needs one, the answer must be a 4xx. */
   unusable: Set<string>;
   hints: Hints;
+  /** The hints of one operation, where they differ (an archive reaches only the dashboard made for it). */
+  hintsFor(operation: FuzzOperation): Hints;
   /** The label to send hand-written cases with, by operation: the credential that gets furthest. */
   bestCredential(operation: FuzzOperation): string;
   /**
@@ -120,6 +122,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
           dashboard('wb-second', 'second'),
           dashboard('wb-noembed', 'noembed', { allowEmbed: false }),
           dashboard('wb-app', 'app', { config: { kind: 'APP', app: { html: '<p>app</p>' } } }),
+          // The one dashboard the fuzz of the authoring API's archive may reach: nothing else reads it.
+          dashboard('wb-archivable', 'archivable'),
           { ref: 'r-monthly', type: 'REPORT', name: 'Revenue by month', createdBy: 'alice' },
           { ref: 'r-raw', type: 'REPORT', name: 'Raw SQL', createdBy: 'carol' },
         ],
@@ -188,6 +192,9 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
   await post(ann, { body: 'A second delivery' });
   const deliveries = (await expectOk(app, { url: `${hooks}/${mainEndpoint}/deliveries`, headers: admin }, 'deliveries')).items as Array<{ id: number }>;
   await db.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('id', '=', deliveries[0]!.id).execute();
+
+  // The authoring API (issue 33): a draft on the second dashboard, for publish to accept.
+  await expectOk(app, { method: 'PUT', url: `/api/v1/dashboards/${id('second')}/draft`, headers: { ...admin, 'if-match': '"draft-1"' }, payload: { title: 'Second, changed', config: { widgets: [] } } }, 'draft');
 
   const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: emailOf('alice'), password: PASSWORD } });
   const setCookie = String(login.headers['set-cookie'] ?? '');
@@ -312,6 +319,13 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     listWebhookDeliveries: { path: { endpointId: mainEndpoint } },
     getWebhookDelivery: { path: { endpointId: mainEndpoint, deliveryId: deliveries[0]!.id } },
     replayWebhookDelivery: { path: { endpointId: mainEndpoint, deliveryId: deliveries[0]!.id } },
+    createDashboard: { path: { deploymentId: prod }, body: { title: 'Made by the fuzzer', config: { widgets: [] } } },
+    getAuthoredDashboard: { path: mainDashboard },
+    replaceDashboardDraft: { path: { publicId: id('second') }, headers: { 'if-match': '*' }, body: { title: 'Drafted by the fuzzer', config: { widgets: [] } } },
+    publishDashboard: { path: { publicId: id('second') } },
+    listDashboardVersions: { path: mainDashboard },
+    restoreDashboardVersion: { path: { ...mainDashboard, versionNumber: 1 } },
+    archiveDashboard: { path: { publicId: id('archivable') } },
     getDeployment: { path: { deploymentId: prod } },
     getDeploymentMeta: { path: { deploymentId: prod } },
     replaceDeploymentModel: { path: { deploymentId: main.refs.authoring! }, headers: { 'if-match': '*' }, body: { semanticViews: DEMO_SEMANTIC_VIEWS } },
@@ -322,6 +336,7 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     credentialsFor: (operation) => (operation.id === 'logout' ? { ...credentials, ...spentByLogout } : credentials),
     unusable,
     hints,
+    hintsFor: (operation) => (operation.id === 'archiveDashboard' ? { ...hints, publicId: [id('archivable'), id('foreign'), 'not-a-dashboard'] } : hints),
     exemplars,
     bestCredential: (operation) => {
       if (operation.id === 'exchangeEmbedSession' || operation.id === 'login' || operation.id === 'logout') return 'none';

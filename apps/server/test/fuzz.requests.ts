@@ -66,7 +66,7 @@ interface Parts {
  * const requests = fc.sample(requestArbitrary(operation, fixtures), { seed: 42, numRuns: 30 });
  */
 export function requestArbitrary(operation: FuzzOperation, fixtures: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
-  const { hints } = fixtures;
+  const hints = fixtures.hintsFor(operation);
   const pathParams = operation.parameters.filter((p) => p.location === 'path');
   const queryParams = operation.parameters.filter((p) => p.location === 'query');
   const exemplar = fixtures.exemplars[operation.id];

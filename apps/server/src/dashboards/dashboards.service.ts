@@ -57,7 +57,7 @@ export async function checkReadableDashboard<T extends DashboardRow>(ctx: Servic
  * DESIGN "Access" for a dashboard's workbook: read with workspace's store, decided by workspace's policy. An admin's
  * viewer reaches the whole account, so nothing about the workbook is read for one.
  */
-async function canReachWorkbook(ctx: ServiceContext, principal: WorkspaceUser, workbookId: number): Promise<boolean> {
+export async function canReachWorkbook(ctx: ServiceContext, principal: WorkspaceUser, workbookId: number): Promise<boolean> {
   if (reachesSubtree(accessViewerOf(principal, []), [])) return true;
   const [granted, chain] = await Promise.all([
     selectGrantedItemIds(ctx.db, principal.accountId, principal.userId),

@@ -14,6 +14,7 @@ import { webhooks } from './migrations/0010-webhooks.js';
 import { webhookRetention } from './migrations/0011-webhook-retention.js';
 import { webhookWakeUps } from './migrations/0012-webhook-wake-ups.js';
 import { authoring } from './migrations/0013-authoring.js';
+import { dashboardVersions } from './migrations/0014-dashboard-versions.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -35,6 +36,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0011_webhook_retention': webhookRetention(dialect),
       '0012_webhook_wake_ups': webhookWakeUps(dialect),
       '0013_authoring': authoring(dialect),
+      '0014_dashboard_versions': dashboardVersions(dialect),
     }),
   };
 }

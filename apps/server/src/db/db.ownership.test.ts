@@ -26,6 +26,7 @@ const OWNERS = {
   item_favorites: 'workspace/workspace.store.ts',
   dashboards: 'dashboards/dashboards.store.ts',
   report_snapshots: 'dashboards/dashboards.store.ts',
+  dashboard_versions: 'dashboards/dashboards.store.ts',
   embed_tenants: 'sessions/sessions.store.ts',
   embed_users: 'sessions/sessions.store.ts',
   embed_sessions: 'sessions/sessions.store.ts',

@@ -131,6 +131,10 @@ export interface DashboardsTable {
   draft_config: string | null;
   version_number: number;
   version_id: number;
+  /** The draft's title, description and report snapshots (JSON), beside its config in draft_config; null: no draft (migration 0014). */
+  draft_document: Generated<string | null>;
+  /** The draft's revision (its ETag), one more at each save, publish and restore (migration 0014). */
+  draft_revision: Generated<number>;
   created_by: number | null;
   from_shared_workspace: number | null;
   restrict_data_download: number | null;
@@ -372,6 +376,23 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   audit_events: AuditEventsTable;
+  dashboard_versions: DashboardVersionsTable;
+}
+
+/** A published version of a dashboard, whole (migration 0014). */
+export interface DashboardVersionsTable {
+  id: Generated<number>;
+  account_id: number;
+  dashboard_id: number;
+  version_number: number;
+  title: string | null;
+  description: string | null;
+  /** DashboardConfig as JSON. */
+  config: string;
+  /** ReportSnapshot[] as the API presents them, as JSON. */
+  report_snapshots: string;
+  published_by: number | null;
+  published_at: string;
 }
 
 /** A change made through the authoring API (migration 0013): who, when, what, from which version to which. */

@@ -235,6 +235,34 @@ const EXPECTED = {
   listAuditEvents: {
     callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
   },
+  createDashboard: {
+    aProd:                                 [401, 201, 201, 201, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 201, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  getAuthoredDashboard: {
+    aProd:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  replaceDashboardDraft: {
+    aWrite:                                [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  publishDashboard: {
+    aWrite:                                [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  listDashboardVersions: {
+    aProd:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  restoreDashboardVersion: {
+    aWrite:                                [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  archiveDashboard: {
+    aFresh:                                [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bFresh:                                [401, 404, 404, 404, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
 } as const satisfies Record<string, Record<string, Row>>;
 
 /**
@@ -628,6 +656,79 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       },
       mustSee: [account === 'a' ? 'aProdData' : 'bData'],
     });
+    // Dashboards through the API: a draft of the dashboard's own content (so nothing a viewer reads changes), over
+    // its current revision; publishes and restores of such drafts; archives of dashboards made for the cell.
+    const authored = (account: 'a' | 'b', publicId: string) => app.inject({ url: `/api/v1/dashboards/${publicId}`, headers: adminOf(account) }).then((res) => res.json() as {
+      draftRevision: number; status: string; published: { versionNumber: number; title: string | null; description: string | null; config: Record<string, unknown>; allowEmbed: boolean; reportSnapshots: Array<Record<string, unknown>> };
+    });
+    const sameDraft = (published: Awaited<ReturnType<typeof authored>>['published']) => ({
+      title: published.title, description: published.description, allowEmbed: published.allowEmbed, config: published.config,
+      reportSnapshots: published.reportSnapshots.map(({ id: _id, versionNumber: _v, ...rest }) => Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null))),
+    });
+    const writeTarget = (account: 'a' | 'b') => (account === 'a' ? publicIds.aWrite : publicIds.bProd);
+    const draftVariant = (account: 'a' | 'b'): Variant => ({
+      prepare: async () => {
+        const before = await authored(account, writeTarget(account));
+        return {
+          url: `/api/v1/dashboards/${writeTarget(account)}/draft`, headers: { 'if-match': `"draft-${before.draftRevision}"` }, payload: sameDraft(before.published),
+          check: async (res) => expect((await authored(account, writeTarget(account))).draftRevision, 'the draft revision').toBe(isSuccess(res) ? before.draftRevision + 1 : before.draftRevision),
+        };
+      },
+    });
+    /** A draft of the same content is saved by the account's admin first; the cell publishes it, or restores version 1. */
+    const versionVariant = (account: 'a' | 'b', suffix: string, published: boolean): Variant => ({
+      prepare: async () => {
+        const before = await authored(account, writeTarget(account));
+        if (published) {
+          const saved = await app.inject({ method: 'PUT', url: `/api/v1/dashboards/${writeTarget(account)}/draft`, headers: { ...adminOf(account), 'if-match': `"draft-${before.draftRevision}"` }, payload: sameDraft(before.published) });
+          expect(saved.statusCode, saved.body).toBe(200);
+        }
+        return {
+          url: `/api/v1/dashboards/${writeTarget(account)}${suffix}`,
+          check: async (res) => {
+            const after = await authored(account, writeTarget(account));
+            if (published) expect(after.published.versionNumber, 'the published version').toBe(isSuccess(res) ? before.published.versionNumber + 1 : before.published.versionNumber);
+            else expect(after.draftRevision, 'the draft revision').toBe(isSuccess(res) ? before.draftRevision + 1 : before.draftRevision);
+          },
+        };
+      },
+    });
+    const createVariant = (account: 'a' | 'b'): Variant => ({
+      prepare: async () => {
+        const publicId = unique('made');
+        return {
+          url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`, payload: { publicId, title: publicId, config: { widgets: [] } },
+          check: async (res) => {
+            const found = await t().db.kysely.selectFrom('dashboards').select('deployment_id').where('public_id', '=', publicId).executeTakeFirst();
+            expect(found?.deployment_id, 'the dashboard made').toBe(isSuccess(res) ? deploymentOf(account) : undefined);
+          },
+        };
+      },
+    });
+    const archiveVariant = (account: 'a' | 'b'): Variant => ({
+      prepare: async () => {
+        const publicId = unique('archive');
+        const made = await app.inject({ method: 'POST', url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`, headers: adminOf(account), payload: { publicId, title: publicId, config: { widgets: [] } } });
+        expect(made.statusCode, made.body).toBe(201);
+        return {
+          url: `/api/v1/dashboards/${publicId}`,
+          check: async (res) => expect((await authored(account, publicId)).status, 'the dashboard').toBe(isSuccess(res) ? 'archived' : 'draft'),
+        };
+      },
+    });
+    const readVariant = (target: 'aProd' | 'bProd', suffix: string, title: MarkerKey): Variant => ({
+      prepare: async () => ({ url: `/api/v1/dashboards/${publicIds[target]}${suffix}` }),
+      mustSee: suffix === '' ? [title] : [],
+    });
+    const dashboardAuthoring = {
+      createDashboard: { aProd: createVariant('a'), bProd: createVariant('b') },
+      getAuthoredDashboard: { aProd: readVariant('aProd', '', 'aProdDashTitle'), bProd: readVariant('bProd', '', 'bDashTitle') },
+      replaceDashboardDraft: { aWrite: draftVariant('a'), bProd: draftVariant('b') },
+      publishDashboard: { aWrite: versionVariant('a', '/publish', true), bProd: versionVariant('b', '/publish', true) },
+      listDashboardVersions: { aProd: readVariant('aProd', '/versions', 'aProdDashTitle'), bProd: readVariant('bProd', '/versions', 'bDashTitle') },
+      restoreDashboardVersion: { aWrite: versionVariant('a', '/versions/1/restore', false), bProd: versionVariant('b', '/versions/1/restore', false) },
+      archiveDashboard: { aFresh: archiveVariant('a'), bFresh: archiveVariant('b') },
+    };
     const authoringOperations = {
       listDeployments: {
         callerAccount: {
@@ -663,6 +764,7 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
     return {
       ...webhookOperations,
       ...authoringOperations,
+      ...dashboardAuthoring,
       checkLiveness: {
         process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
       },

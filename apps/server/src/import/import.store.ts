@@ -90,6 +90,10 @@ export async function insertDashboard(trx: Transaction<Database>, row: Row<'dash
   return (await trx.insertInto('dashboards').values(row).returning('id').executeTakeFirstOrThrow()).id;
 }
 
+export async function insertDashboardVersion(trx: Transaction<Database>, row: Row<'dashboard_versions'>): Promise<void> {
+  await trx.insertInto('dashboard_versions').values(row).execute();
+}
+
 export async function insertReportSnapshot(trx: Transaction<Database>, row: Row<'report_snapshots'>): Promise<void> {
   await trx.insertInto('report_snapshots').values(row).execute();
 }

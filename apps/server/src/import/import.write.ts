@@ -12,7 +12,7 @@ import type { ImportDashboard, ImportDeployment, ImportItem } from './import.dep
 import type { ImportAccount, ImportEmbedTenant, ImportGroup, ImportUser } from './import.schema.js';
 import {
   insertAccount, insertApiKey, insertDashboard, insertDeployment, insertEmbedTenant, insertEmbedUser, insertGroup, insertGroupMember,
-  insertItem, insertItemAncestors, insertItemFavoriteIfAbsent, insertItemGrant, insertReportSnapshot, insertUser, upsertItemView,
+  insertDashboardVersion, insertItem, insertItemAncestors, insertItemFavoriteIfAbsent, insertItemGrant, insertReportSnapshot, insertUser, upsertItemView,
 } from './import.store.js';
 
 // Writing one checked account of an import file (DESIGN.md "The import file"), inside the import's transaction.
@@ -157,6 +157,15 @@ async function writeDashboards(w: AccountWrite, deploymentId: number, dashboards
       from_shared_workspace: bool(dashboard.fromSharedWorkspace), restrict_data_download: bool(dashboard.restrictDataDownload),
       use_board_dashboards: bool(dashboard.useBoardDashboards), created_at: createdAt, updated_at: updatedAt,
     });
+    // A published dashboard's version is kept whole, as the authoring API keeps each one it publishes, so that it
+    // can be restored into a draft (docs/authoring.md "Versions").
+    if ((dashboard.status ?? 'draft') === 'published') {
+      await insertDashboardVersion(w.trx, {
+        account_id: w.accountId, dashboard_id: id, version_number: versionNumber, title: dashboard.title ?? null, description: dashboard.description ?? null,
+        config: JSON.stringify(dashboard.config ?? {}), published_by: createdBy, published_at: updatedAt,
+        report_snapshots: JSON.stringify((dashboard.reportSnapshots ?? []).map(({ report, versionNumber: _v, ...rest }) => ({ ...rest, reportId: itemIds.get(report)! }))),
+      });
+    }
     for (const [position, s] of (dashboard.reportSnapshots ?? []).entries()) {
       await insertReportSnapshot(w.trx, {
         account_id: w.accountId, dashboard_id: id, report_id: itemIds.get(s.report)!,

@@ -4,7 +4,8 @@ import type { Dashboard, DashboardConfig, ReportSnapshot } from './workspace.das
 
 // SPEC A's Dashboard from its rows: the listing's workbooks carry it, and dashboards/ answers it. The rows are those
 // dashboards.store reads (its tables).
-type DashboardRow = Selectable<Database['dashboards']>;
+/** A dashboard row as SPEC A presents it: the authoring draft's own columns (migration 0014) are not part of it. */
+export type DashboardRow = Omit<Selectable<Database['dashboards']>, 'draft_document' | 'draft_revision'>;
 type ReportSnapshotRow = Selectable<Database['report_snapshots']>;
 
 /** Parses a JSON text column written by svc itself. */

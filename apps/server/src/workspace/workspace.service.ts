@@ -10,6 +10,7 @@ import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId
 import type { DashboardConfig } from './workspace.dashboard-schema.js';
 import { accessFactsOf, accessViewerOf, canAccessItem, reachesSubtree } from './workspace.policy.js';
 import { draftConfigOf, parseJson, presentDashboard } from './workspace.presenter.js';
+import type { DashboardRow } from './workspace.presenter.js';
 import type { AccessViewer } from './workspace.policy.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, WORKSPACE_ITEM_TYPES } from './workspace.schema.js';
 import type { WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery } from './workspace.schema.js';
@@ -198,7 +199,7 @@ async function folderPathsOf(ctx: ServiceContext, accountId: number, rows: reado
 }
 
 /** The workbook's dashboard row, rebuilt from the columns joined into the listing row. */
-function dashboardOf(accountId: number, row: ItemRow): Selectable<Database['dashboards']> | undefined {
+function dashboardOf(accountId: number, row: ItemRow): DashboardRow | undefined {
   if (row.dashboard_id === null) return undefined;
   return {
     id: row.dashboard_id, account_id: accountId, deployment_id: row.deployment_id, workbook_id: row.id,

@@ -4,7 +4,7 @@ import type { Dialect } from '../db/db.database.js';
 import { NAME_SEARCH_TABLES } from '../db/db.schema.js';
 import type { Database, WorkspaceItemType } from '../db/db.schema.js';
 import { prepare } from '../db/db.prepared.js';
-import { escapeLike } from '../db/db.search-key.js';
+import { escapeLike, foldSearchKey } from '../db/db.search-key.js';
 
 type ItemsEb = ExpressionBuilder<Database & { i: Database['workspace_items'] }, 'i'>;
 
@@ -348,4 +348,47 @@ export async function deleteFavorite(db: Kysely<Database>, accountId: number, us
     .where('user_id', '=', userId)
     .where('item_id', '=', itemId)
     .execute();
+}
+
+// The authoring API's items (issue 33; dashboards.authoring.ts): a new dashboard's workbook, and a REPORT for each
+// chart published without one. Written in the caller's transaction.
+
+/** The folder of the deployment with this id in the account, or undefined. */
+export async function findFolder(db: Kysely<Database>, accountId: number, deploymentId: number, folderId: number): Promise<{ id: number; depth: number } | undefined> {
+  return db.selectFrom('workspace_items').select(['id', 'depth'])
+    .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('id', '=', folderId).where('is_folder', '=', 1)
+    .executeTakeFirst();
+}
+
+/** Which of these ids are REPORT items of the deployment in the account. */
+export async function selectReportIds(db: Kysely<Database>, accountId: number, deploymentId: number, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('workspace_items').select('id')
+    .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('type', '=', 'REPORT').where('id', 'in', [...ids]).execute();
+  return rows.map((row) => row.id);
+}
+
+/** A new item in `folder` (null: the deployment's root), with its closure rows; its id. */
+export async function insertWorkspaceItem(
+  db: Kysely<Database>,
+  item: { accountId: number; deploymentId: number; type: 'WORKBOOK' | 'REPORT'; name: string; folder: { id: number; depth: number } | null; createdBy: number; at: string },
+): Promise<number> {
+  const { id } = await db.insertInto('workspace_items').values({
+    account_id: item.accountId, deployment_id: item.deploymentId, type: item.type, is_folder: 0, name: item.name, name_key: foldSearchKey(item.name),
+    folder_id: item.folder?.id ?? null, depth: item.folder === null ? 0 : item.folder.depth + 1, created_by: item.createdBy, created_at: item.at, updated_at: item.at, meta: '{}', calculated_fields: '{}', slug: null,
+  }).returning('id').executeTakeFirstOrThrow();
+  const above = item.folder === null ? [] : await db.selectFrom('item_ancestors').select(['ancestor_id', 'distance'])
+    .where('account_id', '=', item.accountId).where('item_id', '=', item.folder.id).execute();
+  await db.insertInto('item_ancestors').values([
+    { account_id: item.accountId, item_id: id, ancestor_id: id, distance: 0 },
+    ...above.map((row) => ({ account_id: item.accountId, item_id: id, ancestor_id: row.ancestor_id, distance: row.distance + 1 })),
+  ]).execute();
+  return id;
+}
+
+/** The folder an item is in (null: the deployment's root), with its depth. */
+export async function findParentFolder(db: Kysely<Database>, accountId: number, itemId: number): Promise<{ id: number; depth: number } | null> {
+  const row = await db.selectFrom('workspace_items as i').innerJoin('workspace_items as f', 'f.id', 'i.folder_id').select(['f.id', 'f.depth'])
+    .where('i.account_id', '=', accountId).where('i.id', '=', itemId).executeTakeFirst();
+  return row ?? null;
 }

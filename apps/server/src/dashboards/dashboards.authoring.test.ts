@@ -1,0 +1,183 @@
+import type { FastifyInstance } from 'fastify';
+import { beforeAll, expect, it } from 'vitest';
+import { testConfig } from '../../test/config.js';
+import { describeEachDialect } from '../../test/dialects.js';
+import { buildApp } from '../app.js';
+import { openDatabase } from '../db/db.database.js';
+import { mintViewer } from '../../test/embed.js';
+import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
+import type { SeededAccount } from '../../test/factory.js';
+
+/**
+ * Issue 33 part 2, dashboards through the API (docs/authoring.md "Dashboards"): created with a draft that viewers
+ * never see, published atomically as the next version, versions listed and restored into the draft, archived.
+ * Each answer of the issue's "Bad input" (400 at the JSON path, 404, 409, 412, 428) and each role's permission.
+ */
+describeEachDialect('dashboards through the authoring API', (t) => {
+  let app: FastifyInstance;
+  let s: SeededAccount;
+  let other: SeededAccount;
+  let viewer: Record<string, string>;
+  const suffix = uniqueSuffix();
+  const admin = () => bearer(s.keys.alice!);
+  const member = () => bearer(s.keys.bob!);
+
+  /** Revenue by month in 2025: one CHART widget and its snapshot. */
+  const revenueByMonth = (title = 'Revenue by month') => ({
+    title,
+    config: { widgets: [{ id: 'revenue', type: 'CHART' as const, position: { x: 0, y: 0, w: 12, h: 4 } }] },
+    reportSnapshots: [{
+      name: title, title, kind: 'table' as const,
+      meta: { query: { measures: ['orders.revenue'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2025-01-01', '2025-12-31'] }] } },
+    }],
+  });
+
+  beforeAll(async () => {
+    app = t().app;
+    s = await seedAccount(t().db.kysely, {
+      users: [{ ref: 'alice', role: 'admin' }, { ref: 'bob', role: 'member' }],
+      deployments: [{ ref: 'prod', name: 'Prod', items: [{ ref: 'folder', type: 'FOLDER', name: 'Shared', createdBy: 'alice' }, { ref: 'wb-old', type: 'WORKBOOK', name: 'Old', createdBy: 'alice' }] }],
+    });
+    other = await seedAccount(t().db.kysely, { users: [{ ref: 'alice', role: 'admin' }], deployments: [{ ref: 'prod', name: 'Theirs' }] });
+    viewer = (await mintViewer(app, s.keys.alice!, { deploymentId: s.refs.prod! })).headers;
+  });
+
+  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown) =>
+    app.inject({ method, url, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+  const create = (body: Record<string, unknown>, headers = admin()) => call('POST', `/api/v1/deployments/${s.refs.prod}/dashboards`, headers, body);
+  const embedGet = (publicId: string) => call('GET', `/api/v1/embed/dashboard/${publicId}`, viewer);
+  const widgetData = async (publicId: string) => {
+    const res = await call('POST', `/api/v1/embed/dashboard/${publicId}/widgets/revenue/data`, viewer, {});
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json<{ rows: unknown[][] }>().rows;
+  };
+
+  it('creates a draft that viewers never see, publishes it atomically, and the embed shows its figures', async () => {
+    const publicId = `authored-${suffix}`;
+    const created = await create({ ...revenueByMonth(), publicId });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.headers.etag).toBe('"draft-1"');
+    expect(created.json()).toMatchObject({ publicId, status: 'draft', published: null, draft: { title: 'Revenue by month' }, draftRevision: 1 });
+    expect((await embedGet(publicId)).statusCode).toBe(403);
+
+    const published = await call('POST', `/api/v1/dashboards/${publicId}/publish`, admin());
+    expect(published.statusCode, published.body).toBe(200);
+    expect(published.json()).toMatchObject({ status: 'published', draft: null, published: { versionNumber: 1, title: 'Revenue by month' } });
+    // The chart's snapshot got a REPORT of its own beside the workbook.
+    const reportId = published.json<{ published: { reportSnapshots: Array<{ reportId: number }> } }>().published.reportSnapshots[0]!.reportId;
+    const listing = (await call('GET', `/api/v1/deployments/${s.refs.prod}/workspace?types=REPORT&first=200`, admin())).json<{ items: Array<{ id: number; name: string }> }>();
+    expect(listing.items.find((i) => i.id === reportId)?.name).toBe('Revenue by month');
+
+    expect((await embedGet(publicId)).json()).toMatchObject({ publicId, status: 'published', versionNumber: 1 });
+    expect((await widgetData(publicId)).length).toBe(12);
+  });
+
+  it('keeps a changed draft from viewers until the next publish, lists the versions and restores one into the draft', async () => {
+    const publicId = `versions-${suffix}`;
+    await create({ ...revenueByMonth('First'), publicId });
+    await call('POST', `/api/v1/dashboards/${publicId}/publish`, admin());
+    const read = await call('GET', `/api/v1/dashboards/${publicId}`, admin());
+    const changed = await call('PUT', `/api/v1/dashboards/${publicId}/draft`, { ...admin(), 'if-match': read.headers.etag as string }, revenueByMonth('Second'));
+    expect(changed.statusCode, changed.body).toBe(200);
+    expect(changed.json()).toMatchObject({ draft: { title: 'Second' }, published: { title: 'First', versionNumber: 1 } });
+    expect((await embedGet(publicId)).json()).toMatchObject({ title: 'First', versionNumber: 1 });
+    await call('POST', `/api/v1/dashboards/${publicId}/publish`, admin());
+    expect((await embedGet(publicId)).json()).toMatchObject({ title: 'Second', versionNumber: 2 });
+
+    const versions = (await call('GET', `/api/v1/dashboards/${publicId}/versions`, admin())).json<{ items: Array<{ versionNumber: number; title: string; current: boolean }> }>();
+    expect(versions.items.map((v) => [v.versionNumber, v.title, v.current])).toEqual([[2, 'Second', true], [1, 'First', false]]);
+    const restored = await call('POST', `/api/v1/dashboards/${publicId}/versions/1/restore`, admin());
+    expect(restored.statusCode, restored.body).toBe(200);
+    expect(restored.json()).toMatchObject({ draft: { title: 'First' }, published: { title: 'Second' } });
+    await call('POST', `/api/v1/dashboards/${publicId}/publish`, admin());
+    expect((await embedGet(publicId)).json()).toMatchObject({ title: 'First', versionNumber: 3 });
+    expect((await call('POST', `/api/v1/dashboards/${publicId}/versions/9/restore`, admin())).statusCode).toBe(404);
+    expect((await call('POST', `/api/v1/dashboards/${publicId}/publish`, admin())).statusCode).toBe(409);
+  });
+
+  it('needs If-Match on a draft: 428 without, 412 stale; nothing is written', async () => {
+    const publicId = `ifmatch-${suffix}`;
+    await create({ ...revenueByMonth(), publicId });
+    const none = await call('PUT', `/api/v1/dashboards/${publicId}/draft`, admin(), revenueByMonth('x'));
+    expect(none.statusCode).toBe(428);
+    expect(none.json().error.field).toBe('If-Match');
+    const stale = await call('PUT', `/api/v1/dashboards/${publicId}/draft`, { ...admin(), 'if-match': '"draft-7"' }, revenueByMonth('x'));
+    expect(stale.statusCode).toBe(412);
+    expect((await call('GET', `/api/v1/dashboards/${publicId}`, admin())).json()).toMatchObject({ draft: { title: 'Revenue by month' }, draftRevision: 1 });
+    expect((await call('POST', `/api/v1/dashboards/${publicId}/publish`, { ...admin(), 'if-match': '"draft-2"' })).statusCode).toBe(412);
+  });
+
+  it('refuses bad input at its JSON path, with 404 and 409 where they belong, and writes nothing', async () => {
+    const cases: Array<[string, Record<string, unknown>, number, string]> = [
+      ['no config', { title: 'x' }, 400, 'config'],
+      ['a member the model lacks', { ...revenueByMonth(), reportSnapshots: [{ kind: 'table', meta: { query: { measures: ['orders.nope'] } } }] }, 400, 'reportSnapshots[0].meta.query.measures[0]'],
+      ['a filter on no dimension', { title: 'x', config: { widgets: [{ id: 'f', type: 'FILTER', position: { x: 0, y: 0, w: 2, h: 1 }, config: { member: 'orders.gone' } }] } }, 400, 'config.widgets[0].config.member'],
+      ['two widgets of one id', { title: 'x', config: { widgets: [{ id: 'a', type: 'TEXT', position: { x: 0, y: 0, w: 1, h: 1 } }, { id: 'a', type: 'TEXT', position: { x: 0, y: 1, w: 1, h: 1 } }] } }, 400, 'config.widgets[1].id'],
+      ['a reportId that is no REPORT', { ...revenueByMonth(), reportSnapshots: [{ ...revenueByMonth().reportSnapshots[0], reportId: s.refs['wb-old'] }] }, 400, 'reportSnapshots[0].reportId'],
+      ['an unknown folder', { ...revenueByMonth(), folderId: 2147483000 }, 404, 'folderId'],
+      ['a taken publicId', { ...revenueByMonth(), publicId: `authored-${suffix}` }, 409, 'publicId'],
+    ];
+    const before = await t().db.kysely.selectFrom('dashboards').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    for (const [what, body, status, field] of cases) {
+      const res = await create(body);
+      expect(res.statusCode, `${what}: ${res.body}`).toBe(status);
+      expect(res.json().error.field, what).toBe(field);
+    }
+    const after = await t().db.kysely.selectFrom('dashboards').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+    expect((await call('GET', '/api/v1/dashboards/nowhere-at-all', admin())).statusCode).toBe(404);
+    expect((await call('POST', `/api/v1/deployments/${other.refs.prod}/dashboards`, admin(), revenueByMonth())).statusCode).toBe(404);
+  });
+
+  it('lets a member edit what they created, not an admin\'s; never raw SQL; another account\'s is a 404', async () => {
+    const own = await create({ ...revenueByMonth('Bob\'s'), publicId: `bobs-${suffix}`, folderId: s.refs.folder }, member());
+    expect(own.statusCode, own.body).toBe(403); // the folder is not granted to bob
+    const mine = await create({ ...revenueByMonth('Bob\'s'), publicId: `bobs-${suffix}` }, member());
+    expect(mine.statusCode, mine.body).toBe(201);
+    expect((await call('PUT', `/api/v1/dashboards/bobs-${suffix}/draft`, { ...member(), 'if-match': '"draft-1"' }, revenueByMonth('Bob 2'))).statusCode).toBe(200);
+    expect((await call('POST', `/api/v1/dashboards/bobs-${suffix}/publish`, member())).statusCode).toBe(200);
+    const admins = `authored-${suffix}`;
+    expect((await call('GET', `/api/v1/dashboards/${admins}`, member())).statusCode).toBe(403);
+    expect((await call('PUT', `/api/v1/dashboards/${admins}/draft`, { ...member(), 'if-match': '"draft-2"' }, revenueByMonth())).statusCode).toBe(403);
+    expect((await call('DELETE', `/api/v1/dashboards/${admins}`, member())).statusCode).toBe(403);
+    const sql = await call('PUT', `/api/v1/dashboards/bobs-${suffix}/draft`, { ...member(), 'if-match': '"draft-3"' }, { title: 'x', config: { widgets: [] }, reportSnapshots: [{ kind: 'table', sqlQuery: 'SELECT 1' }] });
+    expect(sql.statusCode).toBe(403);
+    expect(sql.json().error.field).toBe('reportSnapshots[0].sqlQuery');
+    expect((await call('GET', `/api/v1/dashboards/${admins}`, bearer(other.keys.alice!))).statusCode).toBe(404);
+  });
+
+  it('archives: viewers no longer open it, the audit log has every change in order', async () => {
+    const publicId = `archived-${suffix}`;
+    await create({ ...revenueByMonth(), publicId });
+    await call('POST', `/api/v1/dashboards/${publicId}/publish`, admin());
+    expect((await embedGet(publicId)).statusCode).toBe(200);
+    expect((await call('DELETE', `/api/v1/dashboards/${publicId}`, admin())).statusCode).toBe(204);
+    expect((await call('DELETE', `/api/v1/dashboards/${publicId}`, admin())).statusCode).toBe(204);
+    expect((await embedGet(publicId)).statusCode).toBe(403);
+    const audit = (await call('GET', '/api/v1/audit?first=200', admin())).json<{ items: Array<{ action: string; target: { id: string }; fromVersion: number | null; toVersion: number | null }> }>();
+    expect(audit.items.filter((e) => e.target.id === publicId).map((e) => [e.action, e.fromVersion, e.toVersion]))
+      .toEqual([['dashboard.archive', 1, null], ['dashboard.publish', null, 1], ['dashboard.create', null, null]]);
+  });
+
+  it('is served by another process on its next request once published (its own connection, its metadata held in memory)', async () => {
+    const publicId = `two-apps-${suffix}`;
+    await create({ ...revenueByMonth('Before'), publicId });
+    await call('POST', `/api/v1/dashboards/${publicId}/publish`, admin());
+    const db = openDatabase(t().url);
+    const second = await buildApp(testConfig(), { db });
+    try {
+      const readThere = async () => (await second.inject({ url: `/api/v1/embed/dashboard/${publicId}`, headers: viewer })).json<{ title: string; versionNumber: number }>();
+      // The second process reads (and keeps) version 1, with its widget's data.
+      expect(await readThere()).toMatchObject({ title: 'Before', versionNumber: 1 });
+      expect((await second.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/widgets/revenue/data`, headers: { ...viewer, 'content-type': 'application/json' }, payload: '{}' })).statusCode).toBe(200);
+      const read = await call('GET', `/api/v1/dashboards/${publicId}`, admin());
+      await call('PUT', `/api/v1/dashboards/${publicId}/draft`, { ...admin(), 'if-match': read.headers.etag as string }, revenueByMonth('After'));
+      expect((await call('POST', `/api/v1/dashboards/${publicId}/publish`, admin())).statusCode).toBe(200);
+      // PostgreSQL tells the other process at commit (LISTEN/NOTIFY); SQLite's other connection sees the commit.
+      await expect.poll(readThere, { timeout: 5_000, interval: 50 }).toMatchObject({ title: 'After', versionNumber: 2 });
+    } finally {
+      await second.close();
+      await db.close();
+    }
+  });
+});
