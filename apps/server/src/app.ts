@@ -27,6 +27,7 @@ import type { CommentStreamSettings } from './comments/comments.stream.js';
 import { dashboardRoutes } from './dashboards/dashboards.routes.js';
 import { deploymentRoutes } from './deployments/deployments.routes.js';
 import { dashboardAuthoringRoutes } from './dashboards/dashboards.authoring.routes.js';
+import { draftChecks } from './data/data.views.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
 import { dataRoutes } from './data/data.routes.js';
@@ -207,7 +208,7 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(webhookRoutes({ ...ctx, allowPrivate: webhooks.allowPrivate, resolveHost, sealer, wakeDelivery }));
   await app.register(deploymentRoutes({ ...ctx, sealer }));
   await app.register(auditRoutes(ctx));
-  await app.register(dashboardAuthoringRoutes(ctx));
+  await app.register(dashboardAuthoringRoutes({ ...ctx, checks: draftChecks(ctx) }));
   await app.register(embedRoutes(ctx, { distDir: options.embedDistDir, sourceMaps: config.embedSourceMaps }));
   await app.register(sdkRoutes({ distDir: options.sdkDistDir }));
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Described, ErrorResponse, Id, NoContent, Nullable } from '../core/core.schema.js';
-import type { ServiceContext } from '../db/db.context.js';
 import { requirePlatformUser } from '../http/http.auth.js';
 import { ifMatchRevision, sendEtag } from '../http/http.preconditions.js';
 import { Dashboard, DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
 import { archiveDashboard, createDashboard, listVersions, publishDraft, readAuthoredDashboard, replaceDraft, restoreVersion } from './dashboards.authoring.js';
-import type { AuthoredDashboard } from './dashboards.authoring.js';
+import type { AuthoredDashboard, AuthoringContext } from './dashboards.authoring.js';
 
 const SnapshotInput = Type.Object({
   ...Type.Omit(ReportSnapshot, ['id', 'reportId', 'versionNumber']).properties,
@@ -59,7 +58,7 @@ const security = [{ bearerAuth: [] }];
  * Issue 33's dashboard routes (docs/authoring.md "Dashboards"): create with a draft, read published and draft,
  * replace the draft over its If-Match revision, publish, list and restore versions, archive.
  */
-export function dashboardAuthoringRoutes(ctx: ServiceContext): FastifyPluginAsyncTypebox {
+export function dashboardAuthoringRoutes(ctx: AuthoringContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     const answer = (reply: { header(name: string, value: string): unknown }, dashboard: AuthoredDashboard) => {
       reply.header('etag', `"draft-${dashboard.draftRevision}"`);

@@ -5,11 +5,6 @@ import { insertAuditEvent } from '../audit/audit.store.js';
 import { AppError } from '../core/core.errors.js';
 import type { ErrorDetail } from '../core/core.errors.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
-import { dashboardProblems } from '../data/data.snapshot.js';
-import { policyAwareSqlProblem } from '../data/policy/policy.access.js';
-import { SemanticModel } from '../data/semantic/semantic.model.js';
-import type { SemanticView } from '../data/semantic/semantic.model.js';
-import { DEMO_SEMANTIC_VIEWS } from '../data/warehouse/warehouse.demo.js';
 import type { ServiceContext } from '../db/db.context.js';
 import { findFolder, findParentFolder, insertWorkspaceItem, selectReportIds } from '../workspace/workspace.store.js';
 import { parseJson, presentDashboard } from '../workspace/workspace.presenter.js';
@@ -25,6 +20,20 @@ import type { DashboardRow, DashboardVersionRow } from './dashboards.store.js';
 // draft, which viewers never see, and published versions, each kept whole: publishing makes the draft the next
 // version in one transaction, restoring copies a version into the draft. Admins edit every dashboard of the account;
 // a member edits the dashboards they created. Every write is in the audit log, in its own transaction.
+
+/**
+ * What the data path checks of a draft, given by app.ts (dashboards/ sits below data/, which reads dashboards): each
+ * way the deployment's model cannot run the dashboard, and why raw SQL cannot be policy-aware.
+ */
+export interface DraftChecks {
+  problems(accountId: number, deploymentId: number, config: DashboardConfig, snapshots: readonly ReportSnapshot[]): Promise<Array<{ widgetId: string; field: string; message: string }>>;
+  policyAwareSqlProblem(sql: string | null | undefined): string | undefined;
+}
+
+/** The authoring services' context: the database and clock, and the data path's checks. */
+export interface AuthoringContext extends ServiceContext {
+  checks: DraftChecks;
+}
 
 /** A report snapshot as an author writes it: its report (a REPORT of the deployment) is made at publish when absent. */
 export type SnapshotInput = Omit<ReportSnapshot, 'id' | 'reportId' | 'versionNumber'> & { reportId?: number | null };
@@ -87,17 +96,12 @@ function requireEditor(principal: PlatformUserPrincipal, row: DashboardRow): voi
   throw new AppError('forbidden', `dashboard ${row.public_id} is not yours to change: a member edits the dashboards they created`, 'Authorization');
 }
 
-async function modelOf(ctx: ServiceContext, accountId: number, deploymentId: number): Promise<SemanticModel> {
-  const deployment = await findDeployment(ctx.db, accountId, deploymentId);
-  return new SemanticModel(parseJson<SemanticView[]>(deployment?.semantic_views ?? null) ?? DEMO_SEMANTIC_VIEWS);
-}
-
 /**
  * The checks of a draft against its deployment, each at its JSON path: widget ids unique, a widget's `reportId` one
  * of the draft's snapshots, a snapshot's `reportId` a REPORT of the deployment, raw SQL only from an admin (it reads
  * any table), and every widget's query and members run on the model (data.snapshot's dashboardProblems).
  */
-async function checkDraft(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number, input: DraftInput): Promise<Draft> {
+async function checkDraft(ctx: AuthoringContext, principal: PlatformUserPrincipal, deploymentId: number, input: DraftInput): Promise<Draft> {
   const widgets = input.config.widgets ?? [];
   const snapshots = input.reportSnapshots ?? [];
   const seen = new Set<string>();
@@ -117,13 +121,12 @@ async function checkDraft(ctx: ServiceContext, principal: PlatformUserPrincipal,
     }
     if (typeof snapshot.sqlQuery === 'string') {
       if (!isAdmin(principal)) throw AppError.at('forbidden', `reportSnapshots[${s}].sqlQuery`, 'raw SQL can read any table of the data source: only an admin writes it');
-      const problem = (snapshot.meta as { policyAware?: unknown } | null | undefined)?.policyAware === true ? policyAwareSqlProblem(snapshot.sqlQuery) : undefined;
+      const problem = (snapshot.meta as { policyAware?: unknown } | null | undefined)?.policyAware === true ? ctx.checks.policyAwareSqlProblem(snapshot.sqlQuery) : undefined;
       if (problem !== undefined) throw AppError.at('invalid_body', `reportSnapshots[${s}].sqlQuery`, problem);
     }
   });
   const asShown = snapshots.map((snapshot, s): ReportSnapshot => ({ ...snapshot, id: s + 1, reportId: snapshot.reportId ?? -(s + 1), versionNumber: 1 }));
-  const model = await modelOf(ctx, principal.accountId, deploymentId);
-  const problems = dashboardProblems(model, input.config, asShown).map((p): ErrorDetail => {
+  const problems = (await ctx.checks.problems(principal.accountId, deploymentId, input.config, asShown)).map((p): ErrorDetail => {
     const w = widgets.findIndex((widget) => widget.id === p.widgetId);
     const widget = widgets[w]!;
     const s = widget.type === 'CHART' ? chartSnapshotIndex(widget, widgets, asShown) : -1;
@@ -168,7 +171,7 @@ const storedDraft = (draft: Draft, at: string) => ({
  * dashboard that has a draft and no published version yet. A member creates where they can reach.
  */
 export async function createDashboard(
-  ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number, input: DraftInput & { title: string; publicId?: string; folderId?: number },
+  ctx: AuthoringContext, principal: PlatformUserPrincipal, deploymentId: number, input: DraftInput & { title: string; publicId?: string; folderId?: number },
 ): Promise<AuthoredDashboard> {
   if ((await findDeployment(ctx.db, principal.accountId, deploymentId)) === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
   let folder: { id: number; depth: number } | null = null;
@@ -214,7 +217,7 @@ export async function readAuthoredDashboard(ctx: ServiceContext, principal: Plat
 }
 
 /** `PUT /api/v1/dashboards/{publicId}/draft`: the draft replaced over the revision `over` (If-Match). */
-export async function replaceDraft(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string, over: number | '*' | 'weak', input: DraftInput): Promise<AuthoredDashboard> {
+export async function replaceDraft(ctx: AuthoringContext, principal: PlatformUserPrincipal, publicId: string, over: number | '*' | 'weak', input: DraftInput): Promise<AuthoredDashboard> {
   const row = (await requireDashboard(ctx, principal, publicId)) as DashboardRow & { draft_revision: number };
   requireEditor(principal, row);
   const draft = await checkDraft(ctx, principal, row.deployment_id, input);
@@ -235,7 +238,7 @@ export async function replaceDraft(ctx: ServiceContext, principal: PlatformUserP
  * each snapshot without one (beside the workbook), the dashboard's config and snapshots, the version kept whole,
  * the draft cleared, the audit entry. Checked against the model as it is now; 409 without a draft.
  */
-export async function publishDraft(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string, over: number | '*' | 'weak' | undefined): Promise<AuthoredDashboard> {
+export async function publishDraft(ctx: AuthoringContext, principal: PlatformUserPrincipal, publicId: string, over: number | '*' | 'weak' | undefined): Promise<AuthoredDashboard> {
   const row = (await requireDashboard(ctx, principal, publicId)) as DashboardRow & { draft_document: string | null; draft_revision: number };
   requireEditor(principal, row);
   const stored = draftOf(row);

@@ -1,12 +1,20 @@
+import { findDeployment } from '../accounts/accounts.store.js';
+import type { DraftChecks } from '../dashboards/dashboards.authoring.js';
+import type { ServiceContext } from '../db/db.context.js';
+import { parseJson } from '../workspace/workspace.presenter.js';
 import { compileSemanticQuery } from './compiler/compiler.query.js';
+import { dashboardProblems } from './data.snapshot.js';
+import { policyAwareSqlProblem } from './policy/policy.access.js';
+import { DEMO_SEMANTIC_VIEWS } from './warehouse/warehouse.demo.js';
 import { accessPolicyProblem } from './policy/policy.access.js';
 import { withoutPolicies } from './policy/policy.query.js';
 import { preAggregationProblem } from './preagg/preagg.definitions.js';
 import { SemanticModel } from './semantic/semantic.model.js';
 import type { SemanticView } from './semantic/semantic.model.js';
 
-// The import's check of a deployment's semantic views (import/import.check.ts): it stands above the rooms of the
-// data path, since a view declares members (semantic/), access policies (policy/) and pre-aggregations (preagg/).
+// The checks of what authors write, above the rooms of the data path: the import's (and the model API's) check of a
+// deployment's semantic views, which declare members (semantic/), access policies (policy/) and pre-aggregations
+// (preagg/); and the dashboard draft checks that app.ts gives the authoring API (dashboards/ sits below data/).
 
 /**
  * Checks views beyond their JSON shape: unique names, joins to declared views, drill members that exist, access
@@ -47,4 +55,19 @@ export function semanticViewsProblem(views: readonly SemanticView[]): { path: st
     if (rollup !== undefined) return { path: `[${v}]${rollup.path}`, message: rollup.message };
   }
   return undefined;
+}
+
+/**
+ * The authoring API's checks of a dashboard draft (dashboards/dashboards.authoring.ts, given them by app.ts): what
+ * the deployment's model, as stored now, cannot run of it, and whether raw SQL can be policy-aware.
+ */
+export function draftChecks(ctx: ServiceContext): DraftChecks {
+  return {
+    problems: async (accountId, deploymentId, config, snapshots) => {
+      const deployment = await findDeployment(ctx.db, accountId, deploymentId);
+      const model = new SemanticModel(parseJson<SemanticView[]>(deployment?.semantic_views ?? null) ?? DEMO_SEMANTIC_VIEWS);
+      return dashboardProblems(model, config, snapshots);
+    },
+    policyAwareSqlProblem: (sql) => policyAwareSqlProblem(sql ?? undefined),
+  };
 }
