@@ -70,6 +70,13 @@ export default {
       to: { path: '^apps/server/src/dashboards/' },
     },
     {
+      name: 'dashboards-imports-no-data',
+      severity: 'error',
+      comment: "data/ reads dashboards (a widget's snapshot); the authoring API's checks of a draft against the model come to dashboards/ from app.ts (DraftChecks), so the arrow runs one way.",
+      from: { path: '^apps/server/src/dashboards/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^apps/server/src/data/' },
+    },
+    {
       name: 'no-test-code-in-production',
       severity: 'error',
       comment: 'Production code never imports a test or the test helpers.',

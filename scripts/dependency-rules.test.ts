@@ -37,7 +37,7 @@ describe('the dependency rules (npm run lint: dependency-cruiser)', () => {
     for (const root of roots) rmSync(root, { recursive: true, force: true });
   });
 
-  it('fail on an import circle, http/ or db/ importing a feature, core/ importing svc, and workspace/ importing dashboards/; pass a tree that keeps its floors', async () => {
+  it('fail on an import circle, http/ or db/ importing a feature, core/ importing svc, workspace/ importing dashboards/ and dashboards/ importing data/; pass a tree that keeps its floors', async () => {
     const broken = writeTree({
       'apps/server/src/data/data.model.ts': "import { compile } from './data.compiler.js';\nexport const model = compile;\n",
       'apps/server/src/data/data.compiler.ts': "import { model } from './data.model.js';\nexport const compile = () => model;\n",
@@ -46,6 +46,7 @@ describe('the dependency rules (npm run lint: dependency-cruiser)', () => {
       'apps/server/src/workspace/workspace.store.ts': 'export const list = 1;\n',
       'apps/server/src/workspace/workspace.service.ts': "import { read } from '../dashboards/dashboards.store.js';\nexport const listing = read;\n",
       'apps/server/src/dashboards/dashboards.store.ts': 'export const read = 1;\n',
+      'apps/server/src/dashboards/dashboards.authoring.ts': "import { compile } from '../data/data.compiler.js';\nexport const check = compile;\n",
       'apps/server/src/core/core.context.ts': "import { db } from '../db/db.database.js';\nexport const context = db;\n",
       'apps/embed/src/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
       'apps/embed/src/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
@@ -59,6 +60,7 @@ describe('the dependency rules (npm run lint: dependency-cruiser)', () => {
     expect(result.output).toContain('db-imports-no-feature: apps/server/src/db/db.database.ts → apps/server/src/workspace/workspace.store.ts');
     expect(result.output).toContain('core-imports-nothing-of-svc: apps/server/src/core/core.context.ts → apps/server/src/db/db.database.ts');
     expect(result.output).toContain('workspace-imports-no-dashboards: apps/server/src/workspace/workspace.service.ts → apps/server/src/dashboards/dashboards.store.ts');
+    expect(result.output).toContain('dashboards-imports-no-data: apps/server/src/dashboards/dashboards.authoring.ts → apps/server/src/data/data.compiler.ts');
 
     const sound = writeTree({
       'apps/server/src/core/core.errors.ts': 'export class AppError extends Error {}\n',
