@@ -39,4 +39,41 @@ describeEachDialect('@svc/client against a real server', (t) => {
     expect(failure).toBeInstanceOf(SvcApiError);
     expect(failure).toMatchObject({ status: 400, code: 'invalid_parameter', field: 'first' });
   });
+
+  it('authors through the API: a model read and its meta, a dashboard created, drafted over its revision, published, restored; errors carry their details', async () => {
+    const [deployment] = await client.listDeployments();
+    expect(deployment).toMatchObject({ id: deploymentId, modelRevision: 1 });
+    const model = await client.getDeployment(deploymentId);
+    expect(model.demoModel).toBe(true);
+    expect((await client.getMeta(deploymentId)).cubes.map((c) => c.name)).toEqual(['orders', 'customers', 'products']);
+
+    const chart = (title: string) => ({
+      title,
+      config: { widgets: [{ id: 'c', type: 'CHART', position: { x: 0, y: 0, w: 6, h: 4 } }] },
+      reportSnapshots: [{ title, kind: 'kpi', meta: { query: { measures: ['orders.count'] } } }],
+    });
+    const created = await client.createDashboard(deploymentId, { ...chart('One'), publicId: `client-${deploymentId}` });
+    expect(created).toMatchObject({ status: 'draft', published: null, draftRevision: 1 });
+    const stale = await client.replaceDraft(created.publicId, chart('Two'), { revision: 7 }).catch((e: unknown) => e);
+    expect(stale).toMatchObject({ status: 412, code: 'precondition_failed', field: 'If-Match' });
+    await client.publishDashboard(created.publicId);
+    const drafted = await client.replaceDraft(created.publicId, chart('Two'), { revision: (await client.getDashboard(created.publicId)).draftRevision });
+    expect(drafted).toMatchObject({ draft: { title: 'Two' }, published: { versionNumber: 1 } });
+    await client.publishDashboard(created.publicId);
+    expect((await client.listDashboardVersions(created.publicId)).map((v) => v.versionNumber)).toEqual([2, 1]);
+    expect((await client.restoreDashboardVersion(created.publicId, 1)).draft).toMatchObject({ title: 'One' });
+
+    // A model without orders.count would break the published chart: a 409 naming it in details.
+    const views = model.semanticViews.map((v) => (v.name === 'orders' ? { ...v, preAggregations: [], measures: (v.measures as Array<{ name: string }>).filter((m) => m.name !== 'count') } : v));
+    const breaking = await client.replaceModel(deploymentId, { semanticViews: views }, { revision: model.modelRevision }).catch((e: unknown) => e);
+    expect(breaking).toBeInstanceOf(SvcApiError);
+    expect((breaking as SvcApiError).details).toEqual([{ publicId: created.publicId, widgetId: 'c', field: 'meta.query.measures[0]', message: expect.stringContaining('orders.count') as string }]);
+    expect((await client.replaceModel(deploymentId, { semanticViews: model.semanticViews }, { revision: model.modelRevision })).modelRevision).toBe(2);
+
+    const actions: string[] = [];
+    for await (const event of client.auditEvents({ first: 2 })) actions.push(event.action);
+    expect(actions).toEqual(['model.replace', 'dashboard.restore', 'dashboard.publish', 'dashboard.draft', 'dashboard.publish', 'dashboard.create']);
+    await client.archiveDashboard(created.publicId);
+    expect((await client.getDashboard(created.publicId)).status).toBe('archived');
+  });
 });

@@ -1,5 +1,8 @@
 import { SvcApiError, isSvcErrorBody } from './errors.js';
-import type { WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery } from './types.js';
+import type {
+  AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment, DeploymentSummary, ModelInput, ModelMeta,
+  PageInfo, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
+} from './types.js';
 
 export interface SvcClientOptions {
   /** The tenant host, e.g. `https://analytics.example.com`. */
@@ -54,13 +57,94 @@ export class SvcClient {
     }
   }
 
+  /** The account's deployments. */
+  async listDeployments(): Promise<DeploymentSummary[]> {
+    return (await this.#call<{ items: DeploymentSummary[] }>('GET', '/api/v1/deployments')).items;
+  }
+
+  /** A deployment with its model (admins). */
+  async getDeployment(deploymentId: number): Promise<Deployment> {
+    return this.#call('GET', `/api/v1/deployments/${deploymentId}`);
+  }
+
+  /** What the model offers authors, in Cube's /v1/meta shape. */
+  async getMeta(deploymentId: number): Promise<ModelMeta> {
+    return this.#call('GET', `/api/v1/deployments/${deploymentId}/meta`);
+  }
+
+  /**
+   * Replaces the model over `revision` (the `modelRevision` read): a stale one throws a 412 SvcApiError; one that
+   * breaks published widgets a 409 whose `details` names each, unless `force`.
+   */
+  async replaceModel(deploymentId: number, model: ModelInput, options: { revision: number; force?: boolean }): Promise<Deployment> {
+    return this.#call('PUT', `/api/v1/deployments/${deploymentId}/model${options.force === true ? '?force=true' : ''}`, model, { 'if-match': `"model-${options.revision}"` });
+  }
+
+  /** A new dashboard with a draft (publish it for viewers to see it). */
+  async createDashboard(deploymentId: number, input: DashboardCreateInput): Promise<AuthoredDashboard> {
+    return this.#call('POST', `/api/v1/deployments/${deploymentId}/dashboards`, input);
+  }
+
+  /** A dashboard's published version and its draft. */
+  async getDashboard(publicId: string): Promise<AuthoredDashboard> {
+    return this.#call('GET', `/api/v1/dashboards/${encodeURIComponent(publicId)}`);
+  }
+
+  /** Replaces the draft over `revision` (the `draftRevision` read). */
+  async replaceDraft(publicId: string, draft: DashboardDraftInput, options: { revision: number }): Promise<AuthoredDashboard> {
+    return this.#call('PUT', `/api/v1/dashboards/${encodeURIComponent(publicId)}/draft`, draft, { 'if-match': `"draft-${options.revision}"` });
+  }
+
+  /** Makes the draft the next version. */
+  async publishDashboard(publicId: string): Promise<AuthoredDashboard> {
+    return this.#call('POST', `/api/v1/dashboards/${encodeURIComponent(publicId)}/publish`);
+  }
+
+  async listDashboardVersions(publicId: string): Promise<DashboardVersion[]> {
+    return (await this.#call<{ items: DashboardVersion[] }>('GET', `/api/v1/dashboards/${encodeURIComponent(publicId)}/versions`)).items;
+  }
+
+  /** Copies version `versionNumber` into the draft. */
+  async restoreDashboardVersion(publicId: string, versionNumber: number): Promise<AuthoredDashboard> {
+    return this.#call('POST', `/api/v1/dashboards/${encodeURIComponent(publicId)}/versions/${versionNumber}/restore`);
+  }
+
+  /** Archives the dashboard (its comments, versions and draft stay). */
+  async archiveDashboard(publicId: string): Promise<void> {
+    await this.#call('DELETE', `/api/v1/dashboards/${encodeURIComponent(publicId)}`);
+  }
+
+  /** Every audit event of the account, newest first, page after page (admins). */
+  async *auditEvents(options: { first?: number } = {}): AsyncGenerator<AuditEvent> {
+    let after: string | undefined;
+    for (;;) {
+      const params = new URLSearchParams();
+      if (options.first !== undefined) params.set('first', String(options.first));
+      if (after !== undefined) params.set('after', after);
+      const qs = params.toString();
+      const page = await this.#call<{ items: AuditEvent[]; pageInfo: PageInfo }>('GET', `/api/v1/audit${qs ? `?${qs}` : ''}`);
+      yield* page.items;
+      if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) return;
+      after = page.pageInfo.endCursor;
+    }
+  }
+
   async #get<T>(path: string): Promise<T> {
-    const response = await this.#fetch(`${this.#baseUrl}${path}`, { headers: { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' } });
-    const body: unknown = await response.json().catch(() => undefined);
+    return this.#call('GET', path);
+  }
+
+  async #call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    const response = await this.#fetch(`${this.#baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (response.status === 204) return undefined as T;
+    const answer: unknown = await response.json().catch(() => undefined);
     if (!response.ok) {
-      if (isSvcErrorBody(body)) throw new SvcApiError(body.error.status, body.error.code, body.error.message, body.error.field);
+      if (isSvcErrorBody(answer)) throw new SvcApiError(answer.error.status, answer.error.code, answer.error.message, answer.error.field, answer.error.details);
       throw new SvcApiError(response.status, 'http_error', `svc answered ${response.status}`);
     }
-    return body as T;
+    return answer as T;
   }
 }

@@ -1,6 +1,14 @@
 /** The error body every non-2xx svc answer carries. */
 export interface SvcErrorBody {
-  error: { status: number; code: string; message: string; field?: string };
+  error: { status: number; code: string; message: string; field?: string; details?: SvcErrorDetail[] };
+}
+
+/** One thing at fault of several (a widget a model change would break): where, why, and whose. */
+export interface SvcErrorDetail {
+  field: string;
+  message: string;
+  publicId?: string;
+  widgetId?: string;
 }
 
 /**
@@ -13,13 +21,16 @@ export class SvcApiError extends Error {
   readonly status: number;
   readonly code: string;
   readonly field: string | undefined;
+  /** Each thing at fault, when svc names several (`error.details`). */
+  readonly details: readonly SvcErrorDetail[] | undefined;
 
-  constructor(status: number, code: string, message: string, field?: string) {
+  constructor(status: number, code: string, message: string, field?: string, details?: readonly SvcErrorDetail[]) {
     super(message);
     this.name = 'SvcApiError';
     this.status = status;
     this.code = code;
     this.field = field;
+    this.details = details;
   }
 }
 

@@ -1,5 +1,7 @@
 export { SvcClient } from './client.js';
 export type { SvcClientOptions } from './client.js';
 export { SvcApiError, isSvcErrorBody } from './errors.js';
-export type { SvcErrorBody } from './errors.js';
-export type { PageInfo, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';
+export type { SvcErrorBody, SvcErrorDetail } from './errors.js';
+export type {
+  AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment, DeploymentSummary, MetaMember, ModelInput, ModelMeta,
+  PageInfo, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';

@@ -53,3 +53,93 @@ export interface WorkspaceQuery {
   first?: number;
   after?: string;
 }
+
+// The authoring API (docs/authoring.md). Semantic views, dashboard configs and report snapshots are kept open here:
+// their shapes are the import file's (docs/import.md) and the OpenAPI document's.
+
+export interface DeploymentSummary {
+  id: number;
+  name: string;
+  createdAt: string;
+  /** The model's revision: a change names it (`revision` of replaceModel). */
+  modelRevision: number;
+}
+
+export interface Deployment extends DeploymentSummary {
+  /** Its secrets (a PostgreSQL password) shown as `****`; sent back as read, the current one is kept. */
+  dataSource: { type: string } & Record<string, unknown>;
+  semanticViews: Array<Record<string, unknown>>;
+  demoModel: boolean;
+}
+
+export interface ModelInput {
+  semanticViews: Array<Record<string, unknown>>;
+  dataSource?: { type: string } & Record<string, unknown>;
+}
+
+export interface MetaMember {
+  name: string;
+  title: string;
+  shortTitle: string;
+  type: string;
+  aggType?: string;
+  format?: string;
+  decimalPlaces?: number | null;
+  primaryKey?: boolean;
+}
+
+/** Cube's /v1/meta shape. */
+export interface ModelMeta {
+  modelRevision: number;
+  cubes: Array<{
+    name: string; title: string; type: string; measures: MetaMember[]; dimensions: MetaMember[]; segments: MetaMember[];
+    joins: Array<{ name: string; relationship: string }>; drillMembers: string[];
+    preAggregations: Array<{ name: string; measures: string[]; dimensions: string[]; timeDimension: string | null; granularity: string | null }>;
+  }>;
+}
+
+export interface DashboardDraftInput {
+  title?: string | null;
+  description?: string | null;
+  allowEmbed?: boolean;
+  config: Record<string, unknown>;
+  reportSnapshots?: Array<Record<string, unknown>>;
+}
+
+export interface DashboardCreateInput extends DashboardDraftInput {
+  title: string;
+  publicId?: string;
+  folderId?: number;
+}
+
+export interface AuthoredDashboard {
+  publicId: string;
+  deploymentId: number;
+  workbookId: number;
+  status: 'draft' | 'published' | 'archived';
+  createdBy: number | null;
+  /** SPEC A's Dashboard as viewers see it, or null before the first publish. */
+  published: (Record<string, unknown> & { versionNumber: number }) | null;
+  draft: (Required<Pick<DashboardDraftInput, 'config'>> & { title: string | null; description: string | null; allowEmbed: boolean; reportSnapshots: Array<Record<string, unknown>> }) | null;
+  /** The draft's revision: a change names it (`revision` of replaceDraft). */
+  draftRevision: number;
+}
+
+export interface DashboardVersion {
+  versionNumber: number;
+  title: string | null;
+  publishedAt: string;
+  publishedBy: number | null;
+  current: boolean;
+}
+
+export interface AuditEvent {
+  id: number;
+  at: string;
+  actor: { userId: number | null; email: string | null };
+  action: string;
+  target: { type: string; id: string };
+  fromVersion: number | null;
+  toVersion: number | null;
+  detail: Record<string, unknown>;
+}
