@@ -326,6 +326,7 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     listDashboardVersions: { path: mainDashboard },
     restoreDashboardVersion: { path: { ...mainDashboard, versionNumber: 1 } },
     archiveDashboard: { path: { publicId: id('archivable') } },
+    previewQuery: { path: { deploymentId: prod }, body: { query: { measures: ['orders.count'], dimensions: ['orders.status'] } } },
     getDeployment: { path: { deploymentId: prod } },
     getDeploymentMeta: { path: { deploymentId: prod } },
     replaceDeploymentModel: { path: { deploymentId: main.refs.authoring! }, headers: { 'if-match': '*' }, body: { semanticViews: DEMO_SEMANTIC_VIEWS } },

@@ -70,6 +70,10 @@ describeEachDialect('@svc/client against a real server', (t) => {
     expect((breaking as SvcApiError).details).toEqual([{ publicId: created.publicId, widgetId: 'c', field: 'meta.query.measures[0]', message: expect.stringContaining('orders.count') as string }]);
     expect((await client.replaceModel(deploymentId, { semanticViews: model.semanticViews }, { revision: model.modelRevision })).modelRevision).toBe(2);
 
+    const preview = await client.previewQuery(deploymentId, { query: { measures: ['orders.count'] } });
+    expect(preview.rows.length).toBe(1);
+    expect(preview.statement?.on).toBe('warehouse');
+
     const actions: string[] = [];
     for await (const event of client.auditEvents({ first: 2 })) actions.push(event.action);
     expect(actions).toEqual(['model.replace', 'dashboard.restore', 'dashboard.publish', 'dashboard.draft', 'dashboard.publish', 'dashboard.create']);

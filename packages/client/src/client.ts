@@ -1,7 +1,7 @@
 import { SvcApiError, isSvcErrorBody } from './errors.js';
 import type {
   AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment, DeploymentSummary, ModelInput, ModelMeta,
-  PageInfo, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
+  PageInfo, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
 
 export interface SvcClientOptions {
@@ -112,6 +112,14 @@ export class SvcClient {
   /** Archives the dashboard (its comments, versions and draft stay). */
   async archiveDashboard(publicId: string): Promise<void> {
     await this.#call('DELETE', `/api/v1/dashboards/${encodeURIComponent(publicId)}`);
+  }
+
+  /**
+   * Runs a semantic query (or a report snapshot) on a deployment as yourself, or (admins) `asViewer`, through the
+   * viewers' policy step; an admin's answer carries the statement that ran.
+   */
+  async previewQuery(deploymentId: number, request: QueryPreviewRequest): Promise<QueryPreview> {
+    return this.#call('POST', `/api/v1/deployments/${deploymentId}/query`, request);
   }
 
   /** Every audit event of the account, newest first, page after page (admins). */

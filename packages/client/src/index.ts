@@ -4,4 +4,4 @@ export { SvcApiError, isSvcErrorBody } from './errors.js';
 export type { SvcErrorBody, SvcErrorDetail } from './errors.js';
 export type {
   AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment, DeploymentSummary, MetaMember, ModelInput, ModelMeta,
-  PageInfo, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';
+  PageInfo, QueryPreview, QueryPreviewRequest, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';

@@ -143,3 +143,24 @@ export interface AuditEvent {
   toVersion: number | null;
   detail: Record<string, unknown>;
 }
+
+export interface QueryPreviewRequest {
+  /** A semantic query; or `snapshot`, a report snapshot as a draft holds it. */
+  query?: Record<string, unknown>;
+  snapshot?: Record<string, unknown>;
+  /** Admins only: as Generate Session would have made the viewer. */
+  asViewer?: { securityContext?: Record<string, unknown>; userAttributes?: Record<string, unknown>; groups?: string[]; embedTenantName?: string };
+  timezone?: string;
+  force?: boolean;
+}
+
+export interface QueryPreview {
+  columns: Array<{ name: string; member: string; title: string; type: string; kind: 'measure' | 'dimension' }>;
+  rows: unknown[][];
+  truncated: boolean;
+  timezone: string;
+  source: string;
+  ignoredFilters: string[];
+  /** Admins only: the statement that ran, and where. */
+  statement?: { sql: string; parameters: unknown[]; on: string };
+}

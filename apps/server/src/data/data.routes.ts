@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireAuthenticated } from '../http/http.auth.js';
-import { ErrorResponse } from '../core/core.schema.js';
+import { requireAuthenticated, requirePlatformUser } from '../http/http.auth.js';
+import { Described, ErrorResponse, Id } from '../core/core.schema.js';
 import { answerQuestion } from './data.ai.js';
 import type { AiQueryRequest, AiSettings } from './data.ai.js';
-import { AiAnswer, AiQueryBody, AppQueryBody, AppQueryResult, CheckedFilters, CheckFiltersBody, WidgetDataBody, WidgetDataResponse } from './data.schema.js';
+import { AiAnswer, AiQueryBody, AppQueryBody, AppQueryResult, CheckedFilters, CheckFiltersBody, PreviewBody, PreviewResult, WidgetDataBody, WidgetDataResponse } from './data.schema.js';
+import { previewQuery } from './data.preview.js';
+import type { PreviewRequest } from './data.preview.js';
 import { appQuery, checkFilters, widgetData } from './data.service.js';
 import type { WidgetDataRequest } from './data.service.js';
 import type { ViewerFilterValue } from './data.viewer.js';
@@ -35,6 +37,19 @@ export function dataRoutes(dc: DataContext, ai: AiSettings): FastifyPluginAsyncT
         response: { 200: CheckedFilters, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse },
       },
     }, async (request) => checkFilters(dc, requireAuthenticated(request), request.params.publicId, request.body as { filters: Record<string, ViewerFilterValue>; timezone?: string }));
+
+    app.post('/api/v1/deployments/:deploymentId/query', {
+      schema: {
+        operationId: 'previewQuery', tags: ['Authoring'], security: [{ bearerAuth: [] }],
+        summary: 'Run a semantic query or a report snapshot on a deployment, as yourself or (admins) as a viewer would see it',
+        params: Type.Object({ deploymentId: Id }),
+        body: PreviewBody,
+        response: {
+          200: Described(PreviewResult, 'The rows, in the widget data answer\'s shape; the statement that ran, for admins'),
+          400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse, 504: ErrorResponse,
+        },
+      },
+    }, async (request) => previewQuery(dc, requirePlatformUser(request), request.params.deploymentId, request.body as PreviewRequest));
 
     app.post('/api/v1/embed/dashboard/:publicId/query', {
       schema: {

@@ -26,6 +26,21 @@ export async function runSemanticQuery(dc: DataContext, scope: DataScope, query:
   return runPlan(dc, scope, planQuery(applyPolicies(scope.access, query, root), { ...planSettings(dc, scope), root }));
 }
 
+/** The statement a plan runs, where: what an admin's preview shows (data.preview.ts). */
+export interface PlannedStatement {
+  sql: string;
+  parameters: readonly unknown[];
+  /** `warehouse`, or `rollup:<view>.<name>`. */
+  on: string;
+}
+
+/** runSemanticQuery, with the statement its plan chose. */
+export async function runExplainedQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root: string): Promise<SourcedResult & { statement: PlannedStatement }> {
+  const plan = planQuery(applyPolicies(scope.access, query, root), { ...planSettings(dc, scope), root });
+  const statement = { sql: plan.compiled.sql, parameters: plan.compiled.parameters, on: plan.kind === 'rollup' ? `rollup:${plan.name}` : 'warehouse' };
+  return { ...(await runPlan(dc, scope, plan)), statement };
+}
+
 /** How many rows a viewer's query has, under its access policies, through the result cache. */
 export async function countRows(dc: DataContext, scope: DataScope, query: SemanticQuery): Promise<number> {
   const plan = planQuery(applyPolicies(scope.access, query), { ...planSettings(dc, scope), countRows: true });

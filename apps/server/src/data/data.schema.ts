@@ -122,3 +122,33 @@ export const CheckedFilters = Type.Object(
   },
   { title: 'CheckedFilters' },
 );
+
+export const PreviewBody = Type.Object(
+  {
+    query: Type.Optional(SemanticQuery),
+    snapshot: Type.Optional(Type.Object({
+      meta: Type.Optional(Nullable(Type.Object({ query: Type.Optional(SemanticQuery) }, { additionalProperties: true }))),
+      sqlQuery: Type.Optional(Nullable(Type.String({ maxLength: 100_000 }))),
+    }, { additionalProperties: true, description: 'A report snapshot as a draft holds it: its meta.query, or its sqlQuery (admins)' })),
+    asViewer: Type.Optional(Type.Object({
+      securityContext: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Type.Unknown())),
+      userAttributes: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Type.Unknown())),
+      groups: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 })),
+      embedTenantName: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    }, { additionalProperties: false, description: 'Run it as this viewer would see it, as Generate Session would have made them (admins only)' })),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    force: Type.Optional(Type.Boolean({ description: 'Past the result cache' })),
+  },
+  { additionalProperties: false, title: 'QueryPreviewRequest' },
+);
+
+export const PreviewResult = Type.Object(
+  {
+    columns: Type.Array(ResultColumn), rows: Type.Array(Type.Array(Type.Unknown())), truncated: Type.Boolean(), timezone: Type.String(), source: AnswerSource,
+    ignoredFilters: Type.Array(Type.String()),
+    statement: Type.Optional(Type.Object({
+      sql: Type.String(), parameters: Type.Array(Type.Unknown()), on: Type.String({ description: '`warehouse`, or `rollup:<view>.<name>`' }),
+    }, { description: 'The statement that ran (admins only)' })),
+  },
+  { title: 'QueryPreview' },
+);
