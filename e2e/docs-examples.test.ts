@@ -147,7 +147,9 @@ shellSuite.each(curlDocuments)('the curl examples of %s, against the demo', (doc
 
 /** The publicIds the docs name, but those an import example of the docs defines for itself. */
 function namedDashboards(): string[] {
-  const own = new Set(blocks.filter((b) => b.mark?.kind === 'import').flatMap((b) => [...b.text.matchAll(/"publicId":\s*"([A-Za-z0-9_-]+)"/g)].map((m) => m[1]!)));
+  // A document's own dashboards: those its import blocks hold, and those its examples create through the authoring API.
+  const creates = (b: Block) => b.mark?.kind === 'import' || (isCurlBlock(b) && /-X POST \S*\/api\/v1\/deployments\/\d+\/dashboards\b/.test(b.text));
+  const own = new Set(blocks.filter(creates).flatMap((b) => [...b.text.matchAll(/"publicId":\s*"([A-Za-z0-9_-]+)"/g)].map((m) => m[1]!)));
   const named = DOCUMENTS.flatMap((document) => [...readFileSync(new URL(document, ROOT), 'utf8').matchAll(/(?:embed\/dashboard\/|publicId["']?:\s*["']|dashboards["']?:\s*\[\s*["'])([A-Za-z0-9_-]+)/g)].map((m) => m[1]!));
   return [...new Set(named)].filter((id) => !own.has(id)).sort();
 }

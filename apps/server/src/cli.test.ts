@@ -401,7 +401,7 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
   describe('svc with a wrong command line', () => {
     // Every mistake is one line on stderr, a sentence naming what is wrong, with exit code 1 and nothing on stdout.
     const MISTAKES: Array<{ args: string[]; says: string }> = [
-      { args: ['frobnicate'], says: 'svc: unknown command "frobnicate"; the commands are serve, import, migrate, keys create, preagg build, preagg status (svc --help describes them)' },
+      { args: ['frobnicate'], says: 'svc: unknown command "frobnicate"; the commands are serve, import, export, migrate, keys create, preagg build, preagg status (svc --help describes them)' },
       { args: ['import'], says: 'svc import: FILE.json is missing; svc import --help shows the usage' },
       { args: ['import', 'a.json', 'b.json'], says: 'svc import: takes FILE.json only, got also "b.json"; svc import --help shows the usage' },
       { args: ['import', '/missing.json'], says: 'svc import: the file /missing.json does not exist' },

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { formatHelp, parseCommand, synopsis, UsageError } from './cli.args.js';
 import type { CommandSpec, OptionSpec } from './cli.args.js';
+import { exportAccounts } from './import/import.export.js';
 import { importFile, ImportError } from './import/import.js';
 import { generateApiKey } from './accounts/accounts.keys.js';
 import { digestSecret } from './core/core.digest.js';
@@ -42,6 +43,13 @@ const IMPORT: CommandSpec = {
   options: { db: DB_OPTION },
 };
 
+const EXPORT: CommandSpec = {
+  name: 'export',
+  summary: 'Prints the accounts (or one) as an import file on stdout: what svc import reads (docs/import.md "Export").\nAPI keys and passwords are left out; a PostgreSQL password is shown as ****, which svc import refuses until it is given back.',
+  positionals: [],
+  options: { account: { type: 'string', value: 'TENANT', description: 'only the account of this tenant name' }, db: DB_OPTION },
+};
+
 const MIGRATE: CommandSpec = {
   name: 'migrate',
   summary: 'Brings the database schema up to date (serve does it too, at start).',
@@ -78,7 +86,7 @@ const PREAGG_STATUS: CommandSpec = {
   options: { deployment: { type: 'string', value: 'ID', description: 'only this deployment\'s' }, db: DB_OPTION },
 };
 
-const COMMANDS = [SERVE, IMPORT, MIGRATE, KEYS_CREATE, PREAGG_BUILD, PREAGG_STATUS];
+const COMMANDS = [SERVE, IMPORT, EXPORT, MIGRATE, KEYS_CREATE, PREAGG_BUILD, PREAGG_STATUS];
 
 const USAGE = `usage: svc <command> [options]
 
@@ -263,6 +271,17 @@ async function runImport(args: string[]): Promise<number> {
   }
 }
 
+async function runExport(args: string[]): Promise<number> {
+  const parsed = parseOrHelp(EXPORT, args);
+  if (parsed === undefined) return 0;
+  const config = loadConfig();
+  const tenant = parsed.values.account as string | undefined;
+  const file = await withDatabase(databaseUrl(parsed.values.db, config), (db) => exportAccounts(db.kysely, new Sealer(config.encryptionKeys), tenant));
+  if (tenant !== undefined && file.accounts.length === 0) throw new CliError(`there is no account with tenant name "${tenant}"`);
+  process.stdout.write(`${JSON.stringify(file, null, 2)}\n`);
+  return 0;
+}
+
 /** The import file's JSON; a file that is missing, unreadable or not JSON is one CliError naming it. */
 function readImportFile(path: string): unknown {
   let text: string;
@@ -375,7 +394,7 @@ async function runPreagg(args: string[]): Promise<number> {
 }
 
 const HELP_OF: Record<string, CommandSpec> = {
-  serve: SERVE, import: IMPORT, migrate: MIGRATE, keys: KEYS_CREATE, 'keys create': KEYS_CREATE, 'preagg build': PREAGG_BUILD, 'preagg status': PREAGG_STATUS,
+  serve: SERVE, import: IMPORT, export: EXPORT, migrate: MIGRATE, keys: KEYS_CREATE, 'keys create': KEYS_CREATE, 'preagg build': PREAGG_BUILD, 'preagg status': PREAGG_STATUS,
 };
 
 async function runCommand(command: string | undefined, args: string[]): Promise<number> {
@@ -384,6 +403,8 @@ async function runCommand(command: string | undefined, args: string[]): Promise<
       return serve(args);
     case 'import':
       return runImport(args);
+    case 'export':
+      return runExport(args);
     case 'migrate':
       return runMigrate(args);
     case 'keys':

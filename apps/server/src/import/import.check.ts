@@ -179,8 +179,20 @@ function checkGroups(claims: FileClaims, users: ReadonlySet<string>, groups: Imp
   return refs;
 }
 
+/** A PostgreSQL URL whose password is svc's redaction (an exported file's). */
+function redactedPassword(url: string): boolean {
+  try {
+    return decodeURIComponent(new URL(url).password) === '****';
+  } catch {
+    return false;
+  }
+}
+
 function checkDeployment(account: AccountRefs, deployment: ImportDeployment, dp: string): void {
   claimRef(account.file, deployment.ref, dp);
+  if (deployment.dataSource?.type === 'postgres' && redactedPassword(deployment.dataSource.url)) {
+    throw new ImportError(`${dp}.dataSource.url`, 'the password is ****, as svc export writes it: put the password itself here');
+  }
   if (deployment.dataSource?.type === 'duckdb') {
     const problem = duckDbSourceProblem(deployment.dataSource);
     if (problem !== undefined) throw new ImportError(`${dp}.dataSource${problem.path}`, problem.message);
