@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { selectAccountRows, selectAccountsToExport } from './import.store.js';
 import type { Sealer } from '../core/core.sealed.js';
 import { openDataSource, redactDataSource } from '../data/warehouse/warehouse.sources.js';
 import type { Database } from '../db/db.schema.js';
@@ -22,27 +23,19 @@ const isEmptyObject = (value: unknown) => typeof value === 'object' && value !==
 
 /** The accounts of the database (or the one of `tenantName`) as an import file. */
 export async function exportAccounts(db: Kysely<Database>, sealer: Sealer, tenantName?: string): Promise<ImportFile> {
-  let query = db.selectFrom('accounts').selectAll().orderBy('id');
-  if (tenantName !== undefined) query = query.where('tenant_name', '=', tenantName);
-  const accounts = await query.execute();
   const out: ImportAccount[] = [];
-  for (const account of accounts) out.push(await exportAccount(db, sealer, account));
+  for (const account of await selectAccountsToExport(db, tenantName)) out.push(exportAccount(sealer, account, await selectAccountRows(db, account.id)));
   return { accounts: out };
 }
 
-async function exportAccount(db: Kysely<Database>, sealer: Sealer, account: { id: number; name: string; tenant_name: string; settings: string }): Promise<ImportAccount> {
-  const accountId = account.id;
-  const users = await db.selectFrom('users').select(['id', 'email', 'first_name', 'picture', 'role']).where('account_id', '=', accountId).orderBy('id').execute();
+type AccountRows = Awaited<ReturnType<typeof selectAccountRows>>;
+
+function exportAccount(sealer: Sealer, account: { id: number; name: string; tenant_name: string; settings: string }, rows: AccountRows): ImportAccount {
+  const { users, groups, members, deployments, tenants, embedUsers } = rows;
   const userRef = new Map(users.map((u, i) => [u.id, `user-${i + 1}`]));
-  const groups = await db.selectFrom('groups').select(['id', 'name']).where('account_id', '=', accountId).orderBy('id').execute();
   const groupRef = new Map(groups.map((g, i) => [g.id, `group-${i + 1}`]));
-  const members = await db.selectFrom('group_members').select(['group_id', 'user_id']).where('account_id', '=', accountId).orderBy('user_id').execute();
-  const deployments = await db.selectFrom('deployments').select(['id', 'name', 'data_source', 'semantic_views']).where('account_id', '=', accountId).orderBy('id').execute();
   const refs = { next: 1 };
-  const exported = [];
-  for (const [d, deployment] of deployments.entries()) exported.push(await exportDeployment(db, sealer, accountId, deployment, `deployment-${d + 1}`, userRef, groupRef, refs));
-  const tenants = await db.selectFrom('embed_tenants').select(['id', 'name']).where('account_id', '=', accountId).orderBy('id').execute();
-  const embedUsers = await db.selectFrom('embed_users').select(['embed_tenant_id', 'external_id', 'username', 'email', 'first_name']).where('account_id', '=', accountId).orderBy('id').execute();
+  const exported = deployments.map((deployment, d) => exportDeployment(sealer, rows, deployment, `deployment-${d + 1}`, userRef, groupRef, refs));
   const settings = parse<Record<string, unknown>>(account.settings) ?? {};
   return compact({
     name: account.name,
@@ -62,17 +55,14 @@ async function exportAccount(db: Kysely<Database>, sealer: Sealer, account: { id
   }) as ImportAccount;
 }
 
-async function exportDeployment(
-  db: Kysely<Database>, sealer: Sealer, accountId: number, deployment: { id: number; name: string; data_source: string | null; semantic_views: string | null },
+function exportDeployment(
+  sealer: Sealer, rows: AccountRows, deployment: AccountRows['deployments'][number],
   ref: string, userRef: Map<number, string>, groupRef: Map<number, string>, refs: { next: number },
 ) {
-  const items = await db.selectFrom('workspace_items').selectAll().where('account_id', '=', accountId).where('deployment_id', '=', deployment.id).orderBy('id').execute();
+  const { grants, snapshots, views, favorites } = rows;
+  const items = rows.items.filter((item) => item.deployment_id === deployment.id);
   const itemRef = new Map(items.map((item) => [item.id, `item-${refs.next++}`]));
-  const grants = await db.selectFrom('item_grants').select(['item_id', 'user_id', 'group_id']).where('account_id', '=', accountId).orderBy('id').execute();
-  const dashboards = await db.selectFrom('dashboards').selectAll().where('account_id', '=', accountId).where('deployment_id', '=', deployment.id).execute();
-  const snapshots = await db.selectFrom('report_snapshots').selectAll().where('account_id', '=', accountId).orderBy('dashboard_id').orderBy('position').execute();
-  const views = await db.selectFrom('item_views').select(['user_id', 'item_id', 'viewed_at']).where('account_id', '=', accountId).orderBy('user_id').orderBy('item_id').execute();
-  const favorites = await db.selectFrom('item_favorites').select(['user_id', 'item_id']).where('account_id', '=', accountId).orderBy('user_id').orderBy('item_id').execute();
+  const dashboards = rows.dashboards.filter((d) => d.deployment_id === deployment.id);
 
   const dashboardOf = (workbookId: number): ImportDashboard | undefined => {
     const row = dashboards.find((d) => d.workbook_id === workbookId);

@@ -1,4 +1,4 @@
-import type { Insertable, Transaction } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/db.schema.js';
 
 // The import's SQL (DESIGN.md "The import file"). It writes a whole account, every table of it, inside the one
@@ -107,3 +107,30 @@ export async function insertEmbedTenant(trx: Transaction<Database>, row: Row<'em
 export async function insertEmbedUser(trx: Transaction<Database>, row: Row<'embed_users'>): Promise<number> {
   return (await trx.insertInto('embed_users').values(row).returning('id').executeTakeFirstOrThrow()).id;
 }
+
+// The export's reads (import.export.ts): every row of an account that the import file carries, in id order.
+
+export async function selectAccountsToExport(db: Kysely<Database>, tenantName?: string) {
+  let query = db.selectFrom('accounts').select(['id', 'name', 'tenant_name', 'settings']).orderBy('id');
+  if (tenantName !== undefined) query = query.where('tenant_name', '=', tenantName);
+  return query.execute();
+}
+
+export async function selectAccountRows(db: Kysely<Database>, accountId: number) {
+  const [users, groups, members, deployments, tenants, embedUsers, items, grants, dashboards, snapshots, views, favorites] = await Promise.all([
+    db.selectFrom('users').select(['id', 'email', 'first_name', 'picture', 'role']).where('account_id', '=', accountId).orderBy('id').execute(),
+    db.selectFrom('groups').select(['id', 'name']).where('account_id', '=', accountId).orderBy('id').execute(),
+    db.selectFrom('group_members').select(['group_id', 'user_id']).where('account_id', '=', accountId).orderBy('user_id').execute(),
+    db.selectFrom('deployments').select(['id', 'name', 'data_source', 'semantic_views']).where('account_id', '=', accountId).orderBy('id').execute(),
+    db.selectFrom('embed_tenants').select(['id', 'name']).where('account_id', '=', accountId).orderBy('id').execute(),
+    db.selectFrom('embed_users').select(['embed_tenant_id', 'external_id', 'username', 'email', 'first_name']).where('account_id', '=', accountId).orderBy('id').execute(),
+    db.selectFrom('workspace_items').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
+    db.selectFrom('item_grants').select(['item_id', 'user_id', 'group_id']).where('account_id', '=', accountId).orderBy('id').execute(),
+    db.selectFrom('dashboards').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
+    db.selectFrom('report_snapshots').selectAll().where('account_id', '=', accountId).orderBy('dashboard_id').orderBy('position').execute(),
+    db.selectFrom('item_views').select(['user_id', 'item_id', 'viewed_at']).where('account_id', '=', accountId).orderBy('user_id').orderBy('item_id').execute(),
+    db.selectFrom('item_favorites').select(['user_id', 'item_id']).where('account_id', '=', accountId).orderBy('user_id').orderBy('item_id').execute(),
+  ]);
+  return { users, groups, members, deployments, tenants, embedUsers, items, grants, dashboards, snapshots, views, favorites };
+}
+
