@@ -105,6 +105,8 @@ describeEachDialect('dashboards through the authoring API', (t) => {
     expect(stale.statusCode).toBe(412);
     expect((await call('GET', `/api/v1/dashboards/${publicId}`, admin())).json()).toMatchObject({ draft: { title: 'Revenue by month' }, draftRevision: 1 });
     expect((await call('POST', `/api/v1/dashboards/${publicId}/publish`, { ...admin(), 'if-match': '"draft-2"' })).statusCode).toBe(412);
+    const huge = await call('PUT', `/api/v1/dashboards/${publicId}/draft`, { ...admin(), 'if-match': '"draft-1"' }, { ...revenueByMonth(), description: 'x'.repeat(1_100_000) });
+    expect(huge.statusCode).toBe(413);
   });
 
   it('refuses bad input at its JSON path, with 404 and 409 where they belong, and writes nothing', async () => {

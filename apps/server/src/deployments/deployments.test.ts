@@ -155,6 +155,13 @@ describeEachDialect('the model through the authoring API', (t) => {
     expect(await etag(s.refs.plain!)).toBe(tag);
   });
 
+  it('refuses a body over the 1 MiB limit with a 413, before reading it', async () => {
+    const huge = { semanticViews: views(), padding: 'x'.repeat(1_100_000) };
+    const res = await put(s.refs.plain!, huge, { ...admin(), 'if-match': await etag(s.refs.plain!) });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toMatchObject({ error: { status: 413, code: 'payload_too_large' } });
+  });
+
   it('lets only admins replace a model: a member\'s key is a 403, and writes nothing', async () => {
     const res = await put(s.refs.plain!, { semanticViews: views() }, { ...bearer(s.keys.bob!), 'if-match': await etag(s.refs.plain!) });
     expect(res.statusCode).toBe(403);
