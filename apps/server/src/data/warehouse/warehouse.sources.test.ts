@@ -279,6 +279,8 @@ async function walkEveryRoute(app: FastifyInstance, file: DemoFile, refs: Record
     deploymentId: [deploymentId], workbookId: [workbookId], itemId: [workbookId],
     commentId: [comment.json().id], endpointId: [endpoint.json().id], deliveryId: [deliveries.json().items[0]?.id ?? 1],
     id: [embedUsers.find((user) => user.externalId.startsWith('to-delete-'))!.id],
+    // The authoring API: the demo's dashboards were imported published, as version 1.
+    versionNumber: [1],
   };
   const bodies: Record<string, () => Promise<unknown> | unknown> = {
     login: () => ({ email: adminEmail, password }),
