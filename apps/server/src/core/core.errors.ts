@@ -83,6 +83,14 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * A 412 for a change made over a revision that is no longer current (the authoring API's If-Match): `kind` is the
+ * ETag's kind (`model`, `draft`), `current` the revision now.
+ */
+export function staleRevision(kind: string, current: number): AppError {
+  return new AppError('precondition_failed', `the ${kind} changed since you read it: it is at "${kind}-${current}"; read it again and redo your change`, 'If-Match');
+}
+
 /** One thing at fault of several: where (a JSON path, a widget), and why. */
 export interface ErrorDetail {
   field: string;

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { bumpAccountDataVersion, findDeployment } from '../accounts/accounts.store.js';
 import { isAdmin } from '../accounts/accounts.principal.js';
 import { insertAuditEvent } from '../audit/audit.store.js';
-import { AppError } from '../core/core.errors.js';
+import { AppError, staleRevision } from '../core/core.errors.js';
 import type { ErrorDetail } from '../core/core.errors.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import type { ServiceContext } from '../db/db.context.js';
+import { isUniqueViolation } from '../db/db.database.js';
 import { findFolder, findParentFolder, insertWorkspaceItem, selectReportIds } from '../workspace/workspace.store.js';
 import { parseJson, presentDashboard } from '../workspace/workspace.presenter.js';
 import type { Dashboard, DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
@@ -78,11 +79,13 @@ export interface DashboardVersion {
   current: boolean;
 }
 
-const audit = (ctx: ServiceContext, principal: PlatformUserPrincipal, action: string, publicId: string, from: number | null, to: number | null, detail: Record<string, unknown> = {}) =>
-  (db: ServiceContext['db']) => insertAuditEvent(db, {
+/** Records a change to a dashboard in the audit log, in the change's transaction `db`. */
+function audit(db: ServiceContext['db'], ctx: ServiceContext, principal: PlatformUserPrincipal, change: { action: string; publicId: string; from: number | null; to: number | null; detail?: Record<string, unknown> }) {
+  return insertAuditEvent(db, {
     accountId: principal.accountId, actor: { userId: principal.userId, email: principal.email }, at: ctx.now().toISOString(),
-    action, targetType: 'dashboard', targetId: publicId, fromVersion: from, toVersion: to, detail,
+    action: change.action, targetType: 'dashboard', targetId: change.publicId, fromVersion: change.from, toVersion: change.to, detail: change.detail ?? {},
   });
+}
 
 async function requireDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<DashboardRow> {
   const row = publicId.includes('\u0000') ? undefined : await findDashboardByPublicId(ctx.db, principal.accountId, publicId);
@@ -147,12 +150,12 @@ function chartSnapshotIndex(widget: NonNullable<DashboardConfig['widgets']>[numb
   return i < snapshots.length ? i : -1;
 }
 
-const draftOf = (row: DashboardRow & { draft_document: string | null }): Draft | null => {
+const draftOf = (row: DashboardRow): Draft | null => {
   if (row.draft_document === null) return null;
   return { ...(JSON.parse(row.draft_document) as Omit<Draft, 'config'>), config: parseJson<DashboardConfig>(row.draft_config) ?? {} };
 };
 
-async function present(ctx: ServiceContext, row: DashboardRow & { draft_document: string | null; draft_revision: number }): Promise<AuthoredDashboard> {
+async function present(ctx: ServiceContext, row: DashboardRow): Promise<AuthoredDashboard> {
   const published = row.version_number > 0 ? presentDashboard(row, await selectReportSnapshots(ctx.db, row.account_id, [row.id])) : null;
   return {
     publicId: row.public_id, deploymentId: row.deployment_id, workbookId: row.workbook_id, status: row.status, createdBy: row.created_by,
@@ -196,12 +199,11 @@ export async function createDashboard(
         from_shared_workspace: null, restrict_data_download: null, use_board_dashboards: null,
       });
       await bumpAccountDataVersion(trx, principal.accountId);
-      await audit(ctx, principal, 'dashboard.create', publicId, null, null, { deploymentId, workbookId })(trx);
+      await audit(trx, ctx, principal, { action: 'dashboard.create', publicId, from: null, to: null, detail: { deploymentId, workbookId } });
     });
   } catch (error) {
     // Two creations racing for one publicId both pass the check; the loser's unique violation says what the check would have.
-    const e = error as { code?: unknown; message?: unknown };
-    if (e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE') throw taken();
+    if (isUniqueViolation(error)) throw taken();
     throw error;
   }
   return readAuthoredDashboard(ctx, principal, publicId);
@@ -209,16 +211,21 @@ export async function createDashboard(
 
 /** `GET /api/v1/dashboards/{publicId}`: the published version and the draft (an admin, its creator, or whoever reaches its workbook). */
 export async function readAuthoredDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<AuthoredDashboard> {
+  return present(ctx, await requireReadable(ctx, principal, publicId));
+}
+
+/** The dashboard, for an admin, its creator, or whoever reaches its workbook (403 otherwise). */
+async function requireReadable(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<DashboardRow> {
   const row = await requireDashboard(ctx, principal, publicId);
   if (!isAdmin(principal) && row.created_by !== principal.userId && !(await canReachWorkbook(ctx, principal, row.workbook_id))) {
     throw new AppError('forbidden', `dashboard ${publicId} is on a workbook this user was not granted`, 'publicId');
   }
-  return present(ctx, row as DashboardRow & { draft_document: string | null; draft_revision: number });
+  return row;
 }
 
 /** `PUT /api/v1/dashboards/{publicId}/draft`: the draft replaced over the revision `over` (If-Match). */
 export async function replaceDraft(ctx: AuthoringContext, principal: PlatformUserPrincipal, publicId: string, over: number | '*' | 'weak', input: DraftInput): Promise<AuthoredDashboard> {
-  const row = (await requireDashboard(ctx, principal, publicId)) as DashboardRow & { draft_revision: number };
+  const row = (await requireDashboard(ctx, principal, publicId));
   requireEditor(principal, row);
   const draft = await checkDraft(ctx, principal, row.deployment_id, input);
   const revision = over === '*' ? row.draft_revision : over;
@@ -226,9 +233,9 @@ export async function replaceDraft(ctx: AuthoringContext, principal: PlatformUse
   const at = ctx.now().toISOString();
   await ctx.db.transaction().execute(async (trx) => {
     const next = await updateDraft(trx, principal.accountId, row.id, revision, storedDraft(draft, at));
-    if (next === undefined) throw staleDraft(((await findDashboardByPublicId(trx, principal.accountId, publicId)) as { draft_revision: number }).draft_revision);
+    if (next === undefined) throw staleDraft((await findDashboardByPublicId(trx, principal.accountId, publicId))!.draft_revision);
     await bumpAccountDataVersion(trx, principal.accountId);
-    await audit(ctx, principal, 'dashboard.draft', publicId, row.version_number, null, { draftRevision: next })(trx);
+    await audit(trx, ctx, principal, { action: 'dashboard.draft', publicId, from: row.version_number, to: null, detail: { draftRevision: next } });
   });
   return readAuthoredDashboard(ctx, principal, publicId);
 }
@@ -239,7 +246,7 @@ export async function replaceDraft(ctx: AuthoringContext, principal: PlatformUse
  * the draft cleared, the audit entry. Checked against the model as it is now; 409 without a draft.
  */
 export async function publishDraft(ctx: AuthoringContext, principal: PlatformUserPrincipal, publicId: string, over: number | '*' | 'weak' | undefined): Promise<AuthoredDashboard> {
-  const row = (await requireDashboard(ctx, principal, publicId)) as DashboardRow & { draft_document: string | null; draft_revision: number };
+  const row = (await requireDashboard(ctx, principal, publicId));
   requireEditor(principal, row);
   const stored = draftOf(row);
   if (stored === null) throw new AppError('conflict', `dashboard ${publicId} has no draft to publish: change its draft first`, 'publicId');
@@ -263,10 +270,10 @@ export async function publishDraft(ctx: AuthoringContext, principal: PlatformUse
     const done = await updatePublished(trx, principal.accountId, row.id, row.draft_revision, {
       title: draft.title, description: draft.description, config: JSON.stringify(draft.config), allowEmbed: draft.allowEmbed, versionNumber, versionId, updatedAt: at,
     });
-    if (done === undefined) throw staleDraft(((await findDashboardByPublicId(trx, principal.accountId, publicId)) as { draft_revision: number }).draft_revision);
+    if (done === undefined) throw staleDraft((await findDashboardByPublicId(trx, principal.accountId, publicId))!.draft_revision);
     await replaceReportSnapshots(trx, principal.accountId, row.id, snapshots.map((s, position) => snapshotRow(principal.accountId, row.id, position, versionNumber, s)));
     await bumpAccountDataVersion(trx, principal.accountId);
-    await audit(ctx, principal, 'dashboard.publish', publicId, row.version_number === 0 ? null : row.version_number, versionNumber, { snapshots: snapshots.length })(trx);
+    await audit(trx, ctx, principal, { action: 'dashboard.publish', publicId, from: row.version_number === 0 ? null : row.version_number, to: versionNumber, detail: { snapshots: snapshots.length } });
   });
   return readAuthoredDashboard(ctx, principal, publicId);
 }
@@ -285,16 +292,15 @@ function snapshotRow(accountId: number, dashboardId: number, position: number, v
 
 /** `GET /api/v1/dashboards/{publicId}/versions`: every published version, newest first. */
 export async function listVersions(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<DashboardVersion[]> {
-  const dashboard = await readAuthoredDashboard(ctx, principal, publicId);
-  const row = await requireDashboard(ctx, principal, publicId);
+  const row = await requireReadable(ctx, principal, publicId);
   return (await selectDashboardVersions(ctx.db, principal.accountId, row.id)).map((v: DashboardVersionRow) => ({
-    versionNumber: v.version_number, title: v.title, publishedAt: v.published_at, publishedBy: v.published_by, current: v.version_number === dashboard.published?.versionNumber,
+    versionNumber: v.version_number, title: v.title, publishedAt: v.published_at, publishedBy: v.published_by, current: v.version_number === row.version_number,
   }));
 }
 
 /** `POST /api/v1/dashboards/{publicId}/versions/{n}/restore`: version n copied into the draft (viewers see nothing until it is published). */
 export async function restoreVersion(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string, versionNumber: number, over: number | '*' | 'weak' | undefined): Promise<AuthoredDashboard> {
-  const row = (await requireDashboard(ctx, principal, publicId)) as DashboardRow & { draft_revision: number };
+  const row = (await requireDashboard(ctx, principal, publicId));
   requireEditor(principal, row);
   const version = await findDashboardVersion(ctx.db, principal.accountId, row.id, versionNumber);
   if (version === undefined) throw new AppError('not_found', `dashboard ${publicId} has no version ${versionNumber}`, 'versionNumber');
@@ -306,9 +312,9 @@ export async function restoreVersion(ctx: ServiceContext, principal: PlatformUse
   const at = ctx.now().toISOString();
   await ctx.db.transaction().execute(async (trx) => {
     const next = await updateDraft(trx, principal.accountId, row.id, row.draft_revision, storedDraft(draft, at));
-    if (next === undefined) throw staleDraft(((await findDashboardByPublicId(trx, principal.accountId, publicId)) as { draft_revision: number }).draft_revision);
+    if (next === undefined) throw staleDraft((await findDashboardByPublicId(trx, principal.accountId, publicId))!.draft_revision);
     await bumpAccountDataVersion(trx, principal.accountId);
-    await audit(ctx, principal, 'dashboard.restore', publicId, versionNumber, null, { draftRevision: next })(trx);
+    await audit(trx, ctx, principal, { action: 'dashboard.restore', publicId, from: versionNumber, to: null, detail: { draftRevision: next } });
   });
   return readAuthoredDashboard(ctx, principal, publicId);
 }
@@ -321,10 +327,8 @@ export async function archiveDashboard(ctx: ServiceContext, principal: PlatformU
   await ctx.db.transaction().execute(async (trx) => {
     await archiveDashboardRow(trx, principal.accountId, row.id, ctx.now().toISOString());
     await bumpAccountDataVersion(trx, principal.accountId);
-    await audit(ctx, principal, 'dashboard.archive', publicId, row.version_number === 0 ? null : row.version_number, null)(trx);
+    await audit(trx, ctx, principal, { action: 'dashboard.archive', publicId, from: row.version_number === 0 ? null : row.version_number, to: null });
   });
 }
 
-function staleDraft(current: number): AppError {
-  return new AppError('precondition_failed', `the draft changed since you read it: it is at "draft-${current}"; read it again and redo your change`, 'If-Match');
-}
+const staleDraft = (current: number): AppError => staleRevision('draft', current);

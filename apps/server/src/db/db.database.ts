@@ -459,6 +459,12 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
  * (57P01-57P03), node-postgres's word for a connection that ended, or SQLite still locked after its busy timeout.
  * A request that meets one is answered 503 (try again), not 500.
  */
+/** A write refused by a unique constraint (two writers claiming one name), on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || (typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed'));
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;

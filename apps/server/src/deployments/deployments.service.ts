@@ -1,6 +1,6 @@
 import { requireAdmin } from '../accounts/accounts.policy.js';
 import { insertAuditEvent } from '../audit/audit.store.js';
-import { AppError } from '../core/core.errors.js';
+import { AppError, staleRevision } from '../core/core.errors.js';
 import type { ErrorDetail } from '../core/core.errors.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { Sealer } from '../core/core.sealed.js';
@@ -119,7 +119,7 @@ export async function replaceModel(
     if (error instanceof ImportError) throw AppError.at('invalid_body', error.path.replace(/^\$\.?/, '') || 'body', error.message.slice(error.path.length + 2));
     throw error;
   }
-  if (over === 'weak' || (over !== '*' && over !== row.model_revision)) throw staleModel(row.model_revision);
+  if (over === 'weak' || (over !== '*' && over !== row.model_revision)) throw staleRevision('model', row.model_revision);
   const sealer = ctx.sealer ?? NO_KEYS;
   const current = openDataSource(row.data_source, sealer);
   const source = model.dataSource === undefined ? undefined : withRedactedSecrets(model.dataSource, current, 'dataSource');
@@ -137,7 +137,7 @@ export async function replaceModel(
     if (revision === undefined) {
       const now = await findDeployment(trx, principal.accountId, deploymentId);
       if (now === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
-      throw staleModel(now.model_revision);
+      throw staleRevision('model', now.model_revision);
     }
     await insertAuditEvent(trx, {
       accountId: principal.accountId, actor: { userId: principal.userId, email: principal.email }, at: ctx.now().toISOString(),
@@ -146,8 +146,4 @@ export async function replaceModel(
     });
   });
   return readDeployment(ctx, principal, deploymentId);
-}
-
-function staleModel(current: number): AppError {
-  return new AppError('precondition_failed', `the model changed since you read it: it is at "model-${current}"; read it again and redo your change`, 'If-Match');
 }

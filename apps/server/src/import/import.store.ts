@@ -22,10 +22,6 @@ export async function hasDashboardWithPublicId(trx: Transaction<Database>, publi
 }
 
 /** A unique constraint refused a row, on either database. */
-export function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown };
-  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || (typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed'));
-}
 
 // The account, its users and their API keys.
 

@@ -5,7 +5,8 @@ import type { Database } from '../db/db.schema.js';
 import { checkFile, checkShape, ImportError, rejectNulCharacters } from './import.check.js';
 import type { ImportItem } from './import.deployment-schema.js';
 import type { ImportFile } from './import.schema.js';
-import { hasAccountWithTenantName, hasApiKeyWithDigest, hasDashboardWithPublicId, isUniqueViolation } from './import.store.js';
+import { isUniqueViolation } from '../db/db.database.js';
+import { hasAccountWithTenantName, hasApiKeyWithDigest, hasDashboardWithPublicId } from './import.store.js';
 import { writeAccount } from './import.write.js';
 
 export { ImportError } from './import.check.js';
