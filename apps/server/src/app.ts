@@ -19,6 +19,8 @@ import { registerOpenApi } from './http/http.openapi.js';
 import cookie from '@fastify/cookie';
 import { AccountCredentials } from './accounts/accounts.credentials.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
+import { accountAdminRoutes } from './accounts/accounts.admin.routes.js';
+import { groupRoutes } from './workspace/workspace.groups.routes.js';
 import { registerMetrics } from './http/http.metrics.js';
 import { registerRateLimiting } from './http/http.rate-limit.js';
 import { commentRoutes } from './comments/comments.routes.js';
@@ -39,6 +41,7 @@ import { RollupScheduler, ROLLUP_BUILD_TIMEOUT_MS } from './data/preagg/preagg.s
 import { embedRoutes } from './embed/embed.routes.js';
 import { sdkRoutes } from './embed/embed.sdk.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
+import { embedTenantRoutes } from './sessions/sessions.tenants.routes.js';
 import type { SessionContext } from './sessions/sessions.service.js';
 import { EmbedTokenCredentials } from './sessions/sessions.credentials.js';
 import { loadTokenSigner } from './sessions/sessions.tokens.js';
@@ -188,6 +191,9 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(healthRoutes(db));
   await app.register(accountRoutes(ctx, { max: rateLimits.login, windowMs: rateLimits.windowMs }));
   await app.register(sessionRoutes(sessions, rateLimits));
+  await app.register(embedTenantRoutes(sessions));
+  await app.register(accountAdminRoutes({ ...ctx, changes: db.changes }));
+  await app.register(groupRoutes(ctx));
   await app.register(dashboardRoutes(ctx));
   const streamSettings: CommentStreamSettings = config.commentStreams;
   const streams = new CommentStreamHub({

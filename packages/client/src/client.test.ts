@@ -82,4 +82,36 @@ describeEachDialect('@svc/client against a real server', (t) => {
     await client.archiveDashboard(created.publicId);
     expect((await client.getDashboard(created.publicId)).status).toBe('archived');
   });
+
+  it("administers the account: a user and their key (shown once, refused once deleted), a group, the settings, a tenant and its viewer", async () => {
+    const suffix = Math.random().toString(36).slice(2, 10);
+    const user = await client.createUser({ email: `client-${suffix}@example.test`, role: 'member', firstName: 'Client' });
+    expect(user).toMatchObject({ role: 'member', hasPassword: false });
+    const made = await client.createApiKey(user.id, { name: 'client test' });
+    expect((await client.listApiKeys(user.id)).map((k) => [k.id, k.hint])).toEqual([[made.id, made.key.slice(-4)]]);
+    const asUser = new SvcClient({ baseUrl: `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`, apiKey: made.key });
+    expect((await asUser.listDeployments()).length).toBeGreaterThan(0);
+    await client.deleteApiKey(user.id, made.id);
+    await expect(asUser.listDeployments()).rejects.toMatchObject({ status: 401 });
+    expect((await client.updateUser(user.id, { firstName: null })).firstName).toBeNull();
+
+    const group = await client.createGroup({ name: `Client ${suffix}`, memberIds: [user.id] });
+    expect((await client.updateGroup(group.id, { memberIds: [] })).memberIds).toEqual([]);
+    expect((await client.listGroups()).map((g) => g.id)).toContain(group.id);
+    await client.deleteGroup(group.id);
+    await expect(client.getGroup(group.id)).rejects.toMatchObject({ status: 404, field: 'groupId' });
+
+    expect((await client.updateAccountSettings({ timezone: 'Europe/Paris' })).timezone).toBe('Europe/Paris');
+    await expect(client.updateAccountSettings({ allowedEmbedOrigins: ['not an origin'] })).rejects.toMatchObject({ status: 400, field: 'allowedEmbedOrigins[0]' });
+
+    const tenant = await client.createEmbedTenant(`client-${suffix}`);
+    const viewer = await client.createEmbedUser({ embedTenantName: tenant.name, externalId: 'viewer-1', firstName: 'Vi' });
+    expect((await client.listEmbedUsers(tenant.name)).map((u) => u.id)).toEqual([viewer.id]);
+    expect((await client.updateEmbedUser(viewer.id, { groups: ['eu'] })).groups).toEqual(['eu']);
+    expect((await client.renameEmbedTenant(tenant.id, `client-${suffix}-2`)).name).toBe(`client-${suffix}-2`);
+    await client.deleteEmbedTenant(tenant.id);
+    await expect(client.getEmbedUser(viewer.id)).rejects.toMatchObject({ status: 404 });
+    await client.deleteUser(user.id);
+    expect((await client.listUsers()).map((u) => u.id)).not.toContain(user.id);
+  });
 });

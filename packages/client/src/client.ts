@@ -1,7 +1,8 @@
 import { SvcApiError, isSvcErrorBody } from './errors.js';
 import type {
-  AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment, DeploymentSummary, ModelInput, ModelMeta,
-  PageInfo, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
+  AccountSettings, ApiKeySummary, AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment,
+  DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
+  PlatformUserChange, PlatformUserInput, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
 
 export interface SvcClientOptions {
@@ -135,6 +136,122 @@ export class SvcClient {
       if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) return;
       after = page.pageInfo.endCursor;
     }
+  }
+
+  // ---- the account's admin API (admins): users, API keys, groups, settings, embed tenants and users ----
+
+  async listUsers(): Promise<PlatformUser[]> {
+    return (await this.#get<{ items: PlatformUser[] }>('/api/v1/users')).items;
+  }
+
+  async createUser(input: PlatformUserInput): Promise<PlatformUser> {
+    return this.#call('POST', '/api/v1/users', input);
+  }
+
+  async getUser(userId: number): Promise<PlatformUser> {
+    return this.#get(`/api/v1/users/${userId}`);
+  }
+
+  /** Changes a user; a new password signs them out of the console, a demotion takes effect on their next request. */
+  async updateUser(userId: number, change: PlatformUserChange): Promise<PlatformUser> {
+    return this.#call('PATCH', `/api/v1/users/${userId}`, change);
+  }
+
+  /** Deletes a user: their keys stop working at once; what they made stays. */
+  async deleteUser(userId: number): Promise<void> {
+    await this.#call('DELETE', `/api/v1/users/${userId}`);
+  }
+
+  async listApiKeys(userId: number): Promise<ApiKeySummary[]> {
+    return (await this.#get<{ items: ApiKeySummary[] }>(`/api/v1/users/${userId}/api-keys`)).items;
+  }
+
+  /**
+   * Makes an API key for a user. Keep `key` now: svc never shows it again.
+   *
+   * @example
+   * const { key } = await client.createApiKey(userId, { name: 'CI deploy' });
+   */
+  async createApiKey(userId: number, options: { name?: string } = {}): Promise<NewApiKey> {
+    return this.#call('POST', `/api/v1/users/${userId}/api-keys`, options);
+  }
+
+  async deleteApiKey(userId: number, keyId: number): Promise<void> {
+    await this.#call('DELETE', `/api/v1/users/${userId}/api-keys/${keyId}`);
+  }
+
+  async listGroups(): Promise<Group[]> {
+    return (await this.#get<{ items: Group[] }>('/api/v1/groups')).items;
+  }
+
+  async createGroup(input: { name: string; memberIds?: number[] }): Promise<Group> {
+    return this.#call('POST', '/api/v1/groups', input);
+  }
+
+  async getGroup(groupId: number): Promise<Group> {
+    return this.#get(`/api/v1/groups/${groupId}`);
+  }
+
+  /** Renames a group and/or replaces its members (`memberIds` is the whole membership). */
+  async updateGroup(groupId: number, change: { name?: string; memberIds?: number[] }): Promise<Group> {
+    return this.#call('PATCH', `/api/v1/groups/${groupId}`, change);
+  }
+
+  async deleteGroup(groupId: number): Promise<void> {
+    await this.#call('DELETE', `/api/v1/groups/${groupId}`);
+  }
+
+  async getAccountSettings(): Promise<AccountSettings> {
+    return this.#get('/api/v1/account/settings');
+  }
+
+  /** Changes the settings named; the others stay. */
+  async updateAccountSettings(change: Partial<AccountSettings>): Promise<AccountSettings> {
+    return this.#call('PATCH', '/api/v1/account/settings', change);
+  }
+
+  async listEmbedTenants(): Promise<EmbedTenant[]> {
+    return (await this.#get<{ items: EmbedTenant[] }>('/api/v1/embed/tenants')).items;
+  }
+
+  async createEmbedTenant(name: string): Promise<EmbedTenant> {
+    return this.#call('POST', '/api/v1/embed/tenants', { name });
+  }
+
+  async getEmbedTenant(tenantId: number): Promise<EmbedTenant> {
+    return this.#get(`/api/v1/embed/tenants/${tenantId}`);
+  }
+
+  /** Renames a tenant; its live sessions are revoked (mint new ones with the new name). */
+  async renameEmbedTenant(tenantId: number, name: string): Promise<EmbedTenant> {
+    return this.#call('PATCH', `/api/v1/embed/tenants/${tenantId}`, { name });
+  }
+
+  /** Offboards a customer: the tenant, its viewers, their sessions and its threads are deleted. */
+  async deleteEmbedTenant(tenantId: number): Promise<void> {
+    await this.#call('DELETE', `/api/v1/embed/tenants/${tenantId}`);
+  }
+
+  async listEmbedUsers(embedTenantName?: string): Promise<EmbedUser[]> {
+    const qs = embedTenantName === undefined ? '' : `?embedTenantName=${encodeURIComponent(embedTenantName)}`;
+    return (await this.#get<{ users: EmbedUser[] }>(`/api/v1/embed/users${qs}`)).users;
+  }
+
+  async createEmbedUser(input: EmbedUserInput): Promise<EmbedUser> {
+    return this.#call('POST', '/api/v1/embed/users', input);
+  }
+
+  async getEmbedUser(embedUserId: number): Promise<EmbedUser> {
+    return this.#get(`/api/v1/embed/users/${embedUserId}`);
+  }
+
+  async updateEmbedUser(embedUserId: number, change: EmbedUserChange): Promise<EmbedUser> {
+    return this.#call('PATCH', `/api/v1/embed/users/${embedUserId}`, change);
+  }
+
+  /** Deletes an embed user: their sessions are revoked, their comments stay without an author. */
+  async deleteEmbedUser(embedUserId: number): Promise<void> {
+    await this.#call('DELETE', `/api/v1/embed/users/${embedUserId}`);
   }
 
   async #get<T>(path: string): Promise<T> {

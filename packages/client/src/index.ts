@@ -3,5 +3,6 @@ export type { SvcClientOptions } from './client.js';
 export { SvcApiError, isSvcErrorBody } from './errors.js';
 export type { SvcErrorBody, SvcErrorDetail } from './errors.js';
 export type {
+  AccountSettings, ApiKeySummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, NewApiKey, PlatformUser, PlatformUserChange, PlatformUserInput, UserRole,
   AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment, DeploymentSummary, MetaMember, ModelInput, ModelMeta,
   PageInfo, QueryPreview, QueryPreviewRequest, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';

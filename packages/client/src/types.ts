@@ -164,3 +164,97 @@ export interface QueryPreview {
   /** Admins only: the statement that ran, and where. */
   statement?: { sql: string; parameters: unknown[]; on: string };
 }
+
+// The admin API of an account (issue 33 part 4): platform users, API keys, groups, settings, embed tenants and users.
+
+export type UserRole = 'admin' | 'member';
+
+export interface PlatformUser {
+  id: number;
+  email: string;
+  firstName: string | null;
+  role: UserRole;
+  /** Whether the user can sign in to the console. */
+  hasPassword: boolean;
+  createdAt: string;
+}
+
+export interface PlatformUserInput {
+  email: string;
+  firstName?: string;
+  role: UserRole;
+  /** At least 12 characters; never shown again. */
+  password?: string;
+}
+
+export interface PlatformUserChange {
+  email?: string;
+  firstName?: string | null;
+  role?: UserRole;
+  /** null: the user can no longer sign in to the console. */
+  password?: string | null;
+}
+
+export interface ApiKeySummary {
+  id: number;
+  name: string | null;
+  /** The key's last four characters. */
+  hint: string | null;
+  createdAt: string;
+}
+
+/** A key just made: `key` is in this answer only. */
+export interface NewApiKey extends ApiKeySummary {
+  key: string;
+}
+
+export interface Group {
+  id: number;
+  name: string;
+  memberIds: number[];
+}
+
+export interface AccountSettings {
+  allowedEmbedOrigins: string[];
+  allowEmbedComments: boolean;
+  timezone: string | null;
+  locale: string | null;
+}
+
+export interface EmbedTenant {
+  id: number;
+  name: string;
+  userCount: number;
+  createdAt: string;
+}
+
+export interface EmbedUser {
+  id: number;
+  externalId: string;
+  embedTenantName: string;
+  username: string;
+  email: string | null;
+  firstName: string | null;
+  groups: string[];
+  userAttributes: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface EmbedUserInput {
+  embedTenantName: string;
+  externalId: string;
+  username?: string;
+  email?: string;
+  firstName?: string;
+  groups?: string[];
+  userAttributes?: Record<string, unknown>;
+}
+
+export interface EmbedUserChange {
+  username?: string;
+  email?: string | null;
+  firstName?: string | null;
+  groups?: string[];
+  userAttributes?: Record<string, unknown>;
+}

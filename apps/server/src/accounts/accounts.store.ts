@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { prepare } from '../db/db.prepared.js';
-import type { Database } from '../db/db.schema.js';
+import type { Database, UsersTable } from '../db/db.schema.js';
 import type { PlatformUserPrincipal, UserRole } from '../core/core.principal.js';
 import { normalizeEmail } from './accounts.identity.js';
 
@@ -302,4 +302,90 @@ export async function updateModel(
   if (over !== '*') query = query.where('model_revision', '=', over);
   const row = await query.returning('model_revision').executeTakeFirst();
   return row?.model_revision;
+}
+
+// The admin API of platform users, API keys and settings (issue 33 part 4, docs/authoring.md "Users, groups and API keys").
+
+export type UserRow = Pick<Selectable<UsersTable>, 'id' | 'email' | 'first_name' | 'role' | 'created_at'> & { has_password: boolean };
+
+const userColumns = ['id', 'email', 'first_name', 'role', 'created_at', 'password_digest'] as const;
+const withoutDigest = ({ password_digest, ...row }: Pick<Selectable<UsersTable>, (typeof userColumns)[number]>): UserRow => ({ ...row, has_password: password_digest !== null });
+
+/** The account's platform users, oldest first. */
+export async function selectUsers(db: Kysely<Database>, accountId: number): Promise<UserRow[]> {
+  return (await db.selectFrom('users').select(userColumns).where('account_id', '=', accountId).orderBy('id').execute()).map(withoutDigest);
+}
+
+/** One platform user of the account, or undefined (another account's never resolves). */
+export async function findUser(db: Kysely<Database>, accountId: number, userId: number): Promise<UserRow | undefined> {
+  const row = await db.selectFrom('users').select(userColumns).where('account_id', '=', accountId).where('id', '=', userId).executeTakeFirst();
+  return row === undefined ? undefined : withoutDigest(row);
+}
+
+export async function insertUser(
+  db: Kysely<Database>, row: { account_id: number; email: string; first_name: string | null; role: UserRole; password_digest: string | null; created_at: string },
+): Promise<number> {
+  return (await db.insertInto('users').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+/** Changes the given fields of a user of the account; whether the user exists. */
+export async function updateUser(
+  db: Kysely<Database>, accountId: number, userId: number,
+  changes: Partial<{ email: string; first_name: string | null; role: UserRole; password_digest: string | null }>,
+): Promise<boolean> {
+  if (Object.keys(changes).length === 0) return (await findUser(db, accountId, userId)) !== undefined;
+  const result = await db.updateTable('users').set(changes).where('account_id', '=', accountId).where('id', '=', userId).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Deletes a user of the account (their keys, console sessions, memberships, grants, views and favourites go with them). */
+export async function deleteUser(db: Kysely<Database>, accountId: number, userId: number): Promise<number> {
+  return Number((await db.deleteFrom('users').where('account_id', '=', accountId).where('id', '=', userId).executeTakeFirst()).numDeletedRows);
+}
+
+/** Ends every console session of a user of the account (a new password signs them out everywhere). */
+export async function revokeConsoleSessionsOf(db: Kysely<Database>, accountId: number, userId: number, at: string): Promise<void> {
+  await db.updateTable('console_sessions').set({ revoked_at: at }).where('account_id', '=', accountId).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+}
+
+/** How many admins the account has. */
+export async function countAdmins(db: Kysely<Database>, accountId: number): Promise<number> {
+  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('n')).where('account_id', '=', accountId).where('role', '=', 'admin').executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Which of these ids name users of the account. */
+export async function selectUserIdsIn(db: Kysely<Database>, accountId: number, userIds: readonly number[]): Promise<number[]> {
+  if (userIds.length === 0) return [];
+  return (await db.selectFrom('users').select('id').where('account_id', '=', accountId).where('id', 'in', [...userIds]).execute()).map((r) => r.id);
+}
+
+export interface ApiKeyRow { id: number; name: string | null; hint: string | null; created_at: string }
+
+/** The keys of a user of the account, oldest first (never their digests). */
+export async function selectApiKeys(db: Kysely<Database>, accountId: number, userId: number): Promise<ApiKeyRow[]> {
+  return db.selectFrom('api_keys').select(['id', 'name', 'hint', 'created_at']).where('account_id', '=', accountId).where('user_id', '=', userId).orderBy('id').execute();
+}
+
+export async function insertApiKey(db: Kysely<Database>, row: { account_id: number; user_id: number; digest: string; name: string | null; hint: string; created_at: string }): Promise<number> {
+  return (await db.insertInto('api_keys').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+/** Deletes one key of a user of the account; how many rows went (0 or 1). */
+export async function deleteApiKey(db: Kysely<Database>, accountId: number, userId: number, keyId: number): Promise<number> {
+  const result = await db.deleteFrom('api_keys').where('account_id', '=', accountId).where('user_id', '=', userId).where('id', '=', keyId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+// Settings.
+
+/** The account's settings as stored (JSON text). */
+export async function findAccountSettingsText(db: Kysely<Database>, accountId: number): Promise<string> {
+  const row = await db.selectFrom('accounts').select('settings').where('id', '=', accountId).executeTakeFirstOrThrow();
+  return row.settings;
+}
+
+/** Replaces the account's settings (JSON text) and marks the account changed for every cache that holds it. */
+export async function updateAccountSettings(db: Kysely<Database>, accountId: number, settings: string): Promise<void> {
+  await db.updateTable('accounts').set((eb) => ({ settings, data_version: eb('data_version', '+', 1) })).where('id', '=', accountId).execute();
 }

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import type { AuditEventsTable, Database } from '../db/db.schema.js';
 
 export type AuditEventRow = Selectable<AuditEventsTable>;
@@ -30,4 +31,18 @@ export async function selectAuditEvents(db: Kysely<Database>, accountId: number,
   let query = db.selectFrom('audit_events').selectAll().where('account_id', '=', accountId);
   if (beforeId !== undefined) query = query.where('id', '<', beforeId);
   return query.orderBy('id', 'desc').limit(limit).execute();
+}
+
+/**
+ * Records a change by a platform user at `at` (ISO) in `db`, the change's own transaction: the admin API's writes
+ * (users, groups, API keys, settings, embed tenants and users) name only what changed, never a secret.
+ *
+ * @example
+ * await recordChange(trx, principal, at, { action: 'user.create', targetType: 'user', targetId: id, detail: { role } });
+ */
+export async function recordChange(
+  db: Kysely<Database>, principal: Pick<PlatformUserPrincipal, 'accountId' | 'userId' | 'email'>, at: string,
+  change: { action: string; targetType: string; targetId: string | number; detail?: Record<string, unknown> },
+): Promise<void> {
+  await insertAuditEvent(db, { accountId: principal.accountId, actor: { userId: principal.userId, email: principal.email }, at, ...change });
 }

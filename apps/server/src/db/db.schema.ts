@@ -49,6 +49,10 @@ export interface ApiKeysTable {
   user_id: number;
   digest: string;
   created_at: string;
+  /** A label given when the key was made, or null (migration 0016). */
+  name: string | null;
+  /** The key's last four characters, to tell keys apart in a list; null for keys made before migration 0016. */
+  hint: string | null;
 }
 
 export interface DeploymentsTable {

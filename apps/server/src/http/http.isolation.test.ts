@@ -267,6 +267,89 @@ const EXPECTED = {
     aFresh:                                [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
     bFresh:                                [401, 404, 404, 404, 204, 403, 403, 403, 403, 403, 404, 401, 401],
   },
+  listUsers: {
+    callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
+  createUser: {
+    callerAccount:                         [401, 201, 403, 403, 201, 403, 403, 403, 403, 403, 201, 401, 401],
+  },
+  getUser: {
+    aUser:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bUser:                                 [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  updateUser: {
+    aUser:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bUser:                                 [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  deleteUser: {
+    aUser:                                 [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bUser:                                 [401, 404, 403, 403, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  listApiKeys: {
+    aUser:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bUser:                                 [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  createApiKey: {
+    aUser:                                 [401, 201, 403, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    bUser:                                 [401, 404, 403, 403, 201, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  deleteApiKey: {
+    aKey:                                  [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bKey:                                  [401, 404, 403, 403, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  listGroups: {
+    callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
+  createGroup: {
+    callerAccount:                         [401, 201, 403, 403, 201, 403, 403, 403, 403, 403, 201, 401, 401],
+  },
+  getGroup: {
+    aGroup:                                [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bGroup:                                [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  updateGroup: {
+    aGroup:                                [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bGroup:                                [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  deleteGroup: {
+    aGroup:                                [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bGroup:                                [401, 404, 403, 403, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  getAccountSettings: {
+    callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
+  updateAccountSettings: {
+    callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
+  listEmbedTenants: {
+    callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
+  createEmbedTenant: {
+    callerAccount:                         [401, 201, 403, 403, 201, 403, 403, 403, 403, 403, 201, 401, 401],
+  },
+  getEmbedTenant: {
+    aTenant:                               [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bTenant:                               [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  updateEmbedTenant: {
+    aTenant:                               [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bTenant:                               [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  deleteEmbedTenant: {
+    aTenant:                               [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bTenant:                               [401, 404, 403, 403, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  createEmbedUser: {
+    callerAccount:                         [401, 201, 403, 403, 201, 403, 403, 403, 403, 403, 201, 401, 401],
+  },
+  getEmbedUser: {
+    aEmbedUser:                            [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bEmbedUser:                            [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  updateEmbedUser: {
+    aEmbedUser:                            [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bEmbedUser:                            [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
 } as const satisfies Record<string, Record<string, Row>>;
 
 /**
@@ -774,9 +857,171 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       },
     };
 
+
+    // ---- the admin API (issue 33 part 4): users, API keys, groups, settings, embed tenants and users ----
+    // Each cell addresses a fresh row of account A or B made by that account's admin; a 2xx must have done the
+    // change, a refusal nothing, re-read by the owner's admin. The account-wide cells check both accounts.
+    const asAdmin = async (account: 'a' | 'b', method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: Record<string, unknown>) =>
+      app.inject({ method, url, headers: adminOf(account), ...(payload !== undefined && { payload }) });
+    const made = async (account: 'a' | 'b', url: string, payload: Record<string, unknown>) => {
+      const res = await asAdmin(account, 'POST', url, payload);
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json() as { id: number };
+    };
+    const tenantName = () => `t${++counter}-${w.suffix}`.toLowerCase();
+    const newUser = async (account: 'a' | 'b') => {
+      const email = `${unique('member')}@iso.invalid`.toLowerCase();
+      return { id: (await made(account, '/api/v1/users', { email, role: 'member' })).id, email };
+    };
+    const newGroup = async (account: 'a' | 'b') => {
+      const name = unique('group');
+      return { id: (await made(account, '/api/v1/groups', { name })).id, name };
+    };
+    const newTenant = async (account: 'a' | 'b') => {
+      const name = tenantName();
+      return { id: (await made(account, '/api/v1/embed/tenants', { name })).id, name };
+    };
+    const newEmbedUser = async (account: 'a' | 'b') => {
+      const externalId = unique('ahead');
+      return { id: (await made(account, '/api/v1/embed/users', { embedTenantName: w.tenants.shared, externalId })).id, name: externalId };
+    };
+    const statusOf = async (account: 'a' | 'b', url: string) => (await asAdmin(account, 'GET', url)).statusCode;
+    /** A row of `account` made for the cell; the request for it; what a 2xx did, re-read by its admin. */
+    const ownRow = <T extends { id: number; name?: string; email?: string }>(
+      account: 'a' | 'b', make: (account: 'a' | 'b') => Promise<T>, request: (row: T) => Omit<Prepared, 'check'>,
+      effect: (res: LightMyRequestResponse, row: T, account: 'a' | 'b') => Promise<void>,
+    ): Variant => ({
+      prepare: async () => {
+        const row = await make(account);
+        return { ...request(row), check: async (res) => {
+          const shown = row.email ?? row.name;
+          if (isSuccess(res) && res.statusCode !== 204 && shown !== undefined && !request(row).url.endsWith('/api-keys')) expect(res.body).toContain(shown);
+          await effect(res, row, account);
+        } };
+      },
+    });
+    const both = <T extends { id: number; name?: string; email?: string }, A extends string, B extends string>(
+      names: [A, B], make: (account: 'a' | 'b') => Promise<T>, request: (row: T) => Omit<Prepared, 'check'>,
+      effect: (res: LightMyRequestResponse, row: T, account: 'a' | 'b') => Promise<void> = async () => {},
+    ) => ({ [names[0]]: ownRow('a', make, request, effect), [names[1]]: ownRow('b', make, request, effect) }) as Record<A | B, Variant>;
+    /** An account-wide write: made in the caller's account only, on 2xx; `exists` asks one account's admin. */
+    const created = (url: string, payload: () => Record<string, unknown>, exists: (account: 'a' | 'b', sent: Record<string, unknown>) => Promise<boolean>): Variant => ({
+      prepare: async (credential) => {
+        const sent = payload();
+        return {
+          url, payload: sent,
+          check: async (res) => {
+            const account = PLATFORM_CALLERS[credential]?.account;
+            expect(await exists('a', sent), 'made in A').toBe(isSuccess(res) && account === 'a');
+            expect(await exists('b', sent), 'made in B').toBe(isSuccess(res) && account === 'b');
+          },
+        };
+      },
+    });
+    /** An account-wide list: shows a row made in the caller's account, never the other's. */
+    const listed = <T extends { id: number; name?: string; email?: string }>(url: string, make: (account: 'a' | 'b') => Promise<T>): Variant => ({
+      prepare: async (credential) => {
+        const [inA, inB] = [await make('a'), await make('b')];
+        return {
+          url,
+          check: async (res) => {
+            const account = PLATFORM_CALLERS[credential]?.account;
+            expect(res.body.includes(inA.email ?? inA.name!), "A's row").toBe(isSuccess(res) && account === 'a');
+            expect(res.body.includes(inB.email ?? inB.name!), "B's row").toBe(isSuccess(res) && account === 'b');
+          },
+        };
+      },
+    });
+    const userWithKey = async (account: 'a' | 'b') => {
+      const user = await newUser(account);
+      return { ...user, keyId: (await made(account, `/api/v1/users/${user.id}/api-keys`, { name: 'iso' })).id };
+    };
+    const keysOf = async (account: 'a' | 'b', userId: number) => ((await asAdmin(account, 'GET', `/api/v1/users/${userId}/api-keys`)).json().items as Array<{ id: number }>).map((k) => k.id);
+    const settingsOf = async (account: 'a' | 'b') => (await asAdmin(account, 'GET', '/api/v1/account/settings')).json() as { locale: string | null };
+    const adminOperations = {
+      listUsers: { callerAccount: listed('/api/v1/users', newUser) },
+      createUser: {
+        callerAccount: created('/api/v1/users', () => ({ email: `${unique('new')}@iso.invalid`.toLowerCase(), role: 'member' }),
+          async (account, sent) => (await asAdmin(account, 'GET', '/api/v1/users')).body.includes(String(sent.email))),
+      },
+      getUser: both(['aUser', 'bUser'], newUser, (user) => ({ url: `/api/v1/users/${user.id}` })),
+      updateUser: both(['aUser', 'bUser'], newUser, (user) => ({ url: `/api/v1/users/${user.id}`, payload: { firstName: `changed-${user.id}` } }), async (res, user, account) => {
+        expect((await asAdmin(account, 'GET', `/api/v1/users/${user.id}`)).json().firstName, 'the first name').toBe(isSuccess(res) ? `changed-${user.id}` : null);
+      }),
+      deleteUser: both(['aUser', 'bUser'], newUser, (user) => ({ url: `/api/v1/users/${user.id}` }), async (res, user, account) => {
+        expect(await statusOf(account, `/api/v1/users/${user.id}`), 'the user').toBe(isSuccess(res) ? 404 : 200);
+      }),
+      listApiKeys: both(['aUser', 'bUser'], userWithKey, (user) => ({ url: `/api/v1/users/${user.id}/api-keys` }), async (res, user) => {
+        if (isSuccess(res)) expect((res.json().items as Array<{ id: number }>).map((k) => k.id)).toEqual([user.keyId]);
+      }),
+      createApiKey: both(['aUser', 'bUser'], newUser, (user) => ({ url: `/api/v1/users/${user.id}/api-keys`, payload: { name: 'cell' } }), async (res, user, account) => {
+        expect((await keysOf(account, user.id)).length, 'the keys of the user').toBe(isSuccess(res) ? 1 : 0);
+      }),
+      deleteApiKey: both(['aKey', 'bKey'], userWithKey, (user) => ({ url: `/api/v1/users/${user.id}/api-keys/${user.keyId}` }), async (res, user, account) => {
+        expect(await keysOf(account, user.id), 'the keys of the user').toEqual(isSuccess(res) ? [] : [user.keyId]);
+      }),
+      listGroups: { callerAccount: listed('/api/v1/groups', newGroup) },
+      createGroup: {
+        callerAccount: created('/api/v1/groups', () => ({ name: unique('new-group') }),
+          async (account, sent) => (await asAdmin(account, 'GET', '/api/v1/groups')).body.includes(String(sent.name))),
+      },
+      getGroup: both(['aGroup', 'bGroup'], newGroup, (group) => ({ url: `/api/v1/groups/${group.id}` })),
+      updateGroup: both(['aGroup', 'bGroup'], newGroup, (group) => ({ url: `/api/v1/groups/${group.id}`, payload: { memberIds: [] , name: `${group.name}-renamed` } }), async (res, group, account) => {
+        expect((await asAdmin(account, 'GET', `/api/v1/groups/${group.id}`)).json().name, 'the name').toBe(isSuccess(res) ? `${group.name}-renamed` : group.name);
+      }),
+      deleteGroup: both(['aGroup', 'bGroup'], newGroup, (group) => ({ url: `/api/v1/groups/${group.id}` }), async (res, group, account) => {
+        expect(await statusOf(account, `/api/v1/groups/${group.id}`), 'the group').toBe(isSuccess(res) ? 404 : 200);
+      }),
+      getAccountSettings: {
+        callerAccount: { prepare: async () => ({ url: '/api/v1/account/settings', check: async (res: LightMyRequestResponse) => {
+          if (isSuccess(res)) expect(Object.keys(res.json() as object).sort()).toEqual(['allowEmbedComments', 'allowedEmbedOrigins', 'locale', 'timezone']);
+        } }) },
+      },
+      updateAccountSettings: {
+        callerAccount: {
+          prepare: async (credential: Credential) => {
+            const before = { a: (await settingsOf('a')).locale, b: (await settingsOf('b')).locale };
+            const locale = before.a === 'fr-FR' || before.b === 'fr-FR' ? 'de-DE' : 'fr-FR';
+            return {
+              url: '/api/v1/account/settings', payload: { locale },
+              check: async (res: LightMyRequestResponse) => {
+                const account = PLATFORM_CALLERS[credential]?.account;
+                for (const owner of ['a', 'b'] as const) {
+                  const changed = isSuccess(res) && account === owner;
+                  expect((await settingsOf(owner)).locale, `the locale of ${owner.toUpperCase()}`).toBe(changed ? locale : before[owner]);
+                  if (changed) await asAdmin(owner, 'PATCH', '/api/v1/account/settings', { locale: before[owner] });
+                }
+              },
+            };
+          },
+        },
+      },
+      listEmbedTenants: { callerAccount: listed('/api/v1/embed/tenants', newTenant) },
+      createEmbedTenant: {
+        callerAccount: created('/api/v1/embed/tenants', () => ({ name: tenantName() }),
+          async (account, sent) => (await asAdmin(account, 'GET', '/api/v1/embed/tenants')).body.includes(`"${String(sent.name)}"`)),
+      },
+      getEmbedTenant: both(['aTenant', 'bTenant'], newTenant, (tenant) => ({ url: `/api/v1/embed/tenants/${tenant.id}` })),
+      updateEmbedTenant: both(['aTenant', 'bTenant'], newTenant, (tenant) => ({ url: `/api/v1/embed/tenants/${tenant.id}`, payload: { name: `${tenant.name}-x` } }), async (res, tenant, account) => {
+        expect((await asAdmin(account, 'GET', `/api/v1/embed/tenants/${tenant.id}`)).json().name, 'the name').toBe(isSuccess(res) ? `${tenant.name}-x` : tenant.name);
+      }),
+      deleteEmbedTenant: both(['aTenant', 'bTenant'], newTenant, (tenant) => ({ url: `/api/v1/embed/tenants/${tenant.id}` }), async (res, tenant, account) => {
+        expect(await statusOf(account, `/api/v1/embed/tenants/${tenant.id}`), 'the tenant').toBe(isSuccess(res) ? 404 : 200);
+      }),
+      createEmbedUser: {
+        callerAccount: created('/api/v1/embed/users', () => ({ embedTenantName: w.tenants.shared, externalId: unique('made-ahead') }),
+          async (account, sent) => (await embedUsersOf(account)).some((u) => u.externalId === sent.externalId)),
+      },
+      getEmbedUser: both(['aEmbedUser', 'bEmbedUser'], newEmbedUser, (user) => ({ url: `/api/v1/embed/users/${user.id}` })),
+      updateEmbedUser: both(['aEmbedUser', 'bEmbedUser'], newEmbedUser, (user) => ({ url: `/api/v1/embed/users/${user.id}`, payload: { firstName: `changed-${user.id}` } }), async (res, user, account) => {
+        expect((await asAdmin(account, 'GET', `/api/v1/embed/users/${user.id}`)).json().firstName, 'the first name').toBe(isSuccess(res) ? `changed-${user.id}` : null);
+      }),
+    };
+
     return {
       ...webhookOperations,
       ...authoringOperations,
+      ...adminOperations,
       ...dashboardAuthoring,
       checkLiveness: {
         process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },

@@ -42,11 +42,12 @@ export const TAGS = [
   { name: 'Workspace', description: 'The platform API: the folders, workbooks and reports of a deployment, as an API key sees them' },
   { name: 'Console', description: 'Sign-in and sign-out of platform users in the console (an httpOnly cookie)' },
   { name: 'Embed sessions', description: "Signed embedding: your backend mints a session id for a viewer; the embed exchanges it for an embed token" },
-  { name: 'Embed users', description: 'The embed users svc has seen, and their removal' },
+  { name: 'Embed users', description: "Your customers (embed tenants) and their viewers (embed users): made ahead of a session, changed, removed" },
   { name: 'Embed', description: 'What an embedded dashboard reads: the dashboard, its widgets\' data, app queries and questions in plain language' },
   { name: 'Embed comments', description: "Threads and replies on a dashboard, within the viewer's embed tenant" },
   { name: 'Webhooks', description: "Endpoints of your backend that svc tells about comments, threads and revoked sessions, signed as Standard Webhooks say; their delivery logs" },
   { name: 'Authoring', description: "Deployments and their models, changed over the revision read (If-Match), and the audit log of every change" },
+  { name: 'Users and groups', description: "The account's platform users, their groups and API keys (a key is shown once), and the account's settings; admins only" },
   { name: 'Operations', description: 'Probes for load balancers and orchestrators; no credential' },
 ] as const;
 

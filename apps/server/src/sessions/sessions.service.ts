@@ -32,8 +32,9 @@ import {
   upsertEmbedTenant,
   upsertEmbedUser,
 } from './sessions.store.js';
-import type { RevokedSession } from './sessions.store.js';
+import type { EmbedUserRow, RevokedSession } from './sessions.store.js';
 import { AfterCommit } from '../core/core.events.js';
+import { writeAndPropagate } from '../db/db.propagation.js';
 import type { EventPublisher } from '../core/core.events.js';
 import type { RevocationReason, SessionEvents } from './sessions.events.js';
 import type { TokenSigner } from './sessions.tokens.js';
@@ -45,29 +46,6 @@ export interface SessionContext extends ServiceContext {
   signer: TokenSigner;
   changes: ChangeFeed;
   events: EventPublisher<SessionEvents>;
-}
-
-/** How long a revocation waits for the database to tell every process (PostgreSQL NOTIFY) before answering. */
-const REVOCATION_PROPAGATION_WAIT_MS = 1000;
-
-/**
- * On PostgreSQL, how long a revocation still waits once its own notification arrived: the others got it at the same
- * moment, but a process busy on a loaded machine may serve a request it already had before reading it (the
- * cross-process test saw this under a full test run on 2 cores).
- */
-const REVOCATION_GRACE_MS = 50;
-
-/**
- * Runs a revocation, then waits (bounded) until this process's change feed has seen it: on PostgreSQL the
- * notification reaches every listening process at the same moment, so when the 204 leaves, the other processes
- * have (all but surely) dropped the session too and refuse its token on their next request.
- */
-async function revokeAndPropagate(ctx: SessionContext, accountId: number, revoke: () => Promise<number>): Promise<void> {
-  const since = ctx.changes.mark();
-  const revoked = await revoke();
-  if (revoked === 0) return;
-  const seen = await ctx.changes.awaitAccountChange(accountId, since, REVOCATION_PROPAGATION_WAIT_MS);
-  if (seen && ctx.dialect === 'postgres') await new Promise((resolve) => setTimeout(resolve, REVOCATION_GRACE_MS));
 }
 
 export const SESSION_ID_PREFIX = 'ses_';
@@ -231,13 +209,13 @@ export async function revokeSessions(ctx: SessionContext, principal: PlatformUse
   }
   if (body.sessionId !== undefined) {
     if (body.embedTenantName !== undefined) throw new AppError('invalid_body', 'embedTenantName goes with externalId, not with sessionId', 'embedTenantName');
-    await revokeAndPropagate(ctx, accountId, () => revokeWithEvent(ctx, accountId, now, 'revoked', (trx) => revokeSessionByDigest(trx, accountId, digestSecret(body.sessionId!), isoTimestamp(now))));
+    await writeAndPropagate(ctx, accountId, () => revokeWithEvent(ctx, accountId, now, 'revoked', (trx) => revokeSessionByDigest(trx, accountId, digestSecret(body.sessionId!), isoTimestamp(now))));
     return;
   }
   const tenantName = await tenantNameOf(ctx.db, accountId, body.embedTenantName);
   const embedUserId = await findEmbedUserId(ctx.db, accountId, tenantName, normalizeExternalId(body.externalId!));
   if (embedUserId !== undefined) {
-    await revokeAndPropagate(ctx, accountId, () => revokeWithEvent(ctx, accountId, now, 'logout', (trx) => revokeSessionsOfEmbedUser(trx, accountId, embedUserId, isoTimestamp(now))));
+    await writeAndPropagate(ctx, accountId, () => revokeWithEvent(ctx, accountId, now, 'logout', (trx) => revokeSessionsOfEmbedUser(trx, accountId, embedUserId, isoTimestamp(now))));
   }
 }
 
@@ -274,7 +252,12 @@ async function revokeWithEvent(
 export async function listEmbedUsers(ctx: ServiceContext, principal: PlatformUserPrincipal, tenantName: string | undefined): Promise<EmbedUser[]> {
   requireAdmin(principal);
   const rows = await selectEmbedUsers(ctx.db, principal.accountId, tenantName);
-  return rows.map((row) => ({
+  return rows.map(presentEmbedUser);
+}
+
+/** An embed user as the API shows it. */
+export function presentEmbedUser(row: EmbedUserRow): EmbedUser {
+  return {
     id: row.id,
     externalId: row.external_id,
     embedTenantName: row.embed_tenant_name,
@@ -285,7 +268,7 @@ export async function listEmbedUsers(ctx: ServiceContext, principal: PlatformUse
     userAttributes: JSON.parse(row.user_attributes) as Record<string, unknown>,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-  }));
+  };
 }
 
 /** Deletes an embed user of the account; their sessions go with them, so their tokens stop working. */
@@ -295,7 +278,7 @@ export async function removeEmbedUser(ctx: SessionContext, principal: PlatformUs
   // no author (ON DELETE SET NULL, whose update moves the cached thread lists' version like any comment write).
   const now = ctx.now();
   const afterCommit = new AfterCommit();
-  await revokeAndPropagate(ctx, principal.accountId, () => ctx.db.transaction().execute(async (trx) => {
+  await writeAndPropagate(ctx, principal.accountId, () => ctx.db.transaction().execute(async (trx) => {
     // Read before the deletion: the event names whom the revoked sessions belonged to.
     const live = await countUnrevokedSessions(trx, principal.accountId, embedUserId);
     const identity = await findEmbedIdentity(trx, principal.accountId, null, embedUserId);

@@ -280,3 +280,83 @@ export async function selectEmbedUsersByUsernameKey(
     .orderBy('id')
     .execute();
 }
+
+// The admin API of embed tenants and single embed users (issue 33 part 4, docs/authoring.md "Embed tenants and users").
+
+export interface EmbedTenantRow { id: number; name: string; created_at: string; user_count: number }
+
+const tenants = (db: Kysely<Database>, accountId: number) => db.selectFrom('embed_tenants as t')
+  .select(['t.id', 't.name', 't.created_at'])
+  .select((eb) => eb.selectFrom('embed_users as u').select((c) => c.fn.countAll<number | string>().as('n')).whereRef('u.embed_tenant_id', '=', 't.id').as('user_count'))
+  .where('t.account_id', '=', accountId);
+
+const counted = (row: { id: number; name: string; created_at: string; user_count: number | string | null }): EmbedTenantRow => ({ ...row, user_count: Number(row.user_count ?? 0) });
+
+/** The account's embed tenants by name, with how many embed users each has. */
+export async function selectEmbedTenants(db: Kysely<Database>, accountId: number): Promise<EmbedTenantRow[]> {
+  return (await tenants(db, accountId).orderBy('t.name').execute()).map(counted);
+}
+
+export async function findEmbedTenant(db: Kysely<Database>, accountId: number, tenantId: number): Promise<EmbedTenantRow | undefined> {
+  const row = await tenants(db, accountId).where('t.id', '=', tenantId).executeTakeFirst();
+  return row === undefined ? undefined : counted(row);
+}
+
+export async function findEmbedTenantIdByName(db: Kysely<Database>, accountId: number, name: string): Promise<number | undefined> {
+  return (await db.selectFrom('embed_tenants').select('id').where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst())?.id;
+}
+
+export async function insertEmbedTenant(db: Kysely<Database>, accountId: number, name: string, now: string): Promise<number> {
+  return (await db.insertInto('embed_tenants').values({ account_id: accountId, name, created_at: now }).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+export async function renameEmbedTenant(db: Kysely<Database>, accountId: number, tenantId: number, name: string): Promise<void> {
+  await db.updateTable('embed_tenants').set({ name }).where('account_id', '=', accountId).where('id', '=', tenantId).execute();
+}
+
+/** Revokes every unrevoked session of the tenant's viewers; how many. */
+export async function revokeSessionsOfTenant(db: Kysely<Database>, accountId: number, tenantId: number, now: string): Promise<number> {
+  const result = await db.updateTable('embed_sessions').set({ revoked_at: now })
+    .where('account_id', '=', accountId).where('embed_tenant_id', '=', tenantId).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Deletes a tenant of the account: its embed users, their sessions and the tenant's comment threads go with it. */
+export async function deleteEmbedTenant(db: Kysely<Database>, accountId: number, tenantId: number): Promise<number> {
+  return Number((await db.deleteFrom('embed_tenants').where('account_id', '=', accountId).where('id', '=', tenantId).executeTakeFirst()).numDeletedRows);
+}
+
+/** One embed user of the account, with their tenant's name, or undefined. */
+export async function findEmbedUser(db: Kysely<Database>, accountId: number, embedUserId: number): Promise<EmbedUserRow | undefined> {
+  return db.selectFrom('embed_users as u')
+    .innerJoin('embed_tenants as t', (j) => j.onRef('t.id', '=', 'u.embed_tenant_id').onRef('t.account_id', '=', 'u.account_id'))
+    .selectAll('u').select('t.name as embed_tenant_name')
+    .where('u.account_id', '=', accountId).where('u.id', '=', embedUserId)
+    .executeTakeFirst();
+}
+
+/** A new embed user (the caller checked that the externalId is free in the tenant; a race is a unique violation). */
+export async function insertEmbedUser(db: Kysely<Database>, accountId: number, tenantId: number, externalId: string, fields: EmbedUserFields, now: string): Promise<number> {
+  const username = fields.username ?? externalId;
+  return (await db.insertInto('embed_users').values({
+    account_id: accountId, embed_tenant_id: tenantId, external_id: externalId,
+    username, username_key: foldSearchKey(username), email: fields.email ?? null, email_key: foldSearchKey(fields.email ?? ''),
+    first_name: fields.firstName ?? null, groups: JSON.stringify(fields.groups ?? []), user_attributes: JSON.stringify(fields.userAttributes ?? {}),
+    created_at: now, updated_at: now,
+  }).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+/** Replaces the given fields of an embed user of the account (null clears email and first name). */
+export async function updateEmbedUserFields(
+  db: Kysely<Database>, accountId: number, embedUserId: number,
+  fields: { username?: string; email?: string | null; firstName?: string | null; groups?: string[]; userAttributes?: Record<string, unknown> }, now: string,
+): Promise<void> {
+  await db.updateTable('embed_users').set({
+    ...(fields.username !== undefined && { username: fields.username, username_key: foldSearchKey(fields.username) }),
+    ...(fields.email !== undefined && { email: fields.email, email_key: foldSearchKey(fields.email ?? '') }),
+    ...(fields.firstName !== undefined && { first_name: fields.firstName }),
+    ...(fields.groups !== undefined && { groups: JSON.stringify(fields.groups) }),
+    ...(fields.userAttributes !== undefined && { user_attributes: JSON.stringify(fields.userAttributes) }),
+    updated_at: now,
+  }).where('account_id', '=', accountId).where('id', '=', embedUserId).execute();
+}

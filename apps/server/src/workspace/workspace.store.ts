@@ -392,3 +392,53 @@ export async function findParentFolder(db: Kysely<Database>, accountId: number, 
     .where('i.account_id', '=', accountId).where('i.id', '=', itemId).executeTakeFirst();
   return row ?? null;
 }
+
+// The admin API of groups (issue 33 part 4, docs/authoring.md "Users, groups and API keys"): grants name groups.
+
+/** Every membership of the account, by group. */
+export async function selectMemberships(db: Kysely<Database>, accountId: number): Promise<Array<{ user_id: number; group_id: number }>> {
+  return db.selectFrom('group_members').select(['user_id', 'group_id']).where('account_id', '=', accountId).orderBy('group_id').execute();
+}
+
+export interface GroupRow { id: number; name: string }
+
+export async function selectGroups(db: Kysely<Database>, accountId: number): Promise<GroupRow[]> {
+  return db.selectFrom('groups').select(['id', 'name']).where('account_id', '=', accountId).orderBy('id').execute();
+}
+
+export async function findGroup(db: Kysely<Database>, accountId: number, groupId: number): Promise<GroupRow | undefined> {
+  return db.selectFrom('groups').select(['id', 'name']).where('account_id', '=', accountId).where('id', '=', groupId).executeTakeFirst();
+}
+
+/** Another group of the account with this name (`exceptId` left out), or undefined. */
+export async function findGroupNamed(db: Kysely<Database>, accountId: number, name: string, exceptId?: number): Promise<GroupRow | undefined> {
+  let query = db.selectFrom('groups').select(['id', 'name']).where('account_id', '=', accountId).where('name', '=', name);
+  if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
+  return query.executeTakeFirst();
+}
+
+/** The user ids of a group of the account. */
+export async function selectGroupMembers(db: Kysely<Database>, accountId: number, groupId: number): Promise<number[]> {
+  return (await db.selectFrom('group_members').select('user_id').where('account_id', '=', accountId).where('group_id', '=', groupId).orderBy('user_id').execute()).map((r) => r.user_id);
+}
+
+export async function insertGroup(db: Kysely<Database>, accountId: number, name: string): Promise<number> {
+  return (await db.insertInto('groups').values({ account_id: accountId, name }).returning('id').executeTakeFirstOrThrow()).id;
+}
+
+export async function renameGroup(db: Kysely<Database>, accountId: number, groupId: number, name: string): Promise<void> {
+  await db.updateTable('groups').set({ name }).where('account_id', '=', accountId).where('id', '=', groupId).execute();
+}
+
+/** Makes `userIds` (users of the account, checked by the caller) the group's whole membership. */
+export async function replaceGroupMembers(db: Kysely<Database>, accountId: number, groupId: number, userIds: readonly number[]): Promise<void> {
+  await db.deleteFrom('group_members').where('account_id', '=', accountId).where('group_id', '=', groupId).execute();
+  if (userIds.length === 0) return;
+  await db.insertInto('group_members').values(userIds.map((userId) => ({ account_id: accountId, group_id: groupId, user_id: userId }))).execute();
+}
+
+/** Deletes a group of the account (its memberships and the grants made to it go with it); how many rows went. */
+export async function deleteGroup(db: Kysely<Database>, accountId: number, groupId: number): Promise<number> {
+  return Number((await db.deleteFrom('groups').where('account_id', '=', accountId).where('id', '=', groupId).executeTakeFirst()).numDeletedRows);
+}
+

@@ -275,12 +275,24 @@ async function walkEveryRoute(app: FastifyInstance, file: DemoFile, refs: Record
   await mint({ externalId: `to-delete-${uniqueSuffix()}`, embedTenantName: tenant.name });
   const embedUsers = (await app.inject({ url: `/api/v1/embed/users?embedTenantName=${tenant.name}`, headers: credentials.admin })).json().users as Array<{ id: number; externalId: string }>;
 
+  // Issue 33 part 4: a user of its own (with a key), a group and an embed tenant for the walk to read, change and delete.
+  const made = async (url: string, payload: Record<string, unknown>) => {
+    const res = await app.inject({ method: 'POST', url, headers: credentials.admin, payload });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json().id as number;
+  };
+  const walkUser = await made('/api/v1/users', { email: `walker-${uniqueSuffix()}@example.test`, role: 'member' });
+  const walkKey = await made(`/api/v1/users/${walkUser}/api-keys`, { name: 'walk' });
+  const walkGroup = await made('/api/v1/groups', { name: `walk-${uniqueSuffix()}`, memberIds: [walkUser] });
+  const walkTenant = await made('/api/v1/embed/tenants', { name: `walk-${uniqueSuffix()}` });
+
   const values: Record<string, Array<string | number>> = {
     deploymentId: [deploymentId], workbookId: [workbookId], itemId: [workbookId],
     commentId: [comment.json().id], endpointId: [endpoint.json().id], deliveryId: [deliveries.json().items[0]?.id ?? 1],
     id: [embedUsers.find((user) => user.externalId.startsWith('to-delete-'))!.id],
     // The authoring API: the demo's dashboards were imported published, as version 1.
     versionNumber: [1],
+    userId: [walkUser], keyId: [walkKey], groupId: [walkGroup], tenantId: [walkTenant],
   };
   const bodies: Record<string, () => Promise<unknown> | unknown> = {
     login: () => ({ email: adminEmail, password }),
