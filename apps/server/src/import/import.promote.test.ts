@@ -11,6 +11,7 @@ import type { OwnDatabase } from '../../test/own-database.js';
 import { runSvc } from '../../test/svc-process.js';
 import { buildApp } from '../app.js';
 import { Sealer } from '../core/core.sealed.js';
+import { openDataSource } from '../data/warehouse/warehouse.sources.js';
 import { openDatabase } from '../db/db.database.js';
 import type { Db } from '../db/db.database.js';
 import { migrateToLatest } from '../db/db.migrations.js';
@@ -60,7 +61,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       if (res.statusCode >= 300) throw new Error(`${method} ${url} answered ${res.statusCode}: ${res.body}`);
       return { body: res.statusCode === 204 ? undefined : res.json<Json>(), etag: res.headers.etag as string | undefined };
     };
-    const exported = async (): Promise<ImportFile> => exportAccounts(staging.db.kysely, new Sealer([]), 'demo');
+    const exported = async (): Promise<ImportFile> => exportAccounts(staging.db.kysely, new Sealer(testConfig().encryptionKeys), 'demo');
     const auditCount = async (server: Server) => ((await call(server, 'GET', '/api/v1/audit?first=200')).body!.items as unknown[]).length;
     const versions = async (server: Server, publicId: string) => ((await call(server, 'GET', `/api/v1/dashboards/${publicId}/versions`)).body!.items as unknown[]).length;
     const reportCount = async (server: Server) => {
@@ -311,6 +312,58 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(noKey.code).toBe(1);
       expect(noKey.stderr).toContain('SVC_API_KEY is not set');
     }, 60_000);
+
+    it('forces a model change whose broken widgets are all on dashboards the same promotion replaces, and says so', async () => {
+      // Production's own dashboards on "discounted" or "net" are archived; staging drops "discounted" from its
+      // dashboards and then from the model.
+      for (const publicId of ['production-only', 'regional-copy']) await call(production, 'DELETE', `/api/v1/dashboards/${publicId}`);
+      await edit(staging, 'q1-review', (draft) => ({
+        ...draft, config: { ...(draft.config as Json), widgets: ((draft.config as Json).widgets as Json[]).filter((w) => w.id !== 'q1-discounted') },
+        reportSnapshots: (draft.reportSnapshots as Json[]).filter((r) => r.title !== 'Discounted'),
+      }));
+      await edit(staging, 'regional', (draft) => ({
+        ...draft, config: { widgets: ((draft.config as Json).widgets as Json[]).filter((w) => w.id !== 'discounted') },
+        reportSnapshots: (draft.reportSnapshots as Json[]).filter((r) => r.title !== 'Discounted'),
+      }));
+      await editModel(staging, withoutMeasure('discounted'));
+      const result = await run(await exported());
+      expect(result.deployments[0]).toMatchObject({ action: 'replace' });
+      expect(new Set(result.deployments[0]!.forced!.map((w) => w.publicId))).toEqual(new Set(['q1-review', 'regional']));
+      expect(stepOf(result, 'q1-review')).toMatchObject({ action: 'change' });
+      expect(stepOf(result, 'regional')).toMatchObject({ action: 'change' });
+      const viewer = (await mintViewer(production.app, KEY, { deploymentId, securityContext: { tenant: 'customer-a' } })).headers;
+      const res = await production.app.inject({ method: 'POST', url: '/api/v1/embed/dashboard/regional/widgets/revenue/data', headers: { ...viewer, 'content-type': 'application/json' }, payload: '{}' });
+      expect(res.statusCode, res.body).toBe(200);
+      expect((await run(await exported())).counts).toMatchObject({ modelsReplaced: 0, created: 0, changed: 0 });
+    });
+
+    it('keeps production\'s password for a data source exported with ****, and refuses one for another URL', async () => {
+      const setSource = async (server: Server, dataSource: Json) => {
+        const read = await call(server, 'GET', `/api/v1/deployments/${deploymentId}`);
+        await call(server, 'PUT', `/api/v1/deployments/${deploymentId}/model?force=true`, { semanticViews: read.body!.semanticViews, dataSource }, { 'if-match': read.etag! });
+      };
+      const storedSource = async () => {
+        const row = await production.db.kysely.selectFrom('deployments').select('data_source').where('id', '=', deploymentId).executeTakeFirstOrThrow();
+        return openDataSource(row.data_source, new Sealer(testConfig().encryptionKeys)) as unknown as Json;
+      };
+      await setSource(production, { type: 'postgres', url: 'postgres://svc:production-pw@db.internal/wh' });
+      await setSource(staging, { type: 'postgres', url: 'postgres://svc:staging-pw@db.internal/wh' });
+      // The same source but for the password: nothing to change, and production keeps its password.
+      const file = await exported();
+      expect(JSON.stringify(file)).not.toContain('staging-pw');
+      expect((await run(file)).deployments[0]).toMatchObject({ action: 'none' });
+      // Another schema: sent with ****, which keeps production's password.
+      await setSource(staging, { type: 'postgres', url: 'postgres://svc:staging-pw@db.internal/wh', schema: 'analytics' });
+      expect((await run(await exported())).deployments[0]).toMatchObject({ action: 'replace', dataSource: true });
+      expect(await storedSource()).toEqual({ type: 'postgres', url: 'postgres://svc:production-pw@db.internal/wh', schema: 'analytics' });
+      // Another host: a **** password cannot be production's, and svc refuses it, naming the field.
+      await setSource(staging, { type: 'postgres', url: 'postgres://svc:staging-pw@staging-db.internal/wh', schema: 'analytics' });
+      const refused = await run(await exported()).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(PromoteError);
+      expect((refused as PromoteError).message).toContain('deployment "Production"');
+      expect((refused as PromoteError).answer).toMatchObject({ error: { status: 400, field: 'dataSource.url' } });
+      expect(await storedSource()).toEqual({ type: 'postgres', url: 'postgres://svc:production-pw@db.internal/wh', schema: 'analytics' });
+    });
   });
 }
 

@@ -492,6 +492,7 @@ async function replaceModel(api: Api, model: { step: ModelStep; body: Record<str
     if (force && !step.forced) step.forced = [];
     step.toRevision = answer.body.modelRevision;
   } catch (error) {
+    if (error instanceof PromoteError) throw new PromoteError(`deployment "${step.deployment}": ${error.message}`, error.answer);
     if (!(error instanceof ApiError)) throw error;
     const hint = error.status === 409 ? ' (svc promote --force replaces it anyway)' : error.status === 412 ? ' (someone changed the model in production since it was read: run the promotion again)' : '';
     throw new PromoteError(`deployment "${step.deployment}": the model was not replaced: ${error.message}${hint}`, error.body);
@@ -518,6 +519,7 @@ async function applyDashboard(api: Api, planned: PlannedDashboard): Promise<void
       step.toVersion = (await api.call<ProductionDashboard>('POST', `${at}/publish`, undefined, { 'if-match': `"draft-${answer.body.draftRevision}"` })).body.published!.versionNumber;
     }
   } catch (error) {
+    if (error instanceof PromoteError) throw new PromoteError(`dashboard ${step.publicId}: ${error.message}`, error.answer);
     if (!(error instanceof ApiError)) throw error;
     const hint = error.status === 412 ? ' (someone changed it in production since it was read: run the promotion again)' : '';
     throw new PromoteError(`dashboard ${step.publicId}: ${error.message}${hint}`, error.body);
