@@ -381,6 +381,7 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
       { args: ['serve', '--help'], synopsis: 'usage: svc serve [--port PORT] [--host HOST] [--db URL] [--demo]', mentions: ['--demo', 'SVC_LOG_LEVEL', 'SVC_PORT'] },
       { args: ['import', '--help'], synopsis: 'usage: svc import FILE.json [--db URL]', mentions: ['FILE.json', 'nothing is written'] },
       { args: ['import', 'accounts.json', '-h'], synopsis: 'usage: svc import FILE.json [--db URL]', mentions: ['--db URL'] },
+      { args: ['promote', '--help'], synopsis: 'usage: svc promote FILE.json --url URL [--account TENANT] [--dry-run] [--force]', mentions: ['SVC_API_KEY', 'ps'] },
       { args: ['migrate', '--help'], synopsis: 'usage: svc migrate [--db URL]', mentions: ['--db URL'] },
       { args: ['keys', 'create', '--help'], synopsis: 'usage: svc keys create --user EMAIL [--account TENANT] [--db URL]', mentions: ['--account TENANT'] },
       { args: ['keys', '--help'], synopsis: 'usage: svc keys create --user EMAIL [--account TENANT] [--db URL]', mentions: ['svc keys create --help'] },
@@ -401,7 +402,7 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
   describe('svc with a wrong command line', () => {
     // Every mistake is one line on stderr, a sentence naming what is wrong, with exit code 1 and nothing on stdout.
     const MISTAKES: Array<{ args: string[]; says: string }> = [
-      { args: ['frobnicate'], says: 'svc: unknown command "frobnicate"; the commands are serve, import, export, migrate, keys create, preagg build, preagg status (svc --help describes them)' },
+      { args: ['frobnicate'], says: 'svc: unknown command "frobnicate"; the commands are serve, import, export, promote, migrate, keys create, preagg build, preagg status (svc --help describes them)' },
       { args: ['import'], says: 'svc import: FILE.json is missing; svc import --help shows the usage' },
       { args: ['import', 'a.json', 'b.json'], says: 'svc import: takes FILE.json only, got also "b.json"; svc import --help shows the usage' },
       { args: ['import', '/missing.json'], says: 'svc import: the file /missing.json does not exist' },
@@ -414,6 +415,10 @@ describe.concurrent('the svc command, run as a child process', { timeout: 60_000
       { args: ['migrate', 'now'], says: 'svc migrate: takes no arguments, got "now"; svc migrate --help shows the usage' },
       { args: ['migrate', '--db', 'mysql://localhost/svc'], says: 'svc migrate: unsupported database URL (expected sqlite:PATH or postgres://...): mysql://localhost/svc' },
       { args: ['migrate', '--db', 'postgres://svc@127.0.0.1:1/svc'], says: 'svc migrate: cannot reach the database postgres://svc@127.0.0.1:1/svc (connect ECONNREFUSED 127.0.0.1:1)' },
+      { args: ['promote', 'staging.json'], says: 'svc promote: --url URL is required; svc promote --help shows the usage' },
+      { args: ['promote', '--url', 'https://svc.example'], says: 'svc promote: FILE.json is missing; svc promote --help shows the usage' },
+      { args: ['promote', 'staging.json', '--url', 'svc.example'], says: 'svc promote: --url must be an http:// or https:// URL, got "svc.example"; svc promote --help shows the usage' },
+      { args: ['promote', 'staging.json', '--url', 'https://svc.example', '--key', 'svc_x'], says: 'svc promote: unknown option --key; svc promote --help shows the usage' },
       { args: ['keys'], says: 'svc keys: the subcommand is missing (the one subcommand is create); svc keys --help shows the usage' },
       { args: ['keys', 'revoke'], says: 'svc keys: unknown subcommand "revoke" (the one subcommand is create); svc keys --help shows the usage' },
       { args: ['keys', 'create'], says: 'svc keys create: --user EMAIL is required; svc keys create --help shows the usage' },

@@ -3,11 +3,12 @@ import { formatHelp, parseCommand, synopsis, UsageError } from './cli.args.js';
 import type { CommandSpec, OptionSpec } from './cli.args.js';
 import { exportAccounts } from './import/import.export.js';
 import { importFile, ImportError } from './import/import.js';
+import { promote, PromoteError } from './import/import.promote.js';
 import { generateApiKey } from './accounts/accounts.keys.js';
 import { digestSecret } from './core/core.digest.js';
 import { findFirstDeploymentOfTenant, hasAnyAccount, insertApiKeyForEmail } from './accounts/accounts.store.js';
 import { buildApp } from './app.js';
-import { describeSettingsForHelp, loadConfig } from './core/core.config.js';
+import { describeSettingsForHelp, loadConfig, readSetting } from './core/core.config.js';
 import type { Config } from './core/core.config.js';
 import { Sealer } from './core/core.sealed.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
@@ -50,6 +51,19 @@ const EXPORT: CommandSpec = {
   options: { account: { type: 'string', value: 'TENANT', description: 'only the account of this tenant name' }, db: DB_OPTION },
 };
 
+const PROMOTE: CommandSpec = {
+  name: 'promote',
+  summary: 'Applies one account of an export file to a running svc through its authoring API (docs/import.md "Promoting from staging to production");\nprints what it did as one JSON object. Changed models and dashboards are replaced and published over the revisions read; unchanged ones are left.',
+  positionals: [{ name: 'FILE.json', description: 'a file written by svc export' }],
+  options: {
+    url: { type: 'string', value: 'URL', required: true, description: 'the svc to promote into, e.g. https://analytics.example.com' },
+    account: { type: 'string', value: 'TENANT', description: 'the account of the file to promote (its tenantName), when the file holds several' },
+    'dry-run': { type: 'boolean', description: 'print what would be created, changed and left, and change nothing' },
+    force: { type: 'boolean', description: 'replace a model even when it breaks a published dashboard of production (?force=true)' },
+  },
+  more: 'Environment: SVC_API_KEY, an API key of an admin of the production account (an environment variable, not a flag: a command line shows in ps).',
+};
+
 const MIGRATE: CommandSpec = {
   name: 'migrate',
   summary: 'Brings the database schema up to date (serve does it too, at start).',
@@ -86,7 +100,7 @@ const PREAGG_STATUS: CommandSpec = {
   options: { deployment: { type: 'string', value: 'ID', description: 'only this deployment\'s' }, db: DB_OPTION },
 };
 
-const COMMANDS = [SERVE, IMPORT, EXPORT, MIGRATE, KEYS_CREATE, PREAGG_BUILD, PREAGG_STATUS];
+const COMMANDS = [SERVE, IMPORT, EXPORT, PROMOTE, MIGRATE, KEYS_CREATE, PREAGG_BUILD, PREAGG_STATUS];
 
 const USAGE = `usage: svc <command> [options]
 
@@ -282,6 +296,39 @@ async function runExport(args: string[]): Promise<number> {
   return 0;
 }
 
+async function runPromote(args: string[]): Promise<number> {
+  const parsed = parseOrHelp(PROMOTE, args);
+  if (parsed === undefined) return 0;
+  const path = parsed.positionals[0]!;
+  const url = String(parsed.values.url);
+  if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError('promote', `--url must be an http:// or https:// URL, got "${url}"`);
+  const apiKey = readSetting('SVC_API_KEY');
+  if (apiKey === undefined || apiKey.trim() === '') {
+    throw new CliError('SVC_API_KEY is not set: give it an API key of an admin of the production account (svc keys create there); it is read from the environment, never from the command line');
+  }
+  const file = readImportFile(path);
+  try {
+    const result = await promote({
+      file, url, apiKey: apiKey.trim(), dryRun: parsed.values['dry-run'] === true, force: parsed.values.force === true,
+      ...(typeof parsed.values.account === 'string' ? { tenant: parsed.values.account } : {}),
+    });
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof PromoteError)) throw error;
+    const lines = [`svc promote: ${error.message}`];
+    if (error.answer !== undefined) lines.push(`svc answered: ${JSON.stringify(error.answer)}`);
+    if (error.done !== undefined) {
+      const applied = error.done.deployments.filter((d) => d.action !== 'none').length + error.done.dashboards.filter((d) => d.action !== 'none').length;
+      lines.push(applied === 0 ? 'nothing was changed before the error' : `changed before the error (each change is kept, with its audit entry): ${JSON.stringify({ deployments: error.done.deployments, dashboards: error.done.dashboards })}`);
+    } else {
+      lines.push('nothing was changed');
+    }
+    process.stderr.write(`${lines.join('\n')}\n`);
+    return 1;
+  }
+}
+
 /** The import file's JSON; a file that is missing, unreadable or not JSON is one CliError naming it. */
 function readImportFile(path: string): unknown {
   let text: string;
@@ -394,7 +441,7 @@ async function runPreagg(args: string[]): Promise<number> {
 }
 
 const HELP_OF: Record<string, CommandSpec> = {
-  serve: SERVE, import: IMPORT, export: EXPORT, migrate: MIGRATE, keys: KEYS_CREATE, 'keys create': KEYS_CREATE, 'preagg build': PREAGG_BUILD, 'preagg status': PREAGG_STATUS,
+  serve: SERVE, import: IMPORT, export: EXPORT, promote: PROMOTE, migrate: MIGRATE, keys: KEYS_CREATE, 'keys create': KEYS_CREATE, 'preagg build': PREAGG_BUILD, 'preagg status': PREAGG_STATUS,
 };
 
 async function runCommand(command: string | undefined, args: string[]): Promise<number> {
@@ -405,6 +452,8 @@ async function runCommand(command: string | undefined, args: string[]): Promise<
       return runImport(args);
     case 'export':
       return runExport(args);
+    case 'promote':
+      return runPromote(args);
     case 'migrate':
       return runMigrate(args);
     case 'keys':

@@ -64,6 +64,7 @@ export const SETTINGS = Type.Object({
   SVC_AI_BASE_URL: optional('an OpenAI-compatible endpoint (e.g. `https://api.openai.com/v1`) for the chat surface and the AI widget; unset: those surfaces say they are not set up'),
   SVC_AI_MODEL: Type.String({ minLength: 1, default: 'gpt-4o-mini', description: 'the model asked at that endpoint' }),
   SVC_AI_API_KEY: optional('the API key sent to that endpoint'),
+  SVC_API_KEY: optional('for `svc promote` only (`svc serve` does not read it): an API key of an admin of the account it promotes into. An environment variable, not a flag, because a command line shows in `ps`'),
 });
 
 export type SettingName = keyof Static<typeof SETTINGS>;
@@ -79,7 +80,7 @@ export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
   SVC_COMMENT_STREAM_REPLAY_MAX: 'comments.md#live-updates', SVC_COMMENT_EVENT_RETENTION_MS: 'comments.md#live-updates',
   SVC_WEBHOOKS_ALLOW_PRIVATE: 'webhooks.md#addresses', SVC_WEBHOOK_DELIVERY: 'webhooks.md#delivery', SVC_WEBHOOK_TIMEOUT_MS: 'webhooks.md#delivery',
   SVC_WEBHOOK_POLL_MS: 'webhooks.md#delivery', SVC_WEBHOOK_CONCURRENCY: 'webhooks.md#delivery', SVC_WEBHOOK_RETRY_SCHEDULE: 'webhooks.md#retries',
-  SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention', SVC_ENCRYPTION_KEY: '#secrets-at-rest',
+  SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention', SVC_ENCRYPTION_KEY: '#secrets-at-rest', SVC_API_KEY: 'import.md#promoting-from-staging-to-production',
 };
 
 /** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */

@@ -21,6 +21,28 @@ function compact<T extends object>(value: T): T {
 }
 const isEmptyObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
 
+/**
+ * A dashboard config whose widgets name their snapshot by a number that means the same in any database: a widget's
+ * `config.reportId` is the id of a REPORT item of this database, which an import or a promotion into another
+ * database could not resolve (or would resolve to another report), so it is written as `config.snapshotIndex`, the
+ * position of that snapshot in the dashboard's `reportSnapshots` (`reportIds`, in order), which picks the same
+ * snapshot (data.snapshot's snapshotOf). A reportId that names none of the dashboard's snapshots is left as it is.
+ */
+function portableConfig(config: Record<string, unknown> | undefined, reportIds: readonly number[]): Record<string, unknown> | undefined {
+  const widgets = config?.widgets;
+  if (!Array.isArray(widgets)) return config;
+  return {
+    ...config,
+    widgets: widgets.map((widget: unknown) => {
+      const own = (widget as { config?: unknown }).config;
+      if (typeof own !== 'object' || own === null) return widget;
+      const { reportId, ...rest } = own as { reportId?: unknown };
+      const index = typeof reportId === 'number' ? reportIds.indexOf(reportId) : -1;
+      return index < 0 ? widget : { ...(widget as object), config: { ...rest, snapshotIndex: index } };
+    }),
+  };
+}
+
 /** The accounts of the database (or the one of `tenantName`) as an import file. */
 export async function exportAccounts(db: Kysely<Database>, sealer: Sealer, tenantName?: string): Promise<ImportFile> {
   const out: ImportAccount[] = [];
@@ -69,7 +91,7 @@ function exportDeployment(
     if (row === undefined) return undefined;
     return compact({
       publicId: row.public_id, status: row.status, allowEmbed: row.allow_embed !== 0, title: row.title, description: row.description,
-      config: parse<Record<string, unknown>>(row.config), draftConfig: parse<Record<string, unknown>>(row.draft_config), versionNumber: row.version_number,
+      config: portableConfig(parse<Record<string, unknown>>(row.config), snapshots.filter((s) => s.dashboard_id === row.id).map((s) => s.report_id)), draftConfig: parse<Record<string, unknown>>(row.draft_config), versionNumber: row.version_number,
       fromSharedWorkspace: bool(row.from_shared_workspace), restrictDataDownload: bool(row.restrict_data_download), useBoardDashboards: bool(row.use_board_dashboards),
       reportSnapshots: snapshots.filter((s) => s.dashboard_id === row.id).map((s): ImportReportSnapshot => compact({
         report: itemRef.get(s.report_id)!, versionNumber: s.version_number, name: s.name, title: s.title, description: s.description, kind: s.kind,
