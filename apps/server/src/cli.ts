@@ -370,7 +370,7 @@ async function runKeys(args: string[]): Promise<number> {
   const { user, account, db: dbFlag } = parsed.values;
   const key = generateApiKey();
   const created = await withDatabase(databaseUrl(dbFlag, loadConfig()), (db) =>
-    insertApiKeyForEmail(db.kysely, String(user), typeof account === 'string' ? account : undefined, digestSecret(key), new Date().toISOString()),
+    insertApiKeyForEmail(db.kysely, String(user), typeof account === 'string' ? account : undefined, digestSecret(key), new Date().toISOString(), key.slice(-4)),
   );
   if (created === 'none') throw new CliError(`no platform user has the email ${user}`);
   if (created === 'ambiguous') throw new CliError(`several accounts have a user with the email ${user}: pass --account TENANT to choose one`);

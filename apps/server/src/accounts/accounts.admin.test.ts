@@ -121,6 +121,11 @@ describeEachDialect('users, groups, API keys and settings through the API', (t) 
       expectError(await call('DELETE', `/api/v1/users/${bob.id}/api-keys/${id}`), 404, 'keyId');
     });
 
+    it("lists a key the import wrote by its last four characters too", async () => {
+      const keys = (await call('GET', `/api/v1/users/${s.refs.alice}/api-keys`)).json<{ items: Array<{ hint: string | null; name: string | null }> }>().items;
+      expect(keys.map((k) => k.hint)).toEqual([s.keys.alice!.slice(-4)]);
+    });
+
     it('never reaches another account: its user is a 404 and its keys cannot be listed, made or deleted', async () => {
       const theirs = (await call('GET', '/api/v1/users', undefined, bearer(other.keys.alice!))).json<{ items: UserJson[] }>().items[0]!;
       const theirKeys = (await call('GET', `/api/v1/users/${theirs.id}/api-keys`, undefined, bearer(other.keys.alice!))).json<{ items: Array<{ id: number }> }>().items;

@@ -29,6 +29,7 @@ export async function insertApiKeyForEmail(
   tenantName: string | undefined,
   digest: string,
   now: string,
+  hint: string | null = null,
 ): Promise<{ userId: number; accountId: number } | 'none' | 'ambiguous'> {
   let query = db
     .selectFrom('users as u')
@@ -40,7 +41,7 @@ export async function insertApiKeyForEmail(
   if (users.length === 0) return 'none';
   if (users.length > 1) return 'ambiguous';
   const user = users[0]!;
-  await db.insertInto('api_keys').values({ account_id: user.account_id, user_id: user.id, digest, created_at: now }).execute();
+  await db.insertInto('api_keys').values({ account_id: user.account_id, user_id: user.id, digest, hint, created_at: now }).execute();
   return { userId: user.id, accountId: user.account_id };
 }
 

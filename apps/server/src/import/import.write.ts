@@ -77,7 +77,7 @@ async function writeUsers(w: AccountWrite, users: ImportUser[]): Promise<void> {
     });
     setRef(w.refs, user.ref, id, w.userIds);
     for (const key of user.apiKeys ?? []) {
-      await insertApiKey(w.trx, { account_id: w.accountId, user_id: id, digest: digestSecret(key), created_at: w.now });
+      await insertApiKey(w.trx, { account_id: w.accountId, user_id: id, digest: digestSecret(key), hint: key.slice(-4), created_at: w.now });
     }
   }
 }
