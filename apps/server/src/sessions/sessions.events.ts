@@ -2,8 +2,11 @@ import type { Kysely } from 'kysely';
 import type { AfterCommit } from '../core/core.events.js';
 import type { Database } from '../db/db.schema.js';
 
-/** Why sessions were revoked: one session by id, a viewer's logout, or their embed user deleted. */
-export type RevocationReason = 'revoked' | 'logout' | 'embed_user_deleted';
+/**
+ * Why sessions were revoked: one session by id, a viewer's logout, their embed user deleted, or their embed tenant
+ * renamed (the tokens carry its old name) or deleted.
+ */
+export type RevocationReason = 'revoked' | 'logout' | 'embed_user_deleted' | 'embed_tenant_renamed' | 'embed_tenant_deleted';
 
 /**
  * The events sessions publish (docs/webhooks.md "Events" says what a webhook endpoint is sent of each). A subscriber

@@ -314,6 +314,16 @@ export async function renameEmbedTenant(db: Kysely<Database>, accountId: number,
   await db.updateTable('embed_tenants').set({ name }).where('account_id', '=', accountId).where('id', '=', tenantId).execute();
 }
 
+/** The tenant's embed users with unrevoked sessions, with how many each has (what a revocation event names). */
+export async function selectLiveSessionsOfTenant(db: Kysely<Database>, accountId: number, tenantId: number): Promise<Array<{ embedUserId: number; externalId: string; sessions: number }>> {
+  const rows = await db.selectFrom('embed_sessions as s')
+    .innerJoin('embed_users as u', (j) => j.onRef('u.id', '=', 's.embed_user_id').onRef('u.account_id', '=', 's.account_id'))
+    .select(['u.id', 'u.external_id']).select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('s.account_id', '=', accountId).where('s.embed_tenant_id', '=', tenantId).where('s.revoked_at', 'is', null)
+    .groupBy(['u.id', 'u.external_id']).orderBy('u.id').execute();
+  return rows.map((row) => ({ embedUserId: row.id, externalId: row.external_id, sessions: Number(row.n) }));
+}
+
 /** Revokes every unrevoked session of the tenant's viewers; how many. */
 export async function revokeSessionsOfTenant(db: Kysely<Database>, accountId: number, tenantId: number, now: string): Promise<number> {
   const result = await db.updateTable('embed_sessions').set({ revoked_at: now })

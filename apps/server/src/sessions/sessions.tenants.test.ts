@@ -93,6 +93,27 @@ describeEachDialect('embed tenants and users through the API', (t) => {
     expect((await actions()).find((e) => e.action === 'embed_tenant.delete' && e.target.id === String(tenant.id))?.detail).toEqual({ name: gone, embedUsers: 1 });
   });
 
+  it('tells webhooks whom a rename and an offboarding signed out: one embed_session.revoked per viewer, with the reason', async () => {
+    const hook = await call('POST', '/api/v1/webhooks/endpoints', { url: `https://93.184.215.14/${uniqueSuffix()}`, eventTypes: ['embed_session.revoked'] });
+    expect(hook.statusCode, hook.body).toBe(201);
+    const name = `hooked-${uniqueSuffix()}`;
+    await mintViewer(app, s.keys.alice!, { deploymentId: s.refs.prod!, embedTenantName: name, externalId: 'vic' });
+    await mintViewer(app, s.keys.alice!, { deploymentId: s.refs.prod!, embedTenantName: name, externalId: 'vic' });
+    await mintViewer(app, s.keys.alice!, { deploymentId: s.refs.prod!, embedTenantName: name, externalId: 'wes' });
+    const tenant = (await call('GET', '/api/v1/embed/tenants')).json<{ items: TenantJson[] }>().items.find((x) => x.name === name)!;
+    expect((await call('PATCH', `/api/v1/embed/tenants/${tenant.id}`, { name: `${name}-2` })).statusCode).toBe(200);
+    await mintViewer(app, s.keys.alice!, { deploymentId: s.refs.prod!, embedTenantName: `${name}-2`, externalId: 'wes' });
+    expect((await call('DELETE', `/api/v1/embed/tenants/${tenant.id}`)).statusCode).toBe(204);
+    const deliveries = (await call('GET', `/api/v1/webhooks/endpoints/${hook.json().id}/deliveries`)).json<{ items: Array<{ payload: { data: Record<string, unknown> } }> }>().items;
+    const seen = deliveries.map((d) => [d.payload.data.reason, d.payload.data.embedTenant, d.payload.data.externalId, d.payload.data.sessions]).sort();
+    expect(seen).toEqual([
+      ['embed_tenant_deleted', `${name}-2`, 'wes', 1],
+      ['embed_tenant_renamed', name, 'vic', 2],
+      ['embed_tenant_renamed', name, 'wes', 1],
+    ]);
+    await call('DELETE', `/api/v1/webhooks/endpoints/${hook.json().id}`);
+  });
+
   it('creates an embed user ahead of their first session, reads and changes them; a session then finds the same user', async () => {
     const name = `delta-${uniqueSuffix()}`;
     const created = await call('POST', '/api/v1/embed/users', { embedTenantName: name, externalId: '  Cust-42 ', username: 'Ann B', email: 'Ann@Delta.test', groups: ['eu'], userAttributes: { region: 'EU' } });

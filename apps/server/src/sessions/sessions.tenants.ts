@@ -11,8 +11,10 @@ import { presentEmbedUser } from './sessions.service.js';
 import type { SessionContext } from './sessions.service.js';
 import {
   deleteEmbedTenant, findEmbedTenant, findEmbedTenantIdByName, findEmbedUser, insertEmbedTenant, insertEmbedUser, renameEmbedTenant,
-  revokeSessionsOfTenant, selectEmbedTenants, updateEmbedUserFields,
+  revokeSessionsOfTenant, selectEmbedTenants, selectLiveSessionsOfTenant, updateEmbedUserFields,
 } from './sessions.store.js';
+import { AfterCommit } from '../core/core.events.js';
+import type { RevocationReason } from './sessions.events.js';
 import type { EmbedTenantRow } from './sessions.store.js';
 
 // Issue 33 part 4: an account's embed tenants (its customers) and single embed users (their viewers), for its
@@ -20,6 +22,19 @@ import type { EmbedTenantRow } from './sessions.store.js';
 // let a host provision, rename and offboard a customer without minting a session.
 
 const present = (row: EmbedTenantRow): EmbedTenant => ({ id: row.id, name: row.name, userCount: row.user_count, createdAt: row.created_at });
+
+/**
+ * One `embed_session.revoked` event per viewer of the tenant with live sessions, in `trx`, read before the change
+ * (a deletion removes them): webhooks tell the host whom a rename or an offboarding signed out.
+ */
+async function announceRevocations(ctx: SessionContext, trx: SessionContext['db'], afterCommit: AfterCommit, principal: PlatformUserPrincipal, tenant: EmbedTenantRow, reason: RevocationReason, now: Date): Promise<void> {
+  for (const viewer of await selectLiveSessionsOfTenant(trx, principal.accountId, tenant.id)) {
+    await ctx.events.publish('embed_session.revoked', {
+      transaction: trx, afterCommit, accountId: principal.accountId, at: now, reason, embedTenantId: tenant.id, embedUserId: viewer.embedUserId,
+      userId: null, sessions: viewer.sessions, viewer: { tenantName: tenant.name, externalId: viewer.externalId },
+    });
+  }
+}
 
 const nameTaken = (name: string) => AppError.at('conflict', 'name', `the account already has an embed tenant named ${name}`);
 
@@ -64,12 +79,14 @@ export async function renameTenant(ctx: SessionContext, principal: PlatformUserP
   requireAdmin(principal);
   const now = ctx.now();
   const at = now.toISOString();
+  const afterCommit = new AfterCommit();
   try {
     await writeAndPropagate(ctx, principal.accountId, () => ctx.db.transaction().execute(async (trx) => {
       const before = await requireTenant(trx, principal, tenantId);
       if (before.name === name) return 0;
       const other = await findEmbedTenantIdByName(trx, principal.accountId, name);
       if (other !== undefined) throw nameTaken(name);
+      await announceRevocations(ctx, trx, afterCommit, principal, before, 'embed_tenant_renamed', now);
       await renameEmbedTenant(trx, principal.accountId, tenantId, name);
       const revoked = await revokeSessionsOfTenant(trx, principal.accountId, tenantId, at);
       await recordChange(trx, principal, at, { action: 'embed_tenant.rename', targetType: 'embed_tenant', targetId: tenantId, detail: { name: { from: before.name, to: name }, sessionsRevoked: revoked } });
@@ -79,6 +96,7 @@ export async function renameTenant(ctx: SessionContext, principal: PlatformUserP
     if (isUniqueViolation(error)) throw nameTaken(name);
     throw error;
   }
+  afterCommit.run();
   return present(await requireTenant(ctx.db, principal, tenantId));
 }
 
@@ -88,12 +106,16 @@ export async function renameTenant(ctx: SessionContext, principal: PlatformUserP
  */
 export async function removeEmbedTenant(ctx: SessionContext, principal: PlatformUserPrincipal, tenantId: number): Promise<void> {
   requireAdmin(principal);
-  const at = ctx.now().toISOString();
+  const now = ctx.now();
+  const at = now.toISOString();
+  const afterCommit = new AfterCommit();
   await writeAndPropagate(ctx, principal.accountId, () => ctx.db.transaction().execute(async (trx) => {
     const before = await requireTenant(trx, principal, tenantId);
+    await announceRevocations(ctx, trx, afterCommit, principal, before, 'embed_tenant_deleted', now);
     await recordChange(trx, principal, at, { action: 'embed_tenant.delete', targetType: 'embed_tenant', targetId: tenantId, detail: { name: before.name, embedUsers: before.user_count } });
     return deleteEmbedTenant(trx, principal.accountId, tenantId);
   }));
+  afterCommit.run();
 }
 
 async function requireEmbedUser(db: SessionContext['db'], principal: PlatformUserPrincipal, embedUserId: number) {
