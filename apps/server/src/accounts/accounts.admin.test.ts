@@ -1,6 +1,9 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { testConfig } from '../../test/config.js';
 import { describeEachDialect } from '../../test/dialects.js';
+import { buildApp } from '../app.js';
+import { openDatabase } from '../db/db.database.js';
 import { expectErrorBody } from '../../test/errors.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
@@ -119,6 +122,23 @@ describeEachDialect('users, groups, API keys and settings through the API', (t) 
       expect((await call('DELETE', `/api/v1/users/${bob.id}/api-keys/${id}`)).statusCode).toBe(204);
       expect((await call('GET', '/api/v1/deployments', undefined, bearer(key))).statusCode).toBe(401);
       expectError(await call('DELETE', `/api/v1/users/${bob.id}/api-keys/${id}`), 404, 'keyId');
+    });
+
+    it('a key deleted through one process is refused by another on its next request, though that one held it in memory', async () => {
+      const bob = (await call('GET', '/api/v1/users')).json<{ items: UserJson[] }>().items.find((u) => u.role === 'member')!;
+      const { id, key } = (await call('POST', `/api/v1/users/${bob.id}/api-keys`, {})).json<{ id: number; key: string }>();
+      const db = openDatabase(t().url);
+      const second = await buildApp(testConfig(), { db });
+      try {
+        const there = async () => (await second.inject({ url: '/api/v1/deployments', headers: bearer(key) })).statusCode;
+        expect(await there()).toBe(200);
+        expect(await there()).toBe(200);
+        expect((await call('DELETE', `/api/v1/users/${bob.id}/api-keys/${id}`)).statusCode).toBe(204);
+        expect(await there()).toBe(401);
+      } finally {
+        await second.close();
+        await db.close();
+      }
     });
 
     it("lists a key the import wrote by its last four characters too", async () => {
