@@ -126,6 +126,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
           dashboard('wb-archivable', 'archivable'),
           { ref: 'r-monthly', type: 'REPORT', name: 'Revenue by month', createdBy: 'alice' },
           { ref: 'r-raw', type: 'REPORT', name: 'Raw SQL', createdBy: 'carol' },
+          // The one item whose grants the fuzz of replaceItemGrants may replace: no other fixture's access hangs on it.
+          { ref: 'f-grantable', type: 'FOLDER', name: 'Grantable', createdBy: 'alice', grants: [{ user: 'carol', role: 'editor' }] },
         ],
         views: [{ user: 'bob', item: 'wb-main', at: '2026-03-01T12:00:00Z' }],
         favorites: [{ user: 'bob', item: 'rp-1' }],
@@ -330,6 +332,17 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     getDeployment: { path: { deploymentId: prod } },
     getDeploymentMeta: { path: { deploymentId: prod } },
     replaceDeploymentModel: { path: { deploymentId: main.refs.authoring! }, headers: { 'if-match': '*' }, body: { semanticViews: DEMO_SEMANTIC_VIEWS } },
+    // Issue 33, editor grants.
+    listItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-sales']! } },
+    replaceItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-grantable']! }, body: { grants: [{ userId: main.refs.carol!, role: 'editor' }, { groupId: main.refs.sales!, role: 'viewer' }] } },
+  };
+  // A grant replaced anywhere else would change what the member credentials reach for the rest of the run.
+  const grantHints: Hints = {
+    ...hints,
+    itemId: [main.refs['f-grantable']!, foreign.refs.wb!],
+    userId: [main.refs.bob!, main.refs.carol!, foreign.refs.alice!],
+    groupId: [main.refs.sales!],
+    role: ['viewer', 'editor', 'owner'],
   };
   return {
     accountIds: [await accountIdOf(db, main.tenantName), await accountIdOf(db, foreign.tenantName)],
@@ -337,7 +350,11 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     credentialsFor: (operation) => (operation.id === 'logout' ? { ...credentials, ...spentByLogout } : credentials),
     unusable,
     hints,
-    hintsFor: (operation) => (operation.id === 'archiveDashboard' ? { ...hints, publicId: [id('archivable'), id('foreign'), 'not-a-dashboard'] } : hints),
+    hintsFor: (operation) => {
+      if (operation.id === 'archiveDashboard') return { ...hints, publicId: [id('archivable'), id('foreign'), 'not-a-dashboard'] };
+      if (operation.id === 'replaceItemGrants' || operation.id === 'listItemGrants') return grantHints;
+      return hints;
+    },
     exemplars,
     bestCredential: (operation) => {
       if (operation.id === 'exchangeEmbedSession' || operation.id === 'login' || operation.id === 'logout') return 'none';

@@ -5,3 +5,4 @@ export type { SvcErrorBody, SvcErrorDetail } from './errors.js';
 export type {
   AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment, DeploymentSummary, MetaMember, ModelInput, ModelMeta,
   PageInfo, QueryPreview, QueryPreviewRequest, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';
+export type { GrantRole, ItemGrant, ItemGrantInput } from './types.js';
