@@ -7,7 +7,7 @@ import type { Database } from '../db/db.schema.js';
 import type { Kysely } from 'kysely';
 import type { ItemGrant, ItemGrantInput } from './workspace.grants.schema.js';
 import { canManageGrants } from './workspace.policy.js';
-import { findItemOfDeployment, replaceItemGrantRows, selectGroupIdsOfAccount, selectItemGrants } from './workspace.store.js';
+import { findItemOfDeployment, lockItem, replaceItemGrantRows, selectGroupIdsOfAccount, selectItemGrants } from './workspace.store.js';
 import type { ItemGrantRow } from './workspace.store.js';
 
 // An item's grants through the API (issue 33; docs/authoring.md "Who may do what"): admins read and replace them,
@@ -75,6 +75,7 @@ export async function replaceItemGrants(
 ): Promise<ItemGrant[]> {
   await requireManagedItem(ctx.db, principal, deploymentId, itemId);
   return ctx.db.transaction().execute(async (trx) => {
+    await lockItem(trx, ctx.dialect, principal.accountId, itemId);
     const before = await selectItemGrants(trx, principal.accountId, itemId);
     const rows = await checkGrants(trx, principal.accountId, grants);
     await replaceItemGrantRows(trx, principal.accountId, itemId, rows);

@@ -89,6 +89,17 @@ describeEachDialect("an item's grants through the API", (t) => {
     expect(entries[0]).toMatchObject({ target: { type: 'item' }, actor: { userId: s.refs.alice }, detail: { deploymentId: s.refs.prod, after: [{ groupId: s.refs.crew, role: 'editor' }] } });
   });
 
+  it('runs two replacements at once one after the other: the grants are one of the two lists, whole', async () => {
+    const lists = [[{ userId: s.refs.mia, role: 'editor' }], [{ groupId: s.refs.crew, role: 'viewer' }, { userId: s.refs.gus, role: 'editor' }]];
+    for (let round = 0; round < 5; round++) {
+      const answers = await Promise.all(lists.map((grants) => replace(grants)));
+      expect(answers.map((res) => res.statusCode)).toEqual([200, 200]);
+      const now = (await read()).json() as { grants: unknown[] };
+      expect(lists.map((grants) => grants.length)).toContain(now.grants.length);
+      expect(answers.map((res) => res.json())).toContainEqual(now);
+    }
+  });
+
   it('refuses bad input with a 400 naming the field, another account\'s or deployment\'s item with a 404, a member with a 403, and writes nothing', async () => {
     const before = (await read()).json() as unknown;
     const auditCount = async () => ((await t().app.inject({ url: '/api/v1/audit?first=200', headers: as('alice') })).json() as { items: unknown[] }).items.length;

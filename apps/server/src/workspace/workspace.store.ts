@@ -436,6 +436,16 @@ export async function selectItemGrants(db: Kysely<Database>, accountId: number, 
     .where('account_id', '=', accountId).where('item_id', '=', itemId).orderBy('id').execute();
 }
 
+/**
+ * Takes the item's row lock for the rest of the caller's transaction (PostgreSQL; SQLite runs one write transaction
+ * at a time already), so that two replacements of its grants run one after the other: without it, each would delete
+ * only the rows it saw and both lists would stay.
+ */
+export async function lockItem(db: Kysely<Database>, dialect: Dialect, accountId: number, itemId: number): Promise<void> {
+  if (dialect !== 'postgres') return;
+  await db.selectFrom('workspace_items').select('id').where('account_id', '=', accountId).where('id', '=', itemId).forUpdate().execute();
+}
+
 /** Replaces the item's grants with these, in the caller's transaction. */
 export async function replaceItemGrantRows(db: Kysely<Database>, accountId: number, itemId: number, grants: readonly ItemGrantRow[]): Promise<void> {
   await db.deleteFrom('item_grants').where('account_id', '=', accountId).where('item_id', '=', itemId).execute();
