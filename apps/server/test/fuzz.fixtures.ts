@@ -127,7 +127,7 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
           { ref: 'r-monthly', type: 'REPORT', name: 'Revenue by month', createdBy: 'alice' },
           { ref: 'r-raw', type: 'REPORT', name: 'Raw SQL', createdBy: 'carol' },
           // The one item whose grants the fuzz of replaceItemGrants may replace: no other fixture's access hangs on it.
-          { ref: 'f-grantable', type: 'FOLDER', name: 'Grantable', createdBy: 'alice', grants: [{ user: 'carol', role: 'editor' }] },
+          { ref: 'f-grantable', type: 'FOLDER', name: 'Grantable', createdBy: 'alice', grants: [{ user: 'bob', role: 'editor' }] },
         ],
         views: [{ user: 'bob', item: 'wb-main', at: '2026-03-01T12:00:00Z' }],
         favorites: [{ user: 'bob', item: 'rp-1' }],
@@ -334,13 +334,14 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     replaceDeploymentModel: { path: { deploymentId: main.refs.authoring! }, headers: { 'if-match': '*' }, body: { semanticViews: DEMO_SEMANTIC_VIEWS } },
     // Issue 33, editor grants.
     listItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-sales']! } },
-    replaceItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-grantable']! }, body: { grants: [{ userId: main.refs.carol!, role: 'editor' }, { groupId: main.refs.sales!, role: 'viewer' }] } },
+    replaceItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-grantable']! }, body: { grants: [{ userId: main.refs.bob!, role: 'editor' }, { groupId: main.refs.sales!, role: 'viewer' }] } },
   };
-  // A grant replaced anywhere else would change what the member credentials reach for the rest of the run.
+  // A grant replaced anywhere else would change what the member credentials reach for the rest of the run; carol
+  // (member-without-grants) is never granted anything.
   const grantHints: Hints = {
     ...hints,
     itemId: [main.refs['f-grantable']!, foreign.refs.wb!],
-    userId: [main.refs.bob!, main.refs.carol!, foreign.refs.alice!],
+    userId: [main.refs.bob!, main.refs.alice!, foreign.refs.alice!],
     groupId: [main.refs.sales!],
     role: ['viewer', 'editor', 'owner'],
   };
