@@ -47,6 +47,7 @@ import { EmbedTokenCredentials } from './sessions/sessions.credentials.js';
 import { loadTokenSigner } from './sessions/sessions.tokens.js';
 import { PageCache } from './http/http.page-cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
+import { itemGrantRoutes } from './workspace/workspace.grants.routes.js';
 import { selectReportSnapshots } from './dashboards/dashboards.store.js';
 import { resolveWithDns } from './webhooks/webhooks.addresses.js';
 import type { ResolveHost } from './webhooks/webhooks.addresses.js';
@@ -215,6 +216,8 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(deploymentRoutes({ ...ctx, sealer }));
   await app.register(auditRoutes(ctx));
   await app.register(dashboardAuthoringRoutes({ ...ctx, checks: draftChecks(ctx) }));
+  // Issue 33, editor grants: an item's grants, read and replaced by admins.
+  await app.register(itemGrantRoutes(ctx));
   await app.register(embedRoutes(ctx, { distDir: options.embedDistDir, sourceMaps: config.embedSourceMaps }));
   await app.register(sdkRoutes({ distDir: options.sdkDistDir }));
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });

@@ -126,6 +126,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
           dashboard('wb-archivable', 'archivable'),
           { ref: 'r-monthly', type: 'REPORT', name: 'Revenue by month', createdBy: 'alice' },
           { ref: 'r-raw', type: 'REPORT', name: 'Raw SQL', createdBy: 'carol' },
+          // The one item whose grants the fuzz of replaceItemGrants may replace: no other fixture's access hangs on it.
+          { ref: 'f-grantable', type: 'FOLDER', name: 'Grantable', createdBy: 'alice', grants: [{ user: 'bob', role: 'editor' }] },
         ],
         views: [{ user: 'bob', item: 'wb-main', at: '2026-03-01T12:00:00Z' }],
         favorites: [{ user: 'bob', item: 'rp-1' }],
@@ -368,6 +370,9 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     createEmbedUser: { body: { embedTenantName: 'victim-tenant-1', externalId: id('made-ahead'), username: 'ahead', groups: ['eu'], userAttributes: { plan: 'pro' } } },
     getEmbedUser: { path: { id: victims[0]!.embedUserId } },
     updateEmbedUser: { path: { id: victims[1]!.embedUserId }, body: { firstName: 'Changed by the fuzzer', groups: [] } },
+    // Issue 33, editor grants.
+    listItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-sales']! } },
+    replaceItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-grantable']! }, body: { grants: [{ userId: main.refs.bob!, role: 'editor' }, { groupId: main.refs.sales!, role: 'viewer' }] } },
   };
   // Operations that destroy what they reach get only the rows made for them (and another account's, for the 404).
   const destructiveHints: Record<string, Hints> = {
@@ -376,13 +381,25 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     deleteGroup: { groupId: [victimGroups[1]!, foreignGroup] },
     deleteEmbedTenant: { tenantId: [victimTenants[1]!, foreignTenant] },
   };
+  // A grant replaced anywhere else would change what the member credentials reach for the rest of the run; carol
+  // (member-without-grants) is never granted anything.
+  const grantHints: Hints = {
+    ...hints,
+    itemId: [main.refs['f-grantable']!, foreign.refs.wb!],
+    userId: [main.refs.bob!, main.refs.alice!, foreign.refs.alice!],
+    groupId: [main.refs.sales!],
+    role: ['viewer', 'editor', 'owner'],
+  };
   return {
     accountIds: [await accountIdOf(db, main.tenantName), await accountIdOf(db, foreign.tenantName)],
     credentials,
     credentialsFor: (operation) => (operation.id === 'logout' ? { ...credentials, ...spentByLogout } : credentials),
     unusable,
     hints,
-    hintsFor: (operation) => ({ ...hints, ...destructiveHints[operation.id] }),
+    hintsFor: (operation) => {
+      if (operation.id === 'replaceItemGrants' || operation.id === 'listItemGrants') return grantHints;
+      return { ...hints, ...destructiveHints[operation.id] };
+    },
     exemplars,
     bestCredential: (operation) => {
       if (operation.id === 'exchangeEmbedSession' || operation.id === 'login' || operation.id === 'logout') return 'none';

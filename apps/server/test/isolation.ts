@@ -84,7 +84,7 @@ export interface IsolationWorld {
   suffix: string;
   /** The marker text of each key. */
   markers: Record<MarkerKey, string>;
-  /** Account A, the owner of every resource the matrix addresses: users alice (admin), mona (member, granted folder F), nick (member), cora (admin, the bystander who signs in). */
+  /** Account A, the owner of every resource the matrix addresses: users alice (admin), mona (member, granted folder F, and folder Editable as an editor), nick (member), cora (admin, the bystander who signs in). */
   a: SeededAccount;
   /** Account B, the other account: users admin and bea (a bystander member). */
   b: SeededAccount;
@@ -92,7 +92,7 @@ export interface IsolationWorld {
   emails: { alice: string; cora: string; mona: string };
   /** Embed tenant names: `shared` exists in both accounts (same name, different tenants); `second` only in A. */
   tenants: { shared: string; second: string };
-  publicIds: { aProd: string; aWrite: string; aApp: string; aStage: string; bProd: string; bApp: string };
+  publicIds: { aProd: string; aWrite: string; aApp: string; aStage: string; bProd: string; bApp: string; aEdit: string };
   /** The embed sessions behind the embed credential kinds. */
   sessions: Record<'owner' | 'otherTenant' | 'otherAccount' | 'otherDeployment' | 'internalId' | 'revoked' | 'expired', MintedSession>;
   /** The console cookie of alice (`svc_console=...`). */
@@ -160,6 +160,7 @@ export async function seedIsolationWorld(
   const publicIds = {
     aProd: `iso-a-prod-${suffix}`, aWrite: `iso-a-write-${suffix}`, aApp: `iso-a-app-${suffix}`, aStage: `iso-a-stage-${suffix}`,
     bProd: `iso-b-prod-${suffix}`, bApp: `iso-b-app-${suffix}`,
+    aEdit: `iso-a-edit-${suffix}`,
   };
   const emails = { alice: `alice-${suffix}@a.invalid`, cora: `cora-${suffix}@a.invalid`, mona: `mona-${suffix}@a.invalid` };
   const warehouse = { type: 'sqlite' as const, path: options.warehousePath };
@@ -186,6 +187,14 @@ export async function seedIsolationWorld(
           },
           { ref: 'private', type: 'WORKBOOK', name: markers.aPrivateName, createdBy: 'alice' },
           { ref: 'nickReport', type: 'REPORT', name: markers.aNickReportName, createdBy: 'nick' },
+          // Issue 33, editor grants: a folder mona may change (her grant is an editor's), with a dashboard she did not create.
+          {
+            ref: 'editFolder', type: 'FOLDER', name: 'Editable', createdBy: 'alice', grants: [{ user: 'mona', role: 'editor' }],
+            children: [
+              { ref: 'wbEdit', type: 'WORKBOOK', name: 'Editable workbook', createdBy: 'alice', dashboard: classicDashboard(publicIds.aEdit, 'Editable', 'rpEdit') },
+              { ref: 'rpEdit', type: 'REPORT', name: 'Editable marks', createdBy: 'alice' },
+            ],
+          },
         ],
         views: [{ user: 'cora', item: 'wbProd', at: '2026-01-01T00:00:00.000Z' }, { user: 'cora', item: 'private', at: '2026-01-01T00:00:00.000Z' }],
         favorites: [{ user: 'cora', item: 'wbProd' }, { user: 'cora', item: 'private' }],

@@ -114,4 +114,23 @@ describeEachDialect('@svc/client against a real server', (t) => {
     await client.deleteUser(user.id);
     expect((await client.listUsers()).map((u) => u.id)).not.toContain(user.id);
   });
+
+  it("reads and replaces an item's grants (issue 33, editor grants); a member's key is a 403", async () => {
+    const seeded = await seedAccount(t().db.kysely, {
+      users: [{ ref: 'admin', role: 'admin' }, { ref: 'mia', role: 'member' }],
+      groups: [{ ref: 'crew', name: 'Crew', members: ['mia'] }],
+      deployments: [{ ref: 'prod', name: 'P', items: [{ ref: 'folder', type: 'FOLDER', name: 'Team', createdBy: 'admin', grants: [{ user: 'mia' }] }] }],
+    });
+    const baseUrl = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+    const admin = new SvcClient({ baseUrl, apiKey: seeded.keys.admin! });
+    const { prod, folder, mia, crew } = seeded.refs as Record<string, number>;
+    expect(await admin.listItemGrants(prod!, folder!)).toEqual([{ userId: mia, role: 'viewer' }]);
+    expect(await admin.replaceItemGrants(prod!, folder!, [{ userId: mia!, role: 'editor' }, { groupId: crew! }]))
+      .toEqual([{ userId: mia, role: 'editor' }, { groupId: crew, role: 'viewer' }]);
+    expect(await admin.listItemGrants(prod!, folder!)).toEqual([{ userId: mia, role: 'editor' }, { groupId: crew, role: 'viewer' }]);
+    const refused = await new SvcClient({ baseUrl, apiKey: seeded.keys.mia! }).replaceItemGrants(prod!, folder!, []).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 403, field: 'Authorization' });
+    const other = await admin.listItemGrants(deploymentId, folder!).catch((e: unknown) => e);
+    expect(other).toMatchObject({ status: 404, field: 'deploymentId' });
+  });
 });

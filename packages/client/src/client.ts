@@ -4,6 +4,7 @@ import type {
   DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
   PlatformUserChange, PlatformUserInput, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
+import type { ItemGrant, ItemGrantInput } from './types.js';
 
 export interface SvcClientOptions {
   /** The tenant host, e.g. `https://analytics.example.com`. */
@@ -252,6 +253,18 @@ export class SvcClient {
   /** Deletes an embed user: their sessions are revoked, their comments stay without an author. */
   async deleteEmbedUser(embedUserId: number): Promise<void> {
     await this.#call('DELETE', `/api/v1/embed/users/${embedUserId}`);
+  }
+
+  // Issue 33, editor grants (admins).
+
+  /** The grants on a workspace item, each to a user or a group with its role (`viewer` reads, `editor` also changes its dashboards). */
+  async listItemGrants(deploymentId: number, itemId: number): Promise<ItemGrant[]> {
+    return (await this.#call<{ grants: ItemGrant[] }>('GET', `/api/v1/deployments/${deploymentId}/workspace/${itemId}/grants`)).grants;
+  }
+
+  /** Replaces the item's grants, all of them, in one write; a grant without a role is a viewer's. */
+  async replaceItemGrants(deploymentId: number, itemId: number, grants: ItemGrantInput[]): Promise<ItemGrant[]> {
+    return (await this.#call<{ grants: ItemGrant[] }>('PUT', `/api/v1/deployments/${deploymentId}/workspace/${itemId}/grants`, { grants })).grants;
   }
 
   async #get<T>(path: string): Promise<T> {

@@ -258,3 +258,13 @@ export interface EmbedUserChange {
   groups?: string[];
   userAttributes?: Record<string, unknown>;
 }
+// Issue 33, editor grants.
+
+/** A grant's role: `viewer` reads the item and what is below it; `editor` also changes the dashboards there. */
+export type GrantRole = 'viewer' | 'editor';
+
+/** A grant on a workspace item, to a user or to a group. */
+export type ItemGrant = ({ userId: number; groupId?: never } | { groupId: number; userId?: never }) & { role: GrantRole };
+
+/** A grant as sent: to a user or a group; without a role, a viewer's. */
+export type ItemGrantInput = ({ userId: number; groupId?: never } | { groupId: number; userId?: never }) & { role?: GrantRole };

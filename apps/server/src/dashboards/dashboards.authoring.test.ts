@@ -18,6 +18,8 @@ describeEachDialect('dashboards through the authoring API', (t) => {
   let s: SeededAccount;
   let other: SeededAccount;
   let viewer: Record<string, string>;
+  /** An account of editor and viewer grants: ed (editor on Team), vic (viewer on Team), gina (editor through her group on Group). */
+  let g: SeededAccount;
   const suffix = uniqueSuffix();
   const admin = () => bearer(s.keys.alice!);
   const member = () => bearer(s.keys.bob!);
@@ -40,6 +42,19 @@ describeEachDialect('dashboards through the authoring API', (t) => {
     });
     other = await seedAccount(t().db.kysely, { users: [{ ref: 'alice', role: 'admin' }], deployments: [{ ref: 'prod', name: 'Theirs' }] });
     viewer = (await mintViewer(app, s.keys.alice!, { deploymentId: s.refs.prod! })).headers;
+    g = await seedAccount(t().db.kysely, {
+      users: [{ ref: 'alice', role: 'admin' }, { ref: 'ed', role: 'member' }, { ref: 'vic', role: 'member' }, { ref: 'gina', role: 'member' }],
+      groups: [{ ref: 'editors', name: 'Editors', members: ['gina'] }],
+      deployments: [{
+        ref: 'prod', name: 'Prod', items: [
+          {
+            ref: 'team', type: 'FOLDER', name: 'Team', createdBy: 'alice', grants: [{ user: 'ed', role: 'editor' }, { user: 'vic' }],
+            children: [{ ref: 'sub', type: 'FOLDER', name: 'Below', createdBy: 'alice' }],
+          },
+          { ref: 'group', type: 'FOLDER', name: 'Group', createdBy: 'alice', grants: [{ group: 'editors', role: 'editor' }, { user: 'vic', role: 'viewer' }] },
+        ],
+      }],
+    });
   });
 
   const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, headers: Record<string, string>, body?: unknown) =>
@@ -146,6 +161,76 @@ describeEachDialect('dashboards through the authoring API', (t) => {
     expect(sql.statusCode).toBe(403);
     expect(sql.json().error.field).toBe('reportSnapshots[0].sqlQuery');
     expect((await call('GET', `/api/v1/dashboards/${admins}`, bearer(other.keys.alice!))).statusCode).toBe(404);
+  });
+
+  /** A published dashboard made by g's admin in `folder`. */
+  const publishedIn = async (folder: 'sub' | 'group', publicId: string) => {
+    const made = await call('POST', `/api/v1/deployments/${g.refs.prod}/dashboards`, bearer(g.keys.alice!), { ...revenueByMonth('Team v1'), publicId, folderId: g.refs[folder] });
+    expect(made.statusCode, made.body).toBe(201);
+    expect((await call('POST', `/api/v1/dashboards/${publicId}/publish`, bearer(g.keys.alice!))).statusCode).toBe(200);
+  };
+
+  it('lets a member with an editor grant on a folder above edit, publish, restore and archive a dashboard below it, and create one in it', async () => {
+    const publicId = `edited-${suffix}`;
+    await publishedIn('sub', publicId);
+    const ed = bearer(g.keys.ed!);
+    const read = await call('GET', `/api/v1/dashboards/${publicId}`, ed);
+    expect(read.statusCode, read.body).toBe(200);
+    const drafted = await call('PUT', `/api/v1/dashboards/${publicId}/draft`, { ...ed, 'if-match': read.headers.etag as string }, revenueByMonth('Team v2'));
+    expect(drafted.statusCode, drafted.body).toBe(200);
+    const published = await call('POST', `/api/v1/dashboards/${publicId}/publish`, ed);
+    expect(published.statusCode, published.body).toBe(200);
+    expect(published.json()).toMatchObject({ published: { versionNumber: 2, title: 'Team v2' } });
+    const restored = await call('POST', `/api/v1/dashboards/${publicId}/versions/1/restore`, ed);
+    expect(restored.statusCode, restored.body).toBe(200);
+    expect(restored.json()).toMatchObject({ draft: { title: 'Team v1' } });
+    // Creating in the folder (or below it) is changing it: the editor grant allows it.
+    const madeInG = await call('POST', `/api/v1/deployments/${g.refs.prod}/dashboards`, ed, { ...revenueByMonth('Ed\'s'), publicId: `eds-${suffix}`, folderId: g.refs.sub });
+    expect(madeInG.statusCode, madeInG.body).toBe(201);
+    expect((await call('DELETE', `/api/v1/dashboards/${publicId}`, ed)).statusCode).toBe(204);
+    const audit = (await call('GET', '/api/v1/audit?first=200', bearer(g.keys.alice!))).json<{ items: Array<{ action: string; target: { id: string }; actor: { userId: number } }> }>();
+    expect(audit.items.filter((e) => e.target.id === publicId && e.actor.userId === g.refs.ed).map((e) => e.action))
+      .toEqual(['dashboard.archive', 'dashboard.restore', 'dashboard.publish', 'dashboard.draft']);
+  });
+
+  it('lets a member with a viewer grant read a dashboard but refuses each change with a 403 that writes nothing', async () => {
+    const publicId = `viewed-${suffix}`;
+    await publishedIn('sub', publicId);
+    const vic = bearer(g.keys.vic!);
+    const before = await call('GET', `/api/v1/dashboards/${publicId}`, vic);
+    expect(before.statusCode, before.body).toBe(200);
+    expect((await call('GET', `/api/v1/dashboards/${publicId}/versions`, vic)).statusCode).toBe(200);
+    const writes: Array<[string, () => ReturnType<typeof call>]> = [
+      ['draft', () => call('PUT', `/api/v1/dashboards/${publicId}/draft`, { ...vic, 'if-match': before.headers.etag as string }, revenueByMonth('Vic\'s'))],
+      ['publish', () => call('POST', `/api/v1/dashboards/${publicId}/publish`, vic)],
+      ['restore', () => call('POST', `/api/v1/dashboards/${publicId}/versions/1/restore`, vic)],
+      ['archive', () => call('DELETE', `/api/v1/dashboards/${publicId}`, vic)],
+      ['create in the folder', () => call('POST', `/api/v1/deployments/${g.refs.prod}/dashboards`, vic, { ...revenueByMonth(), publicId: `vics-${suffix}`, folderId: g.refs.sub })],
+    ];
+    for (const [what, write] of writes) {
+      const res = await write();
+      expect(res.statusCode, `${what}: ${res.body}`).toBe(403);
+      expect(res.json().error.field, what).toBe(what === 'create in the folder' ? 'folderId' : 'Authorization');
+    }
+    const after = await call('GET', `/api/v1/dashboards/${publicId}`, bearer(g.keys.alice!));
+    expect(after.json()).toMatchObject({ status: 'published', draftRevision: before.json<{ draftRevision: number }>().draftRevision, published: { versionNumber: 1 } });
+    expect((await call('GET', `/api/v1/dashboards/vics-${suffix}`, bearer(g.keys.alice!))).statusCode).toBe(404);
+    // At the deployment's root a member still creates (docs/decisions.md).
+    expect((await call('POST', `/api/v1/deployments/${g.refs.prod}/dashboards`, vic, { ...revenueByMonth(), publicId: `vics-root-${suffix}` })).statusCode).toBe(201);
+  });
+
+  it("lets a group's editor grant edit for its members only", async () => {
+    const publicId = `grouped-${suffix}`;
+    await publishedIn('group', publicId);
+    const read = await call('GET', `/api/v1/dashboards/${publicId}`, bearer(g.keys.gina!));
+    const drafted = await call('PUT', `/api/v1/dashboards/${publicId}/draft`, { ...bearer(g.keys.gina!), 'if-match': read.headers.etag as string }, revenueByMonth('Gina\'s'));
+    expect(drafted.statusCode, drafted.body).toBe(200);
+    expect((await call('POST', `/api/v1/dashboards/${publicId}/publish`, bearer(g.keys.gina!))).statusCode).toBe(200);
+    // vic is granted the same folder as a viewer, and is no member of the group; ed's editor grant is on another folder.
+    expect((await call('GET', `/api/v1/dashboards/${publicId}`, bearer(g.keys.vic!))).statusCode).toBe(200);
+    expect((await call('DELETE', `/api/v1/dashboards/${publicId}`, bearer(g.keys.vic!))).statusCode).toBe(403);
+    expect((await call('DELETE', `/api/v1/dashboards/${publicId}`, bearer(g.keys.ed!))).statusCode).toBe(403);
+    expect((await call('GET', `/api/v1/dashboards/${publicId}`, bearer(g.keys.alice!))).json()).toMatchObject({ status: 'published', published: { versionNumber: 2, title: 'Gina\'s' } });
   });
 
   it('archives: viewers no longer open it, the audit log has every change in order', async () => {

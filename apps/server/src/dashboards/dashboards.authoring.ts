@@ -7,9 +7,11 @@ import type { ErrorDetail } from '../core/core.errors.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import type { ServiceContext } from '../db/db.context.js';
 import { isUniqueViolation } from '../db/db.database.js';
-import { findFolder, findParentFolder, insertWorkspaceItem, selectReportIds } from '../workspace/workspace.store.js';
+import { findFolder, findParentFolder, hasEditorGrant, insertWorkspaceItem, selectReportIds } from '../workspace/workspace.store.js';
 import { parseJson, presentDashboard } from '../workspace/workspace.presenter.js';
 import type { Dashboard, DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
+import { canCreateDashboardIn, canEditDashboard, canEditWithoutGrants } from './dashboards.policy.js';
+import type { EditorReach } from './dashboards.policy.js';
 import { canReachWorkbook } from './dashboards.service.js';
 import {
   archiveDashboardRow, findDashboardByPublicId, findDashboardVersion, insertDashboard, insertDashboardVersion, publicIdTaken, replaceReportSnapshots,
@@ -20,7 +22,8 @@ import type { DashboardRow, DashboardVersionRow } from './dashboards.store.js';
 // Dashboards through the authoring API (issue 33; docs/authoring.md "Dashboards"). A dashboard has at most one
 // draft, which viewers never see, and published versions, each kept whole: publishing makes the draft the next
 // version in one transaction, restoring copies a version into the draft. Admins edit every dashboard of the account;
-// a member edits the dashboards they created. Every write is in the audit log, in its own transaction.
+// a member edits the dashboards they created and those below an editor grant (dashboards.policy.ts). Every write is
+// in the audit log, in its own transaction.
 
 /**
  * What the data path checks of a draft, given by app.ts (dashboards/ sits below data/, which reads dashboards): each
@@ -93,10 +96,16 @@ async function requireDashboard(ctx: ServiceContext, principal: PlatformUserPrin
   return row;
 }
 
-/** Admins edit every dashboard; a member, those they created. */
-function requireEditor(principal: PlatformUserPrincipal, row: DashboardRow): void {
-  if (isAdmin(principal) || row.created_by === principal.userId) return;
-  throw new AppError('forbidden', `dashboard ${row.public_id} is not yours to change: a member edits the dashboards they created`, 'Authorization');
+/** The caller's editor grants on the item or above it; read only when the rule needs them (not for an admin or the creator). */
+async function editorReachOf(ctx: ServiceContext, principal: PlatformUserPrincipal, itemId: number): Promise<EditorReach> {
+  return { editorGrant: await hasEditorGrant(ctx.db, principal.accountId, principal.userId, itemId) };
+}
+
+/** The dashboard, when the caller may change it (dashboards.policy.ts `canEditDashboard`); 404 or 403 otherwise. */
+async function requireEditable(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<DashboardRow> {
+  const row = await requireDashboard(ctx, principal, publicId);
+  if (canEditWithoutGrants(principal, row) || canEditDashboard(principal, row, await editorReachOf(ctx, principal, row.workbook_id))) return row;
+  throw new AppError('forbidden', `dashboard ${publicId} is not yours to change: a member edits the dashboards they created, or those below an editor grant`, 'Authorization');
 }
 
 /**
@@ -177,11 +186,14 @@ export async function createDashboard(
   ctx: AuthoringContext, principal: PlatformUserPrincipal, deploymentId: number, input: DraftInput & { title: string; publicId?: string; folderId?: number },
 ): Promise<AuthoredDashboard> {
   if ((await findDeployment(ctx.db, principal.accountId, deploymentId)) === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
-  let folder: { id: number; depth: number } | null = null;
+  let folder: { id: number; depth: number; created_by: number | null } | null = null;
   if (input.folderId !== undefined) {
     folder = (await findFolder(ctx.db, principal.accountId, deploymentId, input.folderId)) ?? null;
     if (folder === null) throw new AppError('not_found', `folder ${input.folderId} not found in deployment ${deploymentId}`, 'folderId');
-    if (!(await canReachWorkbook(ctx, principal, folder.id))) throw new AppError('forbidden', `folder ${input.folderId} is not one you can reach`, 'folderId');
+    const reach = isAdmin(principal) ? { editorGrant: false } : await editorReachOf(ctx, principal, folder.id);
+    if (!canCreateDashboardIn(principal, folder, reach)) {
+      throw new AppError('forbidden', `folder ${input.folderId} is not one you may change: a member creates dashboards in folders they created or below an editor grant, or at the root`, 'folderId');
+    }
   }
   const draft = await checkDraft(ctx, principal, deploymentId, input);
   const publicId = input.publicId ?? `d-${randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x')}`;
@@ -225,8 +237,7 @@ async function requireReadable(ctx: ServiceContext, principal: PlatformUserPrinc
 
 /** `PUT /api/v1/dashboards/{publicId}/draft`: the draft replaced over the revision `over` (If-Match). */
 export async function replaceDraft(ctx: AuthoringContext, principal: PlatformUserPrincipal, publicId: string, over: number | '*' | 'weak', input: DraftInput): Promise<AuthoredDashboard> {
-  const row = (await requireDashboard(ctx, principal, publicId));
-  requireEditor(principal, row);
+  const row = await requireEditable(ctx, principal, publicId);
   const draft = await checkDraft(ctx, principal, row.deployment_id, input);
   const revision = over === '*' ? row.draft_revision : over;
   if (over === 'weak' || revision !== row.draft_revision) throw staleDraft(row.draft_revision);
@@ -246,8 +257,7 @@ export async function replaceDraft(ctx: AuthoringContext, principal: PlatformUse
  * the draft cleared, the audit entry. Checked against the model as it is now; 409 without a draft.
  */
 export async function publishDraft(ctx: AuthoringContext, principal: PlatformUserPrincipal, publicId: string, over: number | '*' | 'weak' | undefined): Promise<AuthoredDashboard> {
-  const row = (await requireDashboard(ctx, principal, publicId));
-  requireEditor(principal, row);
+  const row = await requireEditable(ctx, principal, publicId);
   const stored = draftOf(row);
   if (stored === null) throw new AppError('conflict', `dashboard ${publicId} has no draft to publish: change its draft first`, 'publicId');
   if (over === 'weak' || (typeof over === 'number' && over !== row.draft_revision)) throw staleDraft(row.draft_revision);
@@ -300,8 +310,7 @@ export async function listVersions(ctx: ServiceContext, principal: PlatformUserP
 
 /** `POST /api/v1/dashboards/{publicId}/versions/{n}/restore`: version n copied into the draft (viewers see nothing until it is published). */
 export async function restoreVersion(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string, versionNumber: number, over: number | '*' | 'weak' | undefined): Promise<AuthoredDashboard> {
-  const row = (await requireDashboard(ctx, principal, publicId));
-  requireEditor(principal, row);
+  const row = await requireEditable(ctx, principal, publicId);
   const version = await findDashboardVersion(ctx.db, principal.accountId, row.id, versionNumber);
   if (version === undefined) throw new AppError('not_found', `dashboard ${publicId} has no version ${versionNumber}`, 'versionNumber');
   if (over === 'weak' || (typeof over === 'number' && over !== row.draft_revision)) throw staleDraft(row.draft_revision);
@@ -321,8 +330,7 @@ export async function restoreVersion(ctx: ServiceContext, principal: PlatformUse
 
 /** `DELETE /api/v1/dashboards/{publicId}`: archived; viewers no longer open it; its comments, versions and draft stay. */
 export async function archiveDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<void> {
-  const row = await requireDashboard(ctx, principal, publicId);
-  requireEditor(principal, row);
+  const row = await requireEditable(ctx, principal, publicId);
   if (row.status === 'archived') return;
   await ctx.db.transaction().execute(async (trx) => {
     await archiveDashboardRow(trx, principal.accountId, row.id, ctx.now().toISOString());

@@ -465,6 +465,12 @@ export function isUniqueViolation(error: unknown): boolean {
   return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || (typeof e.message === 'string' && e.message.includes('UNIQUE constraint failed'));
 }
 
+/** A write that named a row another transaction deleted meanwhile (PostgreSQL 23503, SQLite's FOREIGN KEY constraint). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return e.code === '23503' || e.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || (typeof e.message === 'string' && e.message.includes('FOREIGN KEY constraint failed'));
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;

@@ -15,6 +15,7 @@ import { webhookRetention } from './migrations/0011-webhook-retention.js';
 import { webhookWakeUps } from './migrations/0012-webhook-wake-ups.js';
 import { authoring } from './migrations/0013-authoring.js';
 import { dashboardVersions } from './migrations/0014-dashboard-versions.js';
+import { grantRoles } from './migrations/0015-grant-roles.js';
 import { apiKeyLabels } from './migrations/0016-api-key-labels.js';
 
 /**
@@ -38,6 +39,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0012_webhook_wake_ups': webhookWakeUps(dialect),
       '0013_authoring': authoring(dialect),
       '0014_dashboard_versions': dashboardVersions(dialect),
+      '0015_grant_roles': grantRoles(),
       '0016_api_key_labels': apiKeyLabels(),
     }),
   };

@@ -103,7 +103,11 @@ export interface ItemGrantsTable {
   item_id: number;
   user_id: number | null;
   group_id: number | null;
+  /** `viewer` reads what the grant reaches; `editor` also changes its dashboards (migration 0015). */
+  role: Generated<GrantRole>;
 }
+
+export type GrantRole = 'viewer' | 'editor';
 
 export interface ItemViewsTable {
   account_id: number;

@@ -1,51 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { Described, ErrorResponse, Id, Nullable } from '../core/core.schema.js';
+import { Described, ErrorResponse } from '../core/core.schema.js';
 import { requirePlatformUser } from '../http/http.auth.js';
 import { ifMatchRevision, sendEtag } from '../http/http.preconditions.js';
 import { listDeployments, readDeployment, readMeta, replaceModel } from './deployments.service.js';
 import type { AuthoringContext } from './deployments.service.js';
-
-const AnyObject = Type.Object({}, { additionalProperties: true });
-
-const DeploymentSummary = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
-  modelRevision: Type.Integer({ description: 'The revision of its model: its ETag is "model-<modelRevision>"' }),
-}, { title: 'DeploymentSummary' });
-
-const Deployment = Type.Object({
-  ...DeploymentSummary.properties,
-  dataSource: Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'The data source, its secrets (a PostgreSQL password) shown as ****' }),
-  semanticViews: Type.Array(AnyObject, { description: 'The semantic views, as the import file writes them' }),
-  demoModel: Type.Boolean({ description: 'True while the deployment runs on the bundled demo views (none of its own stored yet)' }),
-}, { title: 'Deployment' });
-
-const MetaMember = Type.Object({
-  name: Type.String(), title: Type.String(), shortTitle: Type.String(), type: Type.String(),
-  aggType: Type.Optional(Type.String()), format: Type.Optional(Type.String()), decimalPlaces: Type.Optional(Nullable(Type.Integer())), primaryKey: Type.Optional(Type.Boolean()),
-}, { title: 'MetaMember' });
-
-const ModelMeta = Type.Object({
-  modelRevision: Type.Integer(),
-  cubes: Type.Array(Type.Object({
-    name: Type.String(), title: Type.String(), type: Type.String(),
-    measures: Type.Array(MetaMember), dimensions: Type.Array(MetaMember), segments: Type.Array(MetaMember),
-    joins: Type.Array(Type.Object({ name: Type.String(), relationship: Type.String() })),
-    drillMembers: Type.Array(Type.String()),
-    preAggregations: Type.Array(Type.Object({
-      name: Type.String(), measures: Type.Array(Type.String()), dimensions: Type.Array(Type.String()), timeDimension: Nullable(Type.String()), granularity: Nullable(Type.String()),
-    })),
-  }, { title: 'MetaCube' })),
-}, { title: 'ModelMeta' });
-
-const ModelBody = Type.Object({
-  semanticViews: Type.Array(AnyObject, { description: 'The semantic views (docs/data.md): checked as the import checks a deployment\'s, errors at their JSON path' }),
-  dataSource: Type.Optional(Type.Object({ type: Type.String() }, { additionalProperties: true, description: 'The data source; left out: unchanged. A password sent back as **** keeps the current one' })),
-}, { additionalProperties: true, title: 'ModelBody' });
-
-const DeploymentParams = Type.Object({ deploymentId: Id });
+import { Deployment, DeploymentList, DeploymentParams, ModelBody, ModelIfMatch, ModelMeta, ModelQuery } from './deployments.schema.js';
 
 /**
  * Issue 33's model routes (docs/authoring.md "The model"): the account's deployments, one with its model, its meta
@@ -57,7 +16,7 @@ export function deploymentRoutes(ctx: AuthoringContext): FastifyPluginAsyncTypeb
       schema: {
         operationId: 'listDeployments', tags: ['Authoring'], security: [{ bearerAuth: [] }],
         summary: "The account's deployments",
-        response: { 200: Described(Type.Object({ items: Type.Array(DeploymentSummary) }), 'The deployments, by id'), 401: ErrorResponse, 403: ErrorResponse },
+        response: { 200: Described(DeploymentList, 'The deployments, by id'), 401: ErrorResponse, 403: ErrorResponse },
       },
     }, async (request) => ({ items: await listDeployments(ctx, requirePlatformUser(request)) }));
 
@@ -93,8 +52,8 @@ export function deploymentRoutes(ctx: AuthoringContext): FastifyPluginAsyncTypeb
         summary: "Replace the deployment's semantic views (and data source), over the revision If-Match names (admins only)",
         description: 'A stale If-Match is a 412, none a 428. A model that would break a widget of a published dashboard is a 409 listing each in error.details, unless force=true.',
         params: DeploymentParams,
-        headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 200, description: 'The ETag of the model you changed, as its GET answered: "model-<revision>"' })) }),
-        querystring: Type.Object({ force: Type.Optional(Type.Boolean({ description: 'Replace it even though published widgets break (each is named in the audit log)' })) }, { additionalProperties: false }),
+        headers: ModelIfMatch,
+        querystring: ModelQuery,
         body: ModelBody,
         response: {
           200: Described(Deployment, 'The deployment with its new model; the ETag names the new revision'),

@@ -1,4 +1,3 @@
-import { requireAdmin } from '../accounts/accounts.policy.js';
 import { insertAuditEvent } from '../audit/audit.store.js';
 import { AppError, staleRevision } from '../core/core.errors.js';
 import type { ErrorDetail } from '../core/core.errors.js';
@@ -19,6 +18,7 @@ import { parseJson, presentReportSnapshot } from '../workspace/workspace.present
 import type { DashboardConfig } from '../workspace/workspace.dashboard-schema.js';
 import { findDeployment, selectDeployments, updateModel } from '../accounts/accounts.store.js';
 import type { DeploymentRow } from '../accounts/accounts.store.js';
+import { canReadMeta, canReadModel, canReplaceModel, requireModelAccess } from './deployments.policy.js';
 
 // A deployment's model through the authoring API (issue 33; docs/authoring.md "The model"). Every platform user of
 // the account lists the deployments and reads their meta (member names, titles, types: what authors write
@@ -76,13 +76,14 @@ function detailOf(ctx: AuthoringContext, row: DeploymentRow): DeploymentDetail {
 /** A deployment with its model (admins only: a view's SQL and the data source are not every member's to read). */
 export async function readDeployment(ctx: AuthoringContext, principal: PlatformUserPrincipal, deploymentId: number): Promise<DeploymentDetail> {
   const row = await requireDeployment(ctx, principal, deploymentId);
-  requireAdmin(principal);
+  requireModelAccess(principal, canReadModel);
   return detailOf(ctx, row);
 }
 
 /** The model's members for authors, in Cube's `/v1/meta` shape, with the revision it describes. */
 export async function readMeta(ctx: ServiceContext, principal: PlatformUserPrincipal, deploymentId: number): Promise<ModelMeta & { modelRevision: number }> {
   const row = await requireDeployment(ctx, principal, deploymentId);
+  requireModelAccess(principal, canReadMeta);
   return { ...modelMeta(viewsOf(row)), modelRevision: row.model_revision };
 }
 
@@ -111,7 +112,7 @@ export async function replaceModel(
   ctx: AuthoringContext, principal: PlatformUserPrincipal, deploymentId: number, over: number | '*' | 'weak', input: unknown, force: boolean,
 ): Promise<DeploymentDetail> {
   const row = await requireDeployment(ctx, principal, deploymentId);
-  requireAdmin(principal);
+  requireModelAccess(principal, canReplaceModel);
   let model;
   try {
     model = checkModel(input);

@@ -56,6 +56,7 @@ type Row = readonly [Status, Status, Status, Status, Status, Status, Status, Sta
  * revoked / past its expiry.
  *
  * Resources: aProd / aWrite / aApp are published, embeddable dashboards of A's prod deployment, inside folder F;
+ * aEdit is one in folder Editable, where mona's grant is an editor's (issue 33);
  * aStage is one of A's stage deployment; bProd / bApp are account B's. sharedRoot / secondRoot are thread roots of
  * A's tenants `shared` and `second`, written on aWrite; "Via" names the dashboard in the path when it is another.
  */
@@ -242,6 +243,8 @@ const EXPECTED = {
   createDashboard: {
     aProd:                                 [401, 201, 201, 201, 404, 403, 403, 403, 403, 403, 201, 401, 401],
     bProd:                                 [401, 404, 404, 404, 201, 403, 403, 403, 403, 403, 404, 401, 401],
+    aViewerFolder:                         [401, 201, 403, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    aEditorFolder:                         [401, 201, 201, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
   },
   getAuthoredDashboard: {
     aProd:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
@@ -250,10 +253,12 @@ const EXPECTED = {
   replaceDashboardDraft: {
     aWrite:                                [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+    aEdit:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
   },
   publishDashboard: {
     aWrite:                                [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+    aEdit:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
   },
   listDashboardVersions: {
     aProd:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
@@ -262,10 +267,24 @@ const EXPECTED = {
   restoreDashboardVersion: {
     aWrite:                                [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+    aEdit:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
   },
   archiveDashboard: {
     aFresh:                                [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
     bFresh:                                [401, 404, 404, 404, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+    aFreshInEditable:                      [401, 204, 204, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+  },
+  // Issue 33, editor grants. memG is mona: a viewer on folder F, an editor on folder Editable (aEdit's). She changes
+  // what is below her editor grant, and only reads what is below her viewer grant; creating in a folder is changing it.
+  listItemGrants: {
+    aFolder:                               [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bWorkbook:                             [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+    aFolderViaBDeployment:                 [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  replaceItemGrants: {
+    aFolder:                               [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bWorkbook:                             [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+    aFolderViaBDeployment:                 [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
   },
   listUsers: {
     callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
@@ -757,39 +776,39 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       title: published.title, description: published.description, allowEmbed: published.allowEmbed, config: published.config,
       reportSnapshots: published.reportSnapshots.map(({ id: _id, versionNumber: _v, ...rest }) => Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null))),
     });
-    const writeTarget = (account: 'a' | 'b') => (account === 'a' ? publicIds.aWrite : publicIds.bProd);
-    const draftVariant = (account: 'a' | 'b'): Variant => ({
+    const writeTarget = (account: 'a' | 'b', target?: string) => target ?? (account === 'a' ? publicIds.aWrite : publicIds.bProd);
+    const draftVariant = (account: 'a' | 'b', target?: string): Variant => ({
       prepare: async () => {
-        const before = await authored(account, writeTarget(account));
+        const before = await authored(account, writeTarget(account, target));
         return {
-          url: `/api/v1/dashboards/${writeTarget(account)}/draft`, headers: { 'if-match': `"draft-${before.draftRevision}"` }, payload: sameDraft(before.published),
-          check: async (res) => expect((await authored(account, writeTarget(account))).draftRevision, 'the draft revision').toBe(isSuccess(res) ? before.draftRevision + 1 : before.draftRevision),
+          url: `/api/v1/dashboards/${writeTarget(account, target)}/draft`, headers: { 'if-match': `"draft-${before.draftRevision}"` }, payload: sameDraft(before.published),
+          check: async (res) => expect((await authored(account, writeTarget(account, target))).draftRevision, 'the draft revision').toBe(isSuccess(res) ? before.draftRevision + 1 : before.draftRevision),
         };
       },
     });
     /** A draft of the same content is saved by the account's admin first; the cell publishes it, or restores version 1. */
-    const versionVariant = (account: 'a' | 'b', suffix: string, published: boolean): Variant => ({
+    const versionVariant = (account: 'a' | 'b', suffix: string, published: boolean, target?: string): Variant => ({
       prepare: async () => {
-        const before = await authored(account, writeTarget(account));
+        const before = await authored(account, writeTarget(account, target));
         if (published) {
-          const saved = await app.inject({ method: 'PUT', url: `/api/v1/dashboards/${writeTarget(account)}/draft`, headers: { ...adminOf(account), 'if-match': `"draft-${before.draftRevision}"` }, payload: sameDraft(before.published) });
+          const saved = await app.inject({ method: 'PUT', url: `/api/v1/dashboards/${writeTarget(account, target)}/draft`, headers: { ...adminOf(account), 'if-match': `"draft-${before.draftRevision}"` }, payload: sameDraft(before.published) });
           expect(saved.statusCode, saved.body).toBe(200);
         }
         return {
-          url: `/api/v1/dashboards/${writeTarget(account)}${suffix}`,
+          url: `/api/v1/dashboards/${writeTarget(account, target)}${suffix}`,
           check: async (res) => {
-            const after = await authored(account, writeTarget(account));
+            const after = await authored(account, writeTarget(account, target));
             if (published) expect(after.published.versionNumber, 'the published version').toBe(isSuccess(res) ? before.published.versionNumber + 1 : before.published.versionNumber);
             else expect(after.draftRevision, 'the draft revision').toBe(isSuccess(res) ? before.draftRevision + 1 : before.draftRevision);
           },
         };
       },
     });
-    const createVariant = (account: 'a' | 'b'): Variant => ({
+    const createVariant = (account: 'a' | 'b', folderId?: number): Variant => ({
       prepare: async () => {
         const publicId = unique('made');
         return {
-          url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`, payload: { publicId, title: publicId, config: { widgets: [] } },
+          url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`, payload: { publicId, title: publicId, config: { widgets: [] }, ...(folderId === undefined ? {} : { folderId }) },
           check: async (res) => {
             const found = await t().db.kysely.selectFrom('dashboards').select('deployment_id').where('public_id', '=', publicId).executeTakeFirst();
             expect(found?.deployment_id, 'the dashboard made').toBe(isSuccess(res) ? deploymentOf(account) : undefined);
@@ -797,10 +816,10 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
         };
       },
     });
-    const archiveVariant = (account: 'a' | 'b'): Variant => ({
+    const archiveVariant = (account: 'a' | 'b', folderId?: number): Variant => ({
       prepare: async () => {
         const publicId = unique('archive');
-        const made = await app.inject({ method: 'POST', url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`, headers: adminOf(account), payload: { publicId, title: publicId, config: { widgets: [] } } });
+        const made = await app.inject({ method: 'POST', url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`, headers: adminOf(account), payload: { publicId, title: publicId, config: { widgets: [] }, ...(folderId === undefined ? {} : { folderId }) } });
         expect(made.statusCode, made.body).toBe(201);
         return {
           url: `/api/v1/dashboards/${publicId}`,
@@ -813,13 +832,47 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       mustSee: suffix === '' ? [title] : [],
     });
     const dashboardAuthoring = {
-      createDashboard: { aProd: createVariant('a'), bProd: createVariant('b') },
+      createDashboard: { aProd: createVariant('a'), bProd: createVariant('b'), aViewerFolder: createVariant('a', a.refs.folder), aEditorFolder: createVariant('a', a.refs.editFolder) },
       getAuthoredDashboard: { aProd: readVariant('aProd', '', 'aProdDashTitle'), bProd: readVariant('bProd', '', 'bDashTitle') },
-      replaceDashboardDraft: { aWrite: draftVariant('a'), bProd: draftVariant('b') },
-      publishDashboard: { aWrite: versionVariant('a', '/publish', true), bProd: versionVariant('b', '/publish', true) },
+      replaceDashboardDraft: { aWrite: draftVariant('a'), bProd: draftVariant('b'), aEdit: draftVariant('a', publicIds.aEdit) },
+      publishDashboard: { aWrite: versionVariant('a', '/publish', true), bProd: versionVariant('b', '/publish', true), aEdit: versionVariant('a', '/publish', true, publicIds.aEdit) },
       listDashboardVersions: { aProd: readVariant('aProd', '/versions', 'aProdDashTitle'), bProd: readVariant('bProd', '/versions', 'bDashTitle') },
-      restoreDashboardVersion: { aWrite: versionVariant('a', '/versions/1/restore', false), bProd: versionVariant('b', '/versions/1/restore', false) },
-      archiveDashboard: { aFresh: archiveVariant('a'), bFresh: archiveVariant('b') },
+      restoreDashboardVersion: {
+        aWrite: versionVariant('a', '/versions/1/restore', false), bProd: versionVariant('b', '/versions/1/restore', false), aEdit: versionVariant('a', '/versions/1/restore', false, publicIds.aEdit),
+      },
+      archiveDashboard: { aFresh: archiveVariant('a'), bFresh: archiveVariant('b'), aFreshInEditable: archiveVariant('a', a.refs.editFolder) },
+    };
+    // Issue 33, editor grants: an item's grants, read and put back as they are (a 2xx writes its audit entry and
+    // new rows of the same grants; a refusal neither), so no other cell sees a change.
+    const grantTargets = {
+      aFolder: { deploymentId: prodA, itemId: a.refs.folder! },
+      bWorkbook: { deploymentId: b.refs.prod!, itemId: b.refs.wbB! },
+      aFolderViaBDeployment: { deploymentId: b.refs.prod!, itemId: a.refs.folder! },
+    };
+    const grantsUrl = (target: keyof typeof grantTargets) => `/api/v1/deployments/${grantTargets[target].deploymentId}/workspace/${grantTargets[target].itemId}/grants`;
+    const grantRows = (itemId: number) => t().db.kysely.selectFrom('item_grants').select(['id', 'user_id', 'group_id', 'role']).where('item_id', '=', itemId).orderBy('id').execute();
+    const grantAudits = async (itemId: number) => (await t().db.kysely.selectFrom('audit_events').select('id').where('action', '=', 'item.grants.replace').where('target_id', '=', String(itemId)).execute()).length;
+    const grantsRead = (target: keyof typeof grantTargets): Variant => ({ prepare: async () => ({ url: grantsUrl(target) }) });
+    const grantsReplace = (target: keyof typeof grantTargets): Variant => ({
+      prepare: async () => {
+        const { itemId } = grantTargets[target];
+        const before = await grantRows(itemId);
+        const audits = await grantAudits(itemId);
+        const same = before.map((g) => ({ ...(g.user_id !== null ? { userId: g.user_id } : { groupId: g.group_id }), role: g.role }));
+        return {
+          url: grantsUrl(target), payload: { grants: same },
+          check: async (res) => {
+            const after = await grantRows(itemId);
+            expect(after.map(({ id: _id, ...grant }) => grant), 'the grants').toEqual(before.map(({ id: _id, ...grant }) => grant));
+            if (!isSuccess(res)) expect(after.map((g) => g.id), 'the grant rows').toEqual(before.map((g) => g.id));
+            expect(await grantAudits(itemId), 'the audit entries').toBe(isSuccess(res) ? audits + 1 : audits);
+          },
+        };
+      },
+    });
+    const itemGrantOperations = {
+      listItemGrants: { aFolder: grantsRead('aFolder'), bWorkbook: grantsRead('bWorkbook'), aFolderViaBDeployment: grantsRead('aFolderViaBDeployment') },
+      replaceItemGrants: { aFolder: grantsReplace('aFolder'), bWorkbook: grantsReplace('bWorkbook'), aFolderViaBDeployment: grantsReplace('aFolderViaBDeployment') },
     };
     const authoringOperations = {
       listDeployments: {
@@ -1023,6 +1076,7 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       ...authoringOperations,
       ...adminOperations,
       ...dashboardAuthoring,
+      ...itemGrantOperations,
       checkLiveness: {
         process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
       },

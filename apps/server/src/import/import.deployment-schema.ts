@@ -233,12 +233,16 @@ const dashboard = {
   },
 } as const;
 
+/**
+ * A grant to a group or a user (exactly one of the two: `not` both, `anyOf` one, so either mistake is refused at the
+ * grant's own path), with its role: `viewer` (the default) reads, `editor` also changes the dashboards below it.
+ */
 const grant = {
   type: 'object',
   additionalProperties: false,
-  minProperties: 1,
-  maxProperties: 1,
-  properties: { group: ref, user: ref },
+  properties: { group: ref, user: ref, role: { enum: ['viewer', 'editor'] } },
+  not: { required: ['group', 'user'] },
+  anyOf: [{ required: ['group'] }, { required: ['user'] }],
 } as const;
 
 /**
@@ -341,10 +345,11 @@ export interface ImportDashboard {
   reportSnapshots?: ImportReportSnapshot[];
 }
 
-/** Exactly one of the two: the ref of a group or of a user of the same account. */
+/** Exactly one of the two: the ref of a group or of a user of the same account; and its role (default viewer). */
 export interface ImportGrant {
   group?: string;
   user?: string;
+  role?: 'viewer' | 'editor';
 }
 
 export interface ImportItem {

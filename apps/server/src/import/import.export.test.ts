@@ -52,6 +52,21 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(await exportAccounts(db.kysely, sealer)).toEqual(first);
     });
 
+    it('writes a grant\'s role only when it is editor, and an editor grant round-trips', async () => {
+      const sales = (file: ImportFile) => file.accounts[0]!.deployments![0]!.items!.find((item) => item.name === 'Sales')!;
+      // Refs are made from the order of the rows: the group's is the export's own.
+      expect(sales(first).grants).toEqual([{ group: first.accounts[0]!.groups![0]!.ref }]);
+      const withEditor = structuredClone(DEMO);
+      withEditor.accounts[0]!.deployments![0]!.items!.find((item) => item.name === 'Sales')!.grants = [{ group: 'sales', role: 'editor' }];
+      const { db } = await fresh();
+      await importFile(db.kysely, withEditor, new Date('2026-11-28T00:00:00Z'));
+      const exported = await exportAccounts(db.kysely, sealer);
+      expect(sales(exported).grants).toEqual([{ group: exported.accounts[0]!.groups![0]!.ref, role: 'editor' }]);
+      const again = await fresh();
+      await importFile(again.db.kysely, exported, new Date('2026-12-01T00:00:00Z'));
+      expect(await exportAccounts(again.db.kysely, sealer)).toEqual(exported);
+    });
+
     it('carries every user, group, deployment, item, dashboard and snapshot of the demo, and no API key or password', () => {
       const [account] = first.accounts;
       const [demo] = DEMO.accounts;

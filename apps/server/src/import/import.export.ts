@@ -108,7 +108,11 @@ function exportDeployment(
       ref: itemRef.get(row.id)!, type: row.type, name: row.name, createdBy: row.created_by === null ? undefined : userRef.get(row.created_by),
       createdAt: row.created_at, updatedAt: row.updated_at, meta: isEmptyObject(meta) ? undefined : meta,
       calculatedFields: isEmptyObject(calculatedFields) ? undefined : calculatedFields, slug: row.slug,
-      grants: grants.filter((g) => g.item_id === row.id).map((g) => (g.user_id !== null ? { user: userRef.get(g.user_id)! } : { group: groupRef.get(g.group_id!)! })),
+      // A viewer grant is written as it was before roles (the default), so an import file without roles round-trips.
+      grants: grants.filter((g) => g.item_id === row.id).map((g) => ({
+        ...(g.user_id !== null ? { user: userRef.get(g.user_id)! } : { group: groupRef.get(g.group_id!)! }),
+        ...(g.role === 'editor' ? { role: 'editor' as const } : {}),
+      })),
       children: row.is_folder === 1 ? children.map(itemOf) : undefined,
       dashboard: dashboardOf(row.id),
     }) as ImportItem;

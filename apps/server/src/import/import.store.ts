@@ -121,7 +121,7 @@ export async function selectAccountRows(db: Kysely<Database>, accountId: number)
     db.selectFrom('embed_tenants').select(['id', 'name']).where('account_id', '=', accountId).orderBy('id').execute(),
     db.selectFrom('embed_users').select(['embed_tenant_id', 'external_id', 'username', 'email', 'first_name']).where('account_id', '=', accountId).orderBy('id').execute(),
     db.selectFrom('workspace_items').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
-    db.selectFrom('item_grants').select(['item_id', 'user_id', 'group_id']).where('account_id', '=', accountId).orderBy('id').execute(),
+    db.selectFrom('item_grants').select(['item_id', 'user_id', 'group_id', 'role']).where('account_id', '=', accountId).orderBy('id').execute(),
     db.selectFrom('dashboards').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
     db.selectFrom('report_snapshots').selectAll().where('account_id', '=', accountId).orderBy('dashboard_id').orderBy('position').execute(),
     db.selectFrom('item_views').select(['user_id', 'item_id', 'viewed_at']).where('account_id', '=', accountId).orderBy('user_id').orderBy('item_id').execute(),

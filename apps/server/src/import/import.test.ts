@@ -179,7 +179,7 @@ describeEachDialect('import file', (t) => {
     account.users![0]!.email = 'Alice@Acme.TEST';
     const folder = account.deployments![0]!.items![0]!;
     const workbook = folder.children![0]!;
-    workbook.grants = [{ user: 'bob' }];
+    workbook.grants = [{ user: 'bob', role: 'editor' }];
     workbook.dashboard!.reportSnapshots = [{ report: 'rp-1', name: 'Pipeline', kind: 'table' }];
     folder.children!.push({
       ref: 'f-regions', type: 'FOLDER', name: 'Regions', createdBy: 'alice', createdAt: '2026-01-03T08:00:00+02:00',
@@ -294,11 +294,12 @@ describeEachDialect('import file', (t) => {
     });
 
     it('stores grants to a group and to a user on their items', async () => {
-      const grants = await db().selectFrom('item_grants').select(['item_id', 'user_id', 'group_id'])
+      const grants = await db().selectFrom('item_grants').select(['item_id', 'user_id', 'group_id', 'role'])
         .where('account_id', '=', ref('acme')).orderBy('item_id').execute();
+      // A grant without a role stays a viewer; `"role": "editor"` is kept.
       expect(grants).toEqual([
-        { item_id: ref('f-sales'), user_id: null, group_id: ref('sales') },
-        { item_id: ref('wb-q1'), user_id: ref('bob'), group_id: null },
+        { item_id: ref('f-sales'), user_id: null, group_id: ref('sales'), role: 'viewer' },
+        { item_id: ref('wb-q1'), user_id: ref('bob'), group_id: null, role: 'editor' },
       ]);
     });
 
@@ -460,6 +461,8 @@ describeEachDialect('import file', (t) => {
       { rule: 'a grant naming no group', edit: (f) => put(f, `${items}[0].grants[0].group`, 'marketing'), path: `${items}[0].grants[0].group` },
       { rule: 'a grant naming no user', edit: (f) => put(f, `${items}[0].grants[0]`, { user: 'sales' }), path: `${items}[0].grants[0].user` },
       { rule: 'a grant to a group and a user at once', edit: (f) => put(f, `${items}[0].grants[0].user`, 'bob'), path: `${items}[0].grants[0]` },
+      { rule: 'a grant of an unknown role', edit: (f) => put(f, `${items}[0].grants[0].role`, 'owner'), path: `${items}[0].grants[0].role` },
+      { rule: 'a grant with a role and nobody', edit: (f) => put(f, `${items}[0].grants[0]`, { role: 'editor' }), path: `${items}[0].grants[0].group` },
       {
         rule: 'children on a non-folder',
         edit: (f) => put(f, `${items}[0].children[0].children`, [{ type: 'REPORT', name: 'Inside a workbook' }]),

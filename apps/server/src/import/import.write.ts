@@ -138,6 +138,7 @@ async function writeItems(
         account_id: w.accountId, item_id: id,
         user_id: grant.user === undefined ? null : w.userIds.get(grant.user)!,
         group_id: grant.group === undefined ? null : w.groupIds.get(grant.group)!,
+        role: grant.role ?? 'viewer',
       });
     }
     if (item.dashboard) dashboards.push({ dashboard: item.dashboard, workbookId: id, createdBy, createdAt: plan.createdAt, updatedAt: plan.updatedAt });

@@ -40,3 +40,11 @@ export function reachesSubtree(viewer: AccessViewer, chainIds: readonly number[]
 export function canAccessItem(viewer: AccessViewer, item: ItemAccessFacts): boolean {
   return item.createdBy === viewer.userId || reachesSubtree(viewer, item.chainIds);
 }
+
+/**
+ * Issue 33: an item's grants (who reads it, who edits the dashboards below it) are the admins' to change, as the
+ * model, users and settings are; a member never changes them.
+ */
+export function canManageGrants(principal: Pick<PlatformUserPrincipal, 'role'>): boolean {
+  return isAdmin(principal);
+}

@@ -354,8 +354,8 @@ export async function deleteFavorite(db: Kysely<Database>, accountId: number, us
 // chart published without one. Written in the caller's transaction.
 
 /** The folder of the deployment with this id in the account, or undefined. */
-export async function findFolder(db: Kysely<Database>, accountId: number, deploymentId: number, folderId: number): Promise<{ id: number; depth: number } | undefined> {
-  return db.selectFrom('workspace_items').select(['id', 'depth'])
+export async function findFolder(db: Kysely<Database>, accountId: number, deploymentId: number, folderId: number): Promise<{ id: number; depth: number; created_by: number | null } | undefined> {
+  return db.selectFrom('workspace_items').select(['id', 'depth', 'created_by'])
     .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('id', '=', folderId).where('is_folder', '=', 1)
     .executeTakeFirst();
 }
@@ -442,3 +442,68 @@ export async function deleteGroup(db: Kysely<Database>, accountId: number, group
   return Number((await db.deleteFrom('groups').where('account_id', '=', accountId).where('id', '=', groupId).executeTakeFirst()).numDeletedRows);
 }
 
+// Editor grants (issue 33; docs/authoring.md "Who may do what"): who may change the dashboards below an item, and
+// the admins' API that replaces an item's grants.
+
+/**
+ * Whether an editor grant to the user, or to a group of theirs, sits on the item or on any folder above it: what
+ * lets a member change a dashboard they did not create (dashboards.policy.ts `canEditDashboard`), and create one in
+ * a folder.
+ */
+export async function hasEditorGrant(db: Kysely<Database>, accountId: number, userId: number, itemId: number): Promise<boolean> {
+  return (await editorGrant.first(db, { accountId, userId, itemId })) !== undefined;
+}
+
+const editorGrant = prepare((db, p: { accountId: number; userId: number; itemId: number }) =>
+  db.selectFrom('item_ancestors as a')
+    .innerJoin('item_grants as g', 'g.item_id', 'a.ancestor_id')
+    .select('g.id')
+    .where('a.account_id', '=', p.accountId)
+    .where('a.item_id', '=', p.itemId)
+    .where('g.account_id', '=', p.accountId)
+    .where('g.role', '=', 'editor')
+    .where((eb) =>
+      eb.or([
+        eb('g.user_id', '=', p.userId),
+        eb('g.group_id', 'in', eb.selectFrom('group_members as gm').select('gm.group_id').where('gm.user_id', '=', p.userId)),
+      ]),
+    )
+    .limit(1));
+
+export type ItemGrantRow = Pick<Selectable<Database['item_grants']>, 'user_id' | 'group_id' | 'role'>;
+
+/** The item of the deployment with this id in the account (any type), or undefined. */
+export async function findItemOfDeployment(db: Kysely<Database>, accountId: number, deploymentId: number, itemId: number): Promise<{ id: number } | undefined> {
+  return db.selectFrom('workspace_items').select('id')
+    .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('id', '=', itemId)
+    .executeTakeFirst();
+}
+
+/** The grants on the item itself (not those above it), in the order they were made. */
+export async function selectItemGrants(db: Kysely<Database>, accountId: number, itemId: number): Promise<ItemGrantRow[]> {
+  return db.selectFrom('item_grants').select(['user_id', 'group_id', 'role'])
+    .where('account_id', '=', accountId).where('item_id', '=', itemId).orderBy('id').execute();
+}
+
+/**
+ * Takes the item's row lock for the rest of the caller's transaction (PostgreSQL; SQLite runs one write transaction
+ * at a time already), so that two replacements of its grants run one after the other: without it, each would delete
+ * only the rows it saw and both lists would stay.
+ */
+export async function lockItem(db: Kysely<Database>, dialect: Dialect, accountId: number, itemId: number): Promise<void> {
+  if (dialect !== 'postgres') return;
+  await db.selectFrom('workspace_items').select('id').where('account_id', '=', accountId).where('id', '=', itemId).forUpdate().execute();
+}
+
+/** Replaces the item's grants with these, in the caller's transaction. */
+export async function replaceItemGrantRows(db: Kysely<Database>, accountId: number, itemId: number, grants: readonly ItemGrantRow[]): Promise<void> {
+  await db.deleteFrom('item_grants').where('account_id', '=', accountId).where('item_id', '=', itemId).execute();
+  if (grants.length === 0) return;
+  await db.insertInto('item_grants').values(grants.map((g) => ({ account_id: accountId, item_id: itemId, user_id: g.user_id, group_id: g.group_id, role: g.role }))).execute();
+}
+
+/** Which of these ids are groups of the account. */
+export async function selectGroupIdsOfAccount(db: Kysely<Database>, accountId: number, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  return (await db.selectFrom('groups').select('id').where('account_id', '=', accountId).where('id', 'in', [...ids]).execute()).map((row) => row.id);
+}

@@ -307,6 +307,8 @@ async function walkEveryRoute(app: FastifyInstance, file: DemoFile, refs: Record
     getWidgetData: () => ({}),
     runAppQuery: () => ({ query: { measures: ['orders.count'], dimensions: ['orders.status'] } }),
     askQuestion: () => ({ question: 'What was the revenue?', publicId: publicIds[0] }),
+    // Issue 33, editor grants: the workbook's grants put back as none.
+    replaceItemGrants: () => ({ grants: [] }),
   };
 
   const document = (await app.inject({ url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, { operationId: string }>> };
