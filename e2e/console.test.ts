@@ -13,6 +13,20 @@ import type { RunningSvc } from './embed-harness.js';
 const demo = readDemoAccount();
 const admin = (demo as unknown as { users: Array<{ email: string; role: string; password?: string }> }).users.find((u) => u.role === 'admin' && u.password !== undefined)!;
 
+/** More items than one page of the console's listing (50): a folder of them, to page through by the cursor. */
+const ARCHIVE_SIZE = 62;
+
+/** The demo account with a folder "Archive" of ARCHIVE_SIZE reports beside its own items. */
+function demoWithArchive() {
+  const account = readDemoAccount();
+  const deployment = (account as unknown as { deployments: Array<{ items: unknown[] }> }).deployments[0]!;
+  deployment.items.push({
+    ref: 'f-archive', type: 'FOLDER', name: 'Archive', createdBy: 'alice',
+    children: Array.from({ length: ARCHIVE_SIZE }, (_, i) => ({ type: 'REPORT', name: `Old report ${String(i + 1).padStart(2, '0')}`, createdBy: 'alice' })),
+  });
+  return account;
+}
+
 const postgresUrl = inject('postgresUrl');
 let browser: Chromium | undefined;
 
@@ -40,15 +54,18 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     let page: Page;
 
     beforeAll(async () => {
-      svc = await startSvc({ account: readDemoAccount(), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
+      svc = await startSvc({ account: demoWithArchive(), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
       page = await browser!.context.newPage();
       await page.setViewportSize({ width: 1280, height: 800 });
     }, 60_000);
 
     afterAll(async () => {
       await page?.close();
+      // Timed: one run (PostgreSQL, two test files at once on a loaded machine) saw this close outlast 60 s.
+      const started = Date.now();
       await svc?.close();
-    });
+      console.log(`console e2e [${dialect}]: svc closed in ${Date.now() - started} ms`);
+    }, 120_000);
 
     it('shows a wrong password in words and keeps what was typed; axe finds nothing serious on the sign-in page', async () => {
       await page.goto(`${svc.origin}/console`);
@@ -61,6 +78,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(await page.getByLabel('Email').inputValue()).toBe(admin.email);
       expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
       await expectNoBlocking(page, 'sign-in with its error');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await expectNoBlocking(page, 'sign-in with its error, dark');
+      await page.emulateMedia({ colorScheme: 'light' });
     });
 
     it("signs the demo's admin in (by the keyboard) and shows the deployment's folders and workbooks, with their dashboards' status", async () => {
@@ -78,6 +98,20 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       // Folders open with real buttons: reachable by Tab.
       expect(await page.getByRole('button', { name: 'Finance', exact: true }).evaluate((el) => el.tagName)).toBe('BUTTON');
       await expectNoBlocking(page, 'workspace');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(17, 21, 27)');
+      await expectNoBlocking(page, 'workspace, dark');
+      await page.emulateMedia({ colorScheme: 'light' });
+    });
+
+    it('shows where the keyboard is', async () => {
+      await page.getByLabel('Search').focus();
+      await page.keyboard.press('Tab');
+      const focused = await page.evaluate(() => {
+        const element = document.activeElement!;
+        return { id: element.id, outline: getComputedStyle(element).outlineStyle };
+      });
+      expect(focused).toEqual({ id: 'ws-order', outline: 'solid' });
     });
 
     it('narrows the list by search, and lists in the order picked', async () => {
@@ -119,6 +153,22 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       // The browser's Back goes into the folder again.
       await page.goBack();
       await page.getByRole('heading', { name: 'Finance', level: 1 }).waitFor();
+    });
+
+    it('pages through a folder of more than 50 items by the cursor', async () => {
+      await page.getByRole('navigation', { name: 'Folders' }).getByRole('link', { name: 'Production' }).click();
+      await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
+      await page.getByRole('button', { name: 'Archive', exact: true }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Archive', level: 1 }).waitFor();
+      await expect.poll(async () => (await itemNames(page)).length).toBe(50);
+      await page.getByRole('button', { name: 'Show more' }).click();
+      await expect.poll(async () => (await itemNames(page)).length).toBe(ARCHIVE_SIZE);
+      const names = await itemNames(page);
+      expect(new Set(names).size).toBe(ARCHIVE_SIZE);
+      expect(await page.getByRole('button', { name: 'Show more' }).count()).toBe(0);
+      await page.getByRole('navigation', { name: 'Folders' }).getByRole('link', { name: 'Production' }).click();
+      await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
     });
 
     it('signs out: the sign-in form again, and the API refuses the old cookie', async () => {
