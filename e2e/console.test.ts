@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { blocking, describeViolations, runAxe } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
 import type { Chromium } from './browser.js';
+import { importFile } from '../apps/server/src/import/import.js';
 import { DEMO_ADMIN_KEY, readDemoAccount, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';
 
@@ -176,6 +177,28 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await page.getByRole('heading', { name: 'Sign in to svc' }).waitFor();
       const status = await page.evaluate(async () => (await fetch('/api/v1/deployments')).status);
       expect(status).toBe(401);
+    });
+
+    it('asks for the tenant name only when the email belongs to users of several accounts', async () => {
+      // A second account with a user of the same email (another company's svc account, as the import allows).
+      await importFile(svc.db.kysely, { accounts: [{
+        ref: 'other', name: 'Other company', tenantName: 'other-co',
+        users: [{ ref: 'alice-2', email: admin.email, role: 'admin', password: 'other-password' }], deployments: [],
+      }] });
+      expect(await page.getByLabel('Account (tenant name)').count()).toBe(0);
+      await page.getByLabel('Email').fill(admin.email);
+      await page.getByLabel('Password').fill(admin.password!);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      const tenant = page.getByLabel('Account (tenant name)');
+      await tenant.waitFor();
+      expect(await page.getByRole('alert').textContent()).toContain('several accounts');
+      expect(await page.getByLabel('Email').inputValue()).toBe(admin.email);
+      expect(await page.getByLabel('Password').inputValue()).toBe(admin.password);
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('signin-tenant');
+      await expectNoBlocking(page, 'sign-in asking for the tenant');
+      await tenant.fill('demo');
+      await tenant.press('Enter');
+      await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
     });
   });
 }
