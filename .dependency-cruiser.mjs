@@ -38,7 +38,7 @@ export default {
       name: 'no-circular',
       severity: 'error',
       comment: 'An import circle: two modules that each need the other cannot be understood, tested or moved apart.',
-      from: { path: '^apps/(server|embed)/src/' },
+      from: { path: '^apps/(server|embed|console)/src/' },
       to: { circular: true },
     },
     {

@@ -46,7 +46,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['apps/embed/src/**/*.{ts,tsx}'],
+    files: ['apps/embed/src/**/*.{ts,tsx}', 'apps/console/src/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
   },

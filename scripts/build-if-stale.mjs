@@ -33,6 +33,12 @@ export const BUNDLES = [
     inputs: ['apps/embed/src', 'apps/embed/index.html', 'apps/embed/vite.config.ts', 'apps/embed/package.json', 'apps/embed/tsconfig.json', ...SHARED_INPUTS],
     command: ['npm', 'run', 'build', '--silent', '-w', '@svc/embed'],
   },
+  {
+    name: '@svc/console',
+    dir: 'apps/console',
+    inputs: ['apps/console/src', 'apps/console/index.html', 'apps/console/vite.config.ts', 'apps/console/package.json', 'apps/console/tsconfig.json', ...SHARED_INPUTS],
+    command: ['npm', 'run', 'build', '--silent', '-w', '@svc/console'],
+  },
 ];
 
 export const STAMP = join('dist', '.build-stamp');

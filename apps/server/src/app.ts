@@ -38,6 +38,7 @@ import { ResultCache } from './data/cache/cache.results.js';
 import { MetadataReads } from './data/data.metadata.js';
 import { RollupStore } from './data/preagg/preagg.store.js';
 import { RollupScheduler, ROLLUP_BUILD_TIMEOUT_MS } from './data/preagg/preagg.scheduler.js';
+import { consoleRoutes } from './console/console.routes.js';
 import { embedRoutes } from './embed/embed.routes.js';
 import { sdkRoutes } from './embed/embed.sdk.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
@@ -75,6 +76,8 @@ export interface AppOptions {
   metadataCacheEntries?: number;
   /** The built embed runtime (default apps/embed/dist); tests point it elsewhere to check a missing build. */
   embedDistDir?: string;
+  /** The built console (default apps/console/dist); tests point it elsewhere to check a missing build. */
+  consoleDistDir?: string;
   /** The SDK's files for pages without a bundler (default packages/embed-sdk/dist/browser); tests point it elsewhere. */
   sdkDistDir?: string;
   /** DNS of webhook addresses (default node:dns); tests stand in for it. */
@@ -220,6 +223,7 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(itemGrantRoutes(ctx));
   await app.register(embedRoutes(ctx, { distDir: options.embedDistDir, sourceMaps: config.embedSourceMaps }));
   await app.register(sdkRoutes({ distDir: options.sdkDistDir }));
+  await app.register(consoleRoutes({ distDir: options.consoleDistDir }));
   const warehouses = new WarehouseRegistry({ timeoutMs: data.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
   const rollups = new RollupStore(data.preAggregationDir);
   // `svc serve` builds due pre-aggregations in the background (SVC_PREAGG_REFRESH); other apps only read them.

@@ -1,0 +1,94 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { FunctionComponent } from 'preact';
+import { ApiError, listDeployments, logout } from './api.js';
+import type { Deployment } from './api.js';
+import { translator } from './i18n.js';
+import { SignIn } from './SignIn.js';
+import { describeError } from './errors.js';
+import type { WorkspacePageProps } from './pages.js';
+
+/** The workspace page is its own chunk: the sign-in page does not wait for it. */
+const loadWorkspace = () => import('./Workspace.js').then((module) => module.WorkspacePage);
+
+type State =
+  | { kind: 'checking' }
+  | { kind: 'signed-out'; notice?: string }
+  | { kind: 'signed-in'; deployments: Deployment[] }
+  | { kind: 'failed'; message: string };
+
+/** Who signed in, kept for the top bar (the API has no "who am I" yet); sessionStorage, so it ends with the tab. */
+const WHO_KEY = 'svc-console-email';
+
+/**
+ * The console's shell (issue 34): asks the API whether the console cookie signs someone in (the deployments list
+ * answers 401 otherwise), then shows the sign-in form or the workspace.
+ */
+export function App({ locale }: { locale: string }) {
+  const [t] = useState(() => translator(locale));
+  const [state, setState] = useState<State>({ kind: 'checking' });
+  const [Workspace, setWorkspace] = useState<FunctionComponent<WorkspacePageProps> | undefined>(undefined);
+  const [email, setEmail] = useState(() => sessionStorage.getItem(WHO_KEY) ?? undefined);
+
+  const enter = async () => {
+    try {
+      const [{ items }, page] = await Promise.all([listDeployments(), loadWorkspace()]);
+      setWorkspace(() => page);
+      setState({ kind: 'signed-in', deployments: items });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) setState({ kind: 'signed-out' });
+      else setState({ kind: 'failed', message: describeError(t, error) });
+    }
+  };
+
+  useEffect(() => {
+    void enter();
+    // Once, on load.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  useEffect(() => {
+    document.title = state.kind === 'signed-in' ? `${t('workspace')} · ${t('appName')}` : t('appName');
+  }, [state.kind, t]);
+
+  if (state.kind === 'checking') return <p class="status" role="status">{t('loading')}</p>;
+  if (state.kind === 'failed') {
+    return (
+      <main>
+        <p class="error" role="alert">{state.message}</p>
+        <button type="button" onClick={() => { setState({ kind: 'checking' }); void enter(); }}>{t('retry')}</button>
+      </main>
+    );
+  }
+  if (state.kind === 'signed-out') {
+    return (
+      <SignIn t={t} notice={state.notice} onSignedIn={(user) => {
+        sessionStorage.setItem(WHO_KEY, user.email);
+        setEmail(user.email);
+        setState({ kind: 'checking' });
+        void enter();
+      }} />
+    );
+  }
+
+  const signOut = async () => {
+    try {
+      await logout();
+    } finally {
+      sessionStorage.removeItem(WHO_KEY);
+      setEmail(undefined);
+      setState({ kind: 'signed-out' });
+    }
+  };
+  return (
+    <>
+      <header class="topbar">
+        <p class="brand">{t('appName')}</p>
+        {email !== undefined ? <span class="who">{t('signedInAs', { email })}</span> : <span class="who" />}
+        <button type="button" onClick={() => void signOut()}>{t('signOut')}</button>
+      </header>
+      {Workspace !== undefined
+        ? <Workspace t={t} locale={locale} deployments={state.deployments} onSignedOut={() => setState({ kind: 'signed-out', notice: t('sessionEnded') })} />
+        : null}
+    </>
+  );
+}

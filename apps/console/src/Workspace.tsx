@@ -1,0 +1,284 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, getDashboard, listWorkspace, setFavorite } from './api.js';
+import type { AuthoredDashboard, FolderPathEntry, OrderDirection, OrderField, PageInfo, WorkspaceItem } from './api.js';
+import type { WorkspacePageProps } from './pages.js';
+import { describeError } from './errors.js';
+import type { MessageKey, Translate } from './i18n.js';
+
+/** The four orders of the listing (SPEC part A's orderByField), each in the direction a person expects first. */
+const ORDERS: Record<string, { field: OrderField; direction: OrderDirection; label: MessageKey }> = {
+  updated: { field: 'updated_at', direction: 'DESC', label: 'orderUpdated' },
+  created: { field: 'created_at', direction: 'DESC', label: 'orderCreated' },
+  name: { field: 'name', direction: 'ASC', label: 'orderName' },
+  viewed: { field: 'viewer_last_viewed_at', direction: 'DESC', label: 'orderViewed' },
+};
+type OrderKey = keyof typeof ORDERS;
+
+const PAGE_SIZE = 50;
+const SEARCH_DELAY_MS = 250;
+
+/** Where the page is: in the address (`?deployment=1&folder=7`), the folder's path in the history entry's state. */
+interface Place { deploymentId: number | undefined; folderId: number | undefined; path: FolderPathEntry[] }
+
+function readPlace(): Place {
+  const params = new URLSearchParams(location.search);
+  const number = (name: string) => {
+    const value = params.get(name);
+    return value !== null && /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : undefined;
+  };
+  const state = history.state as { path?: FolderPathEntry[] } | null;
+  return { deploymentId: number('deployment'), folderId: number('folder'), path: Array.isArray(state?.path) ? state.path : [] };
+}
+
+function placeUrl(place: Place): string {
+  const params = new URLSearchParams();
+  if (place.deploymentId !== undefined) params.set('deployment', String(place.deploymentId));
+  if (place.folderId !== undefined) params.set('folder', String(place.folderId));
+  const query = params.toString();
+  return `${location.pathname}${query === '' ? '' : `?${query}`}`;
+}
+
+type DashboardState = { kind: 'loading' } | { kind: 'loaded'; dashboard: AuthoredDashboard } | { kind: 'failed'; message: string };
+
+/**
+ * The workspace page (issue 34, SPEC part A): a deployment's folders, workbooks and reports as the listing API
+ * answers them (folders first), with search, the four orders, favourites, folders opened with breadcrumbs, and
+ * further pages through the cursor. A workbook shows its dashboard's title and status (read-only for now).
+ */
+export function WorkspacePage({ t, locale, deployments, onSignedOut }: WorkspacePageProps) {
+  const [place, setPlace] = useState<Place>(readPlace);
+  const [searchInput, setSearchInput] = useState('');
+  const [search, setSearch] = useState('');
+  const [order, setOrder] = useState<OrderKey>('updated');
+  const [items, setItems] = useState<WorkspaceItem[]>([]);
+  const [pageInfo, setPageInfo] = useState<PageInfo | undefined>(undefined);
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [announcement, setAnnouncement] = useState('');
+  const [dashboards, setDashboards] = useState<Record<string, DashboardState>>({});
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const listRequest = useRef(0);
+
+  const deploymentId = place.deploymentId !== undefined && deployments.some((d) => d.id === place.deploymentId)
+    ? place.deploymentId
+    : deployments[0]?.id;
+  const deployment = deployments.find((d) => d.id === deploymentId);
+
+  const failed = (caught: unknown): string | undefined => {
+    if (caught instanceof ApiError && caught.status === 401) {
+      onSignedOut();
+      return undefined;
+    }
+    return describeError(t, caught);
+  };
+
+  useEffect(() => {
+    const onPop = () => setPlace(readPlace());
+    addEventListener('popstate', onPop);
+    return () => removeEventListener('popstate', onPop);
+  }, []);
+
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(searchInput.trim()), SEARCH_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [searchInput]);
+
+  const load = async (after: string | undefined) => {
+    if (deploymentId === undefined) return;
+    const request = ++listRequest.current;
+    setLoading(true);
+    setError(undefined);
+    try {
+      const { field, direction } = ORDERS[order]!;
+      const page = await listWorkspace(deploymentId, {
+        folderId: place.folderId, search, orderByField: field, orderByDirection: direction, after, first: PAGE_SIZE,
+      });
+      if (request !== listRequest.current) return;
+      setItems((before) => (after === undefined ? page.items : [...before, ...page.items]));
+      setPageInfo(page.pageInfo);
+    } catch (caught) {
+      if (request !== listRequest.current) return;
+      const message = failed(caught);
+      if (message !== undefined) setError(t('listError', { message }));
+    } finally {
+      if (request === listRequest.current) setLoading(false);
+    }
+  };
+
+  useEffect(() => {
+    void load(undefined);
+    // load reads these (and t, which never changes).
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [deploymentId, place.folderId, search, order]);
+
+  // Each workbook's dashboard, read once: its status and title come from the authoring API.
+  useEffect(() => {
+    for (const item of items) {
+      const publicId = item.publishedDashboard?.publicId;
+      if (publicId === undefined || dashboards[publicId] !== undefined) continue;
+      setDashboards((before) => ({ ...before, [publicId]: { kind: 'loading' } }));
+      getDashboard(publicId).then(
+        (dashboard) => setDashboards((before) => ({ ...before, [publicId]: { kind: 'loaded', dashboard } })),
+        (caught: unknown) => {
+          const message = failed(caught);
+          if (message !== undefined) setDashboards((before) => ({ ...before, [publicId]: { kind: 'failed', message } }));
+        },
+      );
+    }
+    // Only new items need a read; `dashboards` is what was read.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [items]);
+
+  const go = (next: Place) => {
+    history.pushState({ path: next.path }, '', placeUrl(next));
+    setPlace(next);
+    setSearchInput('');
+    setSearch('');
+    setTimeout(() => headingRef.current?.focus(), 0);
+  };
+
+  const openFolder = (item: WorkspaceItem) => {
+    const parents = item.folderPath ?? place.path;
+    go({ deploymentId, folderId: item.id, path: [...parents, { id: item.id, name: item.name }] });
+  };
+
+  const toggleFavorite = async (item: WorkspaceItem) => {
+    if (deploymentId === undefined) return;
+    const next = item.isFavorite !== true;
+    try {
+      await setFavorite(deploymentId, item.id, next);
+      setItems((before) => before.map((x) => (x.id === item.id ? { ...x, isFavorite: next } : x)));
+      setAnnouncement(t(next ? 'favoriteAdded' : 'favoriteRemoved', { name: item.name }));
+    } catch (caught) {
+      const message = failed(caught);
+      if (message !== undefined) setAnnouncement(t('favoriteError', { message }));
+    }
+  };
+
+  if (deployment === undefined) {
+    return <main><h1>{t('workspace')}</h1><p>{t('noDeployments')}</p></main>;
+  }
+
+  const current = place.path[place.path.length - 1];
+  const title = place.folderId === undefined ? deployment.name : (current?.name ?? t('folder'));
+  const dates = new Intl.DateTimeFormat(locale, { dateStyle: 'medium' });
+
+  return (
+    <main>
+      <nav class="breadcrumbs" aria-label={t('breadcrumb')}>
+        <ol>
+          <li>
+            {place.folderId === undefined
+              ? <span aria-current="page">{deployment.name}</span>
+              : <a href={placeUrl({ deploymentId, folderId: undefined, path: [] })} onClick={(event) => { event.preventDefault(); go({ deploymentId, folderId: undefined, path: [] }); }}>{deployment.name}</a>}
+          </li>
+          {place.folderId !== undefined && place.path.length === 0 ? <li><span aria-current="page">{t('folder')}</span></li> : null}
+          {place.path.map((entry, index) => {
+            const last = index === place.path.length - 1;
+            const target: Place = { deploymentId, folderId: entry.id, path: place.path.slice(0, index + 1) };
+            return (
+              <li key={entry.id}>
+                {last
+                  ? <span aria-current="page">{entry.name}</span>
+                  : <a href={placeUrl(target)} onClick={(event) => { event.preventDefault(); go(target); }}>{entry.name}</a>}
+              </li>
+            );
+          })}
+        </ol>
+      </nav>
+      <h1 ref={headingRef} tabIndex={-1}>{title}</h1>
+      <div class="toolbar">
+        {deployments.length > 1 ? (
+          <div class="field">
+            <label for="ws-deployment">{t('deployment')}</label>
+            <select id="ws-deployment" value={String(deploymentId)} onChange={(event) => go({ deploymentId: Number(event.currentTarget.value), folderId: undefined, path: [] })}>
+              {deployments.map((d) => <option key={d.id} value={String(d.id)}>{d.name}</option>)}
+            </select>
+          </div>
+        ) : null}
+        <div class="field">
+          <label for="ws-search">{t('search')}</label>
+          <input id="ws-search" type="search" placeholder={t('searchPlaceholder')} value={searchInput} onInput={(event) => setSearchInput(event.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="ws-order">{t('order')}</label>
+          <select id="ws-order" value={order} onChange={(event) => setOrder(event.currentTarget.value as OrderKey)}>
+            {Object.entries(ORDERS).map(([key, o]) => <option key={key} value={key}>{t(o.label)}</option>)}
+          </select>
+        </div>
+      </div>
+      <p class="visually-hidden" role="status">{announcement}</p>
+      {error !== undefined ? (
+        <div role="alert">
+          <p class="error">{error}</p>
+          <button type="button" onClick={() => void load(undefined)}>{t('retry')}</button>
+        </div>
+      ) : null}
+      {!loading && error === undefined && items.length === 0
+        ? <p>{search === '' ? t('empty') : t('noMatch', { search })}</p>
+        : null}
+      {items.length > 0 ? (
+        <ul class="items" aria-label={t('items')} aria-busy={loading}>
+          {items.map((item) => (
+            <Item key={item.id} item={item} t={t} dates={dates} showLocation={search !== ''}
+              dashboard={item.publishedDashboard?.publicId !== undefined ? dashboards[item.publishedDashboard.publicId] : undefined}
+              onOpen={() => openFolder(item)} onFavorite={() => void toggleFavorite(item)} />
+          ))}
+        </ul>
+      ) : null}
+      {loading ? <p class="status" role="status">{t('loading')}</p> : null}
+      {!loading && pageInfo?.hasNextPage === true && typeof pageInfo.endCursor === 'string' ? (
+        <button type="button" class="more" onClick={() => void load(pageInfo.endCursor ?? undefined)}>{t('loadMore')}</button>
+      ) : null}
+    </main>
+  );
+}
+
+const KIND: Record<WorkspaceItem['type'], MessageKey> = { FOLDER: 'folder', WORKBOOK: 'workbook', REPORT: 'report' };
+const ICON: Record<WorkspaceItem['type'], string> = { FOLDER: '📁', WORKBOOK: '📊', REPORT: '📄' };
+
+function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite }: {
+  item: WorkspaceItem; t: Translate; dates: Intl.DateTimeFormat; showLocation: boolean;
+  dashboard: DashboardState | undefined; onOpen: () => void; onFavorite: () => void;
+}) {
+  const favorite = item.isFavorite === true;
+  const location = showLocation && item.folderPath !== undefined && item.folderPath.length > 0 ? item.folderPath.map((p) => p.name).join(' / ') : undefined;
+  return (
+    <li class="item" data-type={item.type}>
+      <span aria-hidden="true">{ICON[item.type]}</span>
+      <div>
+        <span class="kind">{t(KIND[item.type])}</span>{' '}
+        <span class="name">
+          {item.type === 'FOLDER' ? <button type="button" class="link" onClick={onOpen}>{item.name}</button> : item.name}
+        </span>
+        {location !== undefined ? <div class="location">{location}</div> : null}
+        {item.type === 'WORKBOOK' ? <div class="meta"><DashboardStatus t={t} item={item} dashboard={dashboard} /></div> : null}
+      </div>
+      <span class="meta when">{t('updated', { date: dates.format(new Date(item.updatedAt)) })}</span>
+      <button type="button" class="star" aria-pressed={favorite} aria-label={t('favorite', { name: item.name })} onClick={onFavorite}>
+        <span aria-hidden="true">{favorite ? '★' : '☆'}</span>
+      </button>
+    </li>
+  );
+}
+
+/**
+ * A workbook's dashboard: its title and status from `GET /api/v1/dashboards/{publicId}`. The listing names the
+ * publicId of published dashboards only; one never published shows as a draft, by the listing's `dashboardDraft`.
+ */
+function DashboardStatus({ t, item, dashboard }: { t: Translate; item: WorkspaceItem; dashboard: DashboardState | undefined }) {
+  if (item.publishedDashboard == null) {
+    return item.dashboardDraft != null ? <span class="badge draft">{t('draft')}</span> : <span>{t('noDashboard')}</span>;
+  }
+  if (dashboard === undefined || dashboard.kind === 'loading') return <span>{t('loading')}</span>;
+  if (dashboard.kind === 'failed') return <span class="error">{t('dashboardError', { message: dashboard.message })}</span>;
+  const { status, draft, published } = dashboard.dashboard;
+  const title = published?.title ?? draft?.title ?? item.publishedDashboard.title ?? item.name;
+  return (
+    <span class="dashboard-status">
+      <span class="dashboard-title">{title}</span>{' '}
+      <span class={`badge ${status}`}>{t(status)}</span>
+      {draft !== null && status === 'published' ? <span> · {t('unpublishedChanges')}</span> : null}
+    </span>
+  );
+}

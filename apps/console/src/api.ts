@@ -1,0 +1,121 @@
+/**
+ * The console's calls to svc's API (issue 34). The console is a platform user's page: it authenticates with the
+ * httpOnly console cookie that `POST /api/v1/auth/login` sets, and sends `X-Requested-With: svc` on every call,
+ * which the API asks of a write made with cookie credentials (its CSRF rule, apps/server/src/http/http.auth.ts).
+ */
+
+/** An answer of the API other than 2xx, with svc's error body (`{ error: { status, code, message, field? } }`). */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string, readonly field: string | undefined) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** The request could not reach svc at all (network down, svc stopped). */
+export class OfflineError extends Error {
+  constructor() {
+    super('svc could not be reached');
+    this.name = 'OfflineError';
+  }
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', 'x-requested-with': 'svc' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method, headers, credentials: 'same-origin', cache: 'no-store',
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+  } catch {
+    throw new OfflineError();
+  }
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!response.ok) {
+    const error = (parsed as { error?: { code?: unknown; message?: unknown; field?: unknown } } | undefined)?.error;
+    throw new ApiError(
+      response.status,
+      typeof error?.code === 'string' ? error.code : 'unknown',
+      typeof error?.message === 'string' ? error.message : `svc answered ${response.status}`,
+      typeof error?.field === 'string' ? error.field : undefined,
+    );
+  }
+  return parsed as T;
+}
+
+export interface SignedInUser { id: number; email: string; firstName: string | null; role: string; tenantName: string }
+
+export interface Deployment { id: number; name: string }
+
+export interface FolderPathEntry { id: number; name: string }
+
+export type ItemType = 'FOLDER' | 'WORKBOOK' | 'REPORT';
+
+/** SPEC part A's workspace item, the fields the console reads. */
+export interface WorkspaceItem {
+  id: number;
+  name: string;
+  type: ItemType;
+  updatedAt: string;
+  folderId?: number | null;
+  folderPath?: FolderPathEntry[];
+  isFavorite?: boolean | null;
+  dashboardDraft?: unknown;
+  publishedDashboard?: { publicId: string; title?: string | null } | null;
+}
+
+export interface PageInfo { hasNextPage: boolean; endCursor?: string | null }
+
+export interface WorkspacePage { items: WorkspaceItem[]; pageInfo: PageInfo }
+
+export type OrderField = 'updated_at' | 'created_at' | 'name' | 'viewer_last_viewed_at';
+export type OrderDirection = 'ASC' | 'DESC';
+
+export interface WorkspaceQuery {
+  folderId?: number | undefined;
+  search?: string | undefined;
+  orderByField: OrderField;
+  orderByDirection: OrderDirection;
+  after?: string | undefined;
+  first?: number;
+}
+
+export interface AuthoredDashboard {
+  publicId: string;
+  status: 'draft' | 'published' | 'archived';
+  published: { title?: string | null } | null;
+  draft: { title?: string | null } | null;
+}
+
+export const login = (input: { email: string; password: string; tenantName?: string }) =>
+  call<{ expiresAt: string; user: SignedInUser }>('POST', '/api/v1/auth/login', input);
+
+export const logout = () => call<void>('POST', '/api/v1/auth/logout');
+
+export const listDeployments = () => call<{ items: Deployment[] }>('GET', '/api/v1/deployments');
+
+export function listWorkspace(deploymentId: number, query: WorkspaceQuery): Promise<WorkspacePage> {
+  const params = new URLSearchParams();
+  if (query.folderId !== undefined) params.set('folderId', String(query.folderId));
+  if (query.search !== undefined && query.search !== '') params.set('search', query.search);
+  params.set('orderByField', query.orderByField);
+  params.set('orderByDirection', query.orderByDirection);
+  if (query.after !== undefined) params.set('after', query.after);
+  params.set('first', String(query.first ?? 50));
+  return call<WorkspacePage>('GET', `/api/v1/deployments/${deploymentId}/workspace?${params.toString()}`);
+}
+
+export const setFavorite = (deploymentId: number, itemId: number, favorite: boolean) =>
+  call<void>(favorite ? 'PUT' : 'DELETE', `/api/v1/deployments/${deploymentId}/workspace/${itemId}/favorite`);
+
+export const getDashboard = (publicId: string) =>
+  call<AuthoredDashboard>('GET', `/api/v1/dashboards/${encodeURIComponent(publicId)}`);
