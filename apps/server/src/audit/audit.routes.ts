@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { requireAdmin } from '../accounts/accounts.policy.js';
+import { requireAdmin } from '../core/core.principal.js';
 import { decodeCursor, encodeCursor, fingerprintQuery, invalidCursor, isCursorId } from '../core/core.cursor.js';
 import { Described, ErrorResponse, PageInfo } from '../core/core.schema.js';
 import type { ServiceContext } from '../db/db.context.js';

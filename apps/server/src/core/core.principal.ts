@@ -1,6 +1,7 @@
 // The principal (DESIGN "Credentials and principals"): who is calling, resolved once per request by http/auth and
 // handed to services as a value. It lives in core/ because http/ must name it and imports no feature; accounts/
 // and sessions/ build it.
+import { AppError } from './core.errors.js';
 
 /** A platform user's role (the `users.role` column). */
 export type UserRole = 'admin' | 'member';
@@ -71,3 +72,12 @@ export type Principal = PlatformUserPrincipal | EmbedPrincipal | AnonymousPrinci
 
 /** The principal of a request without a credential, or whose credential did not resolve. */
 export const ANONYMOUS: AnonymousPrincipal = { kind: 'anonymous' };
+
+/**
+ * Operations for admins of the account only (DESIGN "Credentials"): Generate Session, Revoke, the embed-user admin,
+ * webhook endpoints, the admin API, the audit log. A member's key is a 403 naming the Authorization header. Here,
+ * in core/, so that a low room (audit/) checks it without importing accounts/; accounts.policy re-exports it.
+ */
+export function requireAdmin(principal: Pick<PlatformUserPrincipal, 'role'>): void {
+  if (principal.role !== 'admin') throw new AppError('forbidden', 'this needs the API key of an admin; this key belongs to a member', 'Authorization');
+}
