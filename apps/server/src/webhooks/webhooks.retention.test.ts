@@ -240,8 +240,10 @@ describeEachDialect('webhook delivery log retention', (t) => {
   it('migration 0011 dates the deliveries that finished before it (delivery, else last attempt, else creation); pending ones stay undated', async () => {
     await withFreshDatabase(t().dialect, t().url, async (db) => {
       await migrateUpTo(db, '0010_webhooks');
-      const account = await seedAccount(db.kysely, { ref: 'account', users: [{ ref: 'alice', role: 'admin' }] });
-      const accountId = account.refs.account!;
+      // The account as the schema of 0010 holds it: the import writes today's columns (an API key's hint, 0016).
+      const tenant = `retention-${uniqueSuffix()}`;
+      const { id: accountId } = await db.kysely.insertInto('accounts').values({ name: tenant, tenant_name: tenant, settings: '{}', created_at: '2026-01-01T00:00:00.000Z' })
+        .returning('id').executeTakeFirstOrThrow();
       const { id: endpointId } = await db.kysely.insertInto('webhook_endpoints').values({
         account_id: accountId, url: 'https://93.184.215.14/hooks', event_types: '["comment.created"]', secret: 'whsec_x', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
       }).returning('id').executeTakeFirstOrThrow();
