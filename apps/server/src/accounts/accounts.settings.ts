@@ -1,5 +1,6 @@
 import type { ServiceContext } from '../db/db.context.js';
 import { AppError } from '../core/core.errors.js';
+import { parseJsonObject } from '../core/core.json.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { recordChange } from '../audit/audit.store.js';
 import { requireAdmin } from './accounts.policy.js';
@@ -56,20 +57,11 @@ export async function changeAccountSettings(ctx: ServiceContext, principal: Plat
   const changes = checked(body);
   const at = ctx.now().toISOString();
   await ctx.db.transaction().execute(async (trx) => {
-    const stored = parseSettings(await findAccountSettingsText(trx, principal.accountId));
+    const stored = parseJsonObject(await findAccountSettingsText(trx, principal.accountId));
     const before = await findEmbedAccountSettings(trx, principal.accountId);
     await updateAccountSettings(trx, principal.accountId, JSON.stringify({ ...stored, ...changes }));
     const detail = Object.fromEntries(Object.entries(changes).map(([key, to]) => [key, { from: before[key as keyof AccountSettings], to }]));
     await recordChange(trx, principal, at, { action: 'account.settings.update', targetType: 'account', targetId: principal.accountId, detail });
   });
   return findEmbedAccountSettings(ctx.db, principal.accountId);
-}
-
-function parseSettings(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {};
-  } catch {
-    return {};
-  }
 }

@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { prepare } from '../db/db.prepared.js';
 import type { Database, UsersTable } from '../db/db.schema.js';
 import type { PlatformUserPrincipal, UserRole } from '../core/core.principal.js';
+import { parseJsonObject } from '../core/core.json.js';
 import { normalizeEmail } from './accounts.identity.js';
 
 const keyLookup = prepare((db, p: { digest: string }) =>
@@ -205,14 +206,7 @@ const accountSettings = prepare((db, p: { accountId: number }) =>
   db.selectFrom('accounts').select('settings').where('id', '=', p.accountId));
 
 export async function findEmbedAccountSettings(db: Kysely<Database>, accountId: number): Promise<EmbedAccountSettings> {
-  const row = await accountSettings.first(db, { accountId });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(row?.settings ?? '{}');
-  } catch {
-    parsed = {};
-  }
-  const settings = typeof parsed === 'object' && parsed !== null ? parsed as Record<string, unknown> : {};
+  const settings = parseJsonObject((await accountSettings.first(db, { accountId }))?.settings);
   const origins = Array.isArray(settings.allowedEmbedOrigins) ? settings.allowedEmbedOrigins.map(normalizeOrigin) : [];
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
   return {
@@ -259,12 +253,7 @@ export async function isAllowedPrivateWebhookUrls(db: Kysely<Database>, accountI
 
 /** The same, from the account row's `settings` JSON as read (a webhook claim reads it with its deliveries). */
 export function settingsAllowPrivateWebhookUrls(settings: string | null | undefined): boolean {
-  try {
-    const parsed = JSON.parse(settings ?? '{}') as unknown;
-    return typeof parsed === 'object' && parsed !== null && (parsed as Record<string, unknown>).allowPrivateWebhookUrls === true;
-  } catch {
-    return false;
-  }
+  return parseJsonObject(settings).allowPrivateWebhookUrls === true;
 }
 
 // The authoring API's reads and writes of a deployment's model (deployments/deployments.service.ts; issue 33).

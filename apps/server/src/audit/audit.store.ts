@@ -34,15 +34,16 @@ export async function selectAuditEvents(db: Kysely<Database>, accountId: number,
 }
 
 /**
- * Records a change by a platform user at `at` (ISO) in `db`, the change's own transaction: the admin API's writes
- * (users, groups, API keys, settings, embed tenants and users) name only what changed, never a secret.
+ * Records a change by a platform user at `at` (ISO) in `db`, the change's own transaction: every authoring and admin
+ * write (models, dashboards, grants, users, groups, API keys, settings, embed tenants and users) names only what
+ * changed, never a secret.
  *
  * @example
  * await recordChange(trx, principal, at, { action: 'user.create', targetType: 'user', targetId: id, detail: { role } });
  */
 export async function recordChange(
   db: Kysely<Database>, principal: Pick<PlatformUserPrincipal, 'accountId' | 'userId' | 'email'>, at: string,
-  change: { action: string; targetType: string; targetId: string | number; detail?: Record<string, unknown> },
+  change: Omit<AuditEntry, 'accountId' | 'actor' | 'at'>,
 ): Promise<void> {
   await insertAuditEvent(db, { accountId: principal.accountId, actor: { userId: principal.userId, email: principal.email }, at, ...change });
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { bumpAccountDataVersion, findDeployment } from '../accounts/accounts.store.js';
 import { isAdmin } from '../accounts/accounts.principal.js';
-import { insertAuditEvent } from '../audit/audit.store.js';
+import { recordChange } from '../audit/audit.store.js';
 import { AppError, staleRevision } from '../core/core.errors.js';
 import type { ErrorDetail } from '../core/core.errors.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
@@ -84,8 +84,7 @@ export interface DashboardVersion {
 
 /** Records a change to a dashboard in the audit log, in the change's transaction `db`. */
 function audit(db: ServiceContext['db'], ctx: ServiceContext, principal: PlatformUserPrincipal, change: { action: string; publicId: string; from: number | null; to: number | null; detail?: Record<string, unknown> }) {
-  return insertAuditEvent(db, {
-    accountId: principal.accountId, actor: { userId: principal.userId, email: principal.email }, at: ctx.now().toISOString(),
+  return recordChange(db, principal, ctx.now().toISOString(), {
     action: change.action, targetType: 'dashboard', targetId: change.publicId, fromVersion: change.from, toVersion: change.to, detail: change.detail ?? {},
   });
 }

@@ -1,4 +1,4 @@
-import { insertAuditEvent } from '../audit/audit.store.js';
+import { recordChange } from '../audit/audit.store.js';
 import { AppError, staleRevision } from '../core/core.errors.js';
 import type { ErrorDetail } from '../core/core.errors.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
@@ -140,8 +140,7 @@ export async function replaceModel(
       if (now === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
       throw staleRevision('model', now.model_revision);
     }
-    await insertAuditEvent(trx, {
-      accountId: principal.accountId, actor: { userId: principal.userId, email: principal.email }, at: ctx.now().toISOString(),
+    await recordChange(trx, principal, ctx.now().toISOString(), {
       action: 'model.replace', targetType: 'deployment', targetId: deploymentId, fromVersion: revision - 1, toVersion: revision,
       detail: { views: model.semanticViews.map((v) => v.name), dataSourceChanged: source !== undefined, ...(broken.length > 0 ? { forced: true, broken } : {}) },
     });

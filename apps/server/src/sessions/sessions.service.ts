@@ -34,6 +34,7 @@ import {
 } from './sessions.store.js';
 import type { EmbedUserRow, RevokedSession } from './sessions.store.js';
 import { AfterCommit } from '../core/core.events.js';
+import { parseJsonObject } from '../core/core.json.js';
 import { writeAndPropagate } from '../db/db.propagation.js';
 import type { EventPublisher } from '../core/core.events.js';
 import type { RevocationReason, SessionEvents } from './sessions.events.js';
@@ -161,7 +162,7 @@ export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: num
   // An internalId session opens what its platform user could: their role is read with the session.
   const userRole = row.user_id === null ? null : (await findUserRole(ctx.db, row.account_id, row.user_id)) ?? null;
   if (row.user_id !== null && userRole === null) return undefined;
-  const context = parseObject(row.access_context ?? undefined);
+  const context = parseJsonObject(row.access_context ?? undefined);
   const dashboards: unknown = row.dashboards === null ? null : JSON.parse(row.dashboards);
   // A live session's tenant comes with it (one query per cache miss).
   return {
@@ -296,14 +297,6 @@ export async function removeEmbedUser(ctx: SessionContext, principal: PlatformUs
   afterCommit.run();
 }
 
-const parseObject = (json: string | undefined): Record<string, unknown> => {
-  try {
-    const value: unknown = JSON.parse(json ?? '{}');
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {};
-  } catch {
-    return {};
-  }
-};
 const textOrNull = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
 
 /**
@@ -325,7 +318,7 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
     };
   }
   const row = await findSessionPresentation(ctx.db, principal.accountId, principal.sessionId);
-  const settings = parseObject(row?.settings);
+  const settings = parseJsonObject(row?.settings);
   return {
     session: {
       mode: 'signed',
@@ -334,7 +327,7 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
       embedUserId: principal.embedUserId,
       userId: principal.userId,
       allowEmbedComments: account.allowEmbedComments,
-      embedTheme: parseObject(row?.theme),
+      embedTheme: parseJsonObject(row?.theme),
       defaults: { timezone: textOrNull(settings.timezone) ?? account.timezone, locale: textOrNull(settings.locale) ?? account.locale },
       commentEventText: settings.commentEventText === true,
     },

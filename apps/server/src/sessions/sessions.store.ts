@@ -32,6 +32,18 @@ export interface EmbedUserFields {
   userAttributes?: Record<string, unknown> | undefined;
 }
 
+/** A new embed user's row: the username defaults to the externalId; search keys folded as every lookup folds them. */
+function newEmbedUserRow(accountId: number, embedTenantId: number, externalId: string, fields: EmbedUserFields, now: string) {
+  const username = fields.username ?? externalId;
+  return {
+    account_id: accountId, embed_tenant_id: embedTenantId, external_id: externalId,
+    username, username_key: foldSearchKey(username), email: fields.email ?? null, email_key: foldSearchKey(fields.email ?? ''),
+    first_name: fields.firstName ?? null,
+    groups: JSON.stringify(fields.groups ?? []), user_attributes: JSON.stringify(fields.userAttributes ?? {}),
+    created_at: now, updated_at: now,
+  };
+}
+
 /**
  * The embed user `externalId` of the tenant, created if new; fields given replace the stored ones, fields left
  * out keep them (a new user's username defaults to the externalId). Its id.
@@ -44,7 +56,6 @@ export async function upsertEmbedUser(
   fields: EmbedUserFields,
   now: string,
 ): Promise<number> {
-  const username = fields.username ?? externalId;
   const changes = {
     ...(fields.username !== undefined && { username: fields.username, username_key: foldSearchKey(fields.username) }),
     ...(fields.email !== undefined && { email: fields.email, email_key: foldSearchKey(fields.email) }),
@@ -52,13 +63,7 @@ export async function upsertEmbedUser(
     ...(fields.groups !== undefined && { groups: JSON.stringify(fields.groups) }),
     ...(fields.userAttributes !== undefined && { user_attributes: JSON.stringify(fields.userAttributes) }),
   };
-  await db.insertInto('embed_users').values({
-    account_id: accountId, embed_tenant_id: embedTenantId, external_id: externalId,
-    username, username_key: foldSearchKey(username), email: fields.email ?? null, email_key: foldSearchKey(fields.email ?? ''),
-    first_name: fields.firstName ?? null,
-    groups: JSON.stringify(fields.groups ?? []), user_attributes: JSON.stringify(fields.userAttributes ?? {}),
-    created_at: now, updated_at: now,
-  }).onConflict((oc) => oc.columns(['embed_tenant_id', 'external_id']).doUpdateSet({ ...changes, updated_at: now })).execute();
+  await db.insertInto('embed_users').values(newEmbedUserRow(accountId, embedTenantId, externalId, fields, now)).onConflict((oc) => oc.columns(['embed_tenant_id', 'external_id']).doUpdateSet({ ...changes, updated_at: now })).execute();
   const row = await db.selectFrom('embed_users').select('id')
     .where('account_id', '=', accountId).where('embed_tenant_id', '=', embedTenantId).where('external_id', '=', externalId)
     .executeTakeFirstOrThrow();
@@ -347,13 +352,7 @@ export async function findEmbedUser(db: Kysely<Database>, accountId: number, emb
 
 /** A new embed user (the caller checked that the externalId is free in the tenant; a race is a unique violation). */
 export async function insertEmbedUser(db: Kysely<Database>, accountId: number, tenantId: number, externalId: string, fields: EmbedUserFields, now: string): Promise<number> {
-  const username = fields.username ?? externalId;
-  return (await db.insertInto('embed_users').values({
-    account_id: accountId, embed_tenant_id: tenantId, external_id: externalId,
-    username, username_key: foldSearchKey(username), email: fields.email ?? null, email_key: foldSearchKey(fields.email ?? ''),
-    first_name: fields.firstName ?? null, groups: JSON.stringify(fields.groups ?? []), user_attributes: JSON.stringify(fields.userAttributes ?? {}),
-    created_at: now, updated_at: now,
-  }).returning('id').executeTakeFirstOrThrow()).id;
+  return (await db.insertInto('embed_users').values(newEmbedUserRow(accountId, tenantId, externalId, fields, now)).returning('id').executeTakeFirstOrThrow()).id;
 }
 
 /** Replaces the given fields of an embed user of the account (null clears email and first name). */

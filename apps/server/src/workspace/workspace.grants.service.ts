@@ -1,5 +1,5 @@
 import { bumpAccountDataVersion, findDeploymentInAccount, findUserRole } from '../accounts/accounts.store.js';
-import { insertAuditEvent } from '../audit/audit.store.js';
+import { recordChange } from '../audit/audit.store.js';
 import { isForeignKeyViolation } from '../db/db.database.js';
 import { AppError } from '../core/core.errors.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
@@ -82,8 +82,7 @@ export async function replaceItemGrants(
     const rows = await checkGrants(trx, principal.accountId, grants);
     await replaceItemGrantRows(trx, principal.accountId, itemId, rows);
     await bumpAccountDataVersion(trx, principal.accountId);
-    await insertAuditEvent(trx, {
-      accountId: principal.accountId, actor: { userId: principal.userId, email: principal.email }, at: ctx.now().toISOString(),
+    await recordChange(trx, principal, ctx.now().toISOString(), {
       action: 'item.grants.replace', targetType: 'item', targetId: itemId,
       detail: { deploymentId, before: before.map(presentGrant), after: rows.map(presentGrant) },
     });
