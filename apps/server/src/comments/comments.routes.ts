@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -127,12 +126,6 @@ export function commentRoutes(ctx: CommentContext, cache: PageCache, streams: Co
         },
         backlog: () => out.readableLength + out.writableLength + reply.raw.writableLength,
         end: () => {
-          // A stream svc ends takes its connection along: the client reconnects anyway, and a drain (whose answers
-          // are past `Connection: close`) would otherwise wait for this idle keep-alive connection until it times out.
-          reply.raw.once('finish', () => {
-            const socket = request.raw.socket as Partial<Socket> | undefined;
-            if (typeof socket?.end === 'function') socket.end();
-          });
           out.end();
         },
       };
@@ -143,6 +136,10 @@ export function commentRoutes(ctx: CommentContext, cache: PageCache, streams: Co
       return reply
         .header('content-type', 'text/event-stream; charset=utf-8')
         .header('cache-control', 'no-store')
+        // A stream takes its connection along when it ends: the client reconnects anyway, and a keep-alive
+        // connection would be handed back to the client's pool just as svc closed it (the next request then fails
+        // with "other side closed"), or would hold a drain until it timed out.
+        .header('connection', 'close')
         // nginx buffers proxied answers unless told not to.
         .header('x-accel-buffering', 'no')
         // The schema types the answer as the text it is; Fastify pipes the stream that carries it.

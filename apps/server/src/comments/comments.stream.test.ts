@@ -146,6 +146,8 @@ describeEachDialect('live comment stream', (t) => {
       expect(first).toEqual({ event: 'stream.ready', id: '0', data: JSON.stringify({ resumed: false }) });
       expect(annStream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
       expect(annStream.headers.get('cache-control')).toBe('no-store');
+      // The connection ends with the stream: a client never gets it back for its next request as svc closes it.
+      expect(annStream.headers.get('connection')).toBe('close');
       expect(annStream.retry).toBe(3000);
       const both = async () => [await annStream.next(), await benStream.next()] as const;
 
