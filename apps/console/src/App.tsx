@@ -5,10 +5,16 @@ import type { Deployment } from './api.js';
 import { translator } from './i18n.js';
 import { SignIn } from './SignIn.js';
 import { describeError } from './errors.js';
-import type { WorkspacePageProps } from './pages.js';
+import type { SettingsPageProps, WorkspacePageProps } from './pages.js';
 
 /** The workspace page is its own chunk: the sign-in page does not wait for it. */
 const loadWorkspace = () => import('./Workspace.js').then((module) => module.WorkspacePage);
+/** The embedding settings are another, loaded when opened. */
+const loadSettings = () => import('./settings/Settings.js').then((module) => module.SettingsPage);
+
+/** The console's pages, by the address's `page` (none: the workspace). */
+type PageName = 'workspace' | 'embedding';
+const pageOf = (): PageName => (new URLSearchParams(location.search).get('page') === 'embedding' ? 'embedding' : 'workspace');
 
 type State =
   | { kind: 'checking' }
@@ -18,6 +24,17 @@ type State =
 
 /** Who signed in, kept for the top bar (the API has no "who am I" yet); sessionStorage, so it ends with the tab. */
 const WHO_KEY = 'svc-console-email';
+const USER_KEY = 'svc-console-user';
+
+interface Who { id: number; role: string }
+function readWho(): Who | undefined {
+  try {
+    const parsed = JSON.parse(sessionStorage.getItem(USER_KEY) ?? 'null') as Partial<Who> | null;
+    return typeof parsed?.id === 'number' && typeof parsed.role === 'string' ? { id: parsed.id, role: parsed.role } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The console's shell (issue 34): asks the API whether the console cookie signs someone in (the deployments list
@@ -28,6 +45,27 @@ export function App({ locale }: { locale: string }) {
   const [state, setState] = useState<State>({ kind: 'checking' });
   const [Workspace, setWorkspace] = useState<FunctionComponent<WorkspacePageProps> | undefined>(undefined);
   const [email, setEmail] = useState(() => sessionStorage.getItem(WHO_KEY) ?? undefined);
+  const [who, setWho] = useState(readWho);
+  const [page, setPage] = useState<PageName>(pageOf);
+  const [Settings, setSettings] = useState<FunctionComponent<SettingsPageProps> | undefined>(undefined);
+
+  useEffect(() => {
+    const onPop = () => setPage(pageOf());
+    addEventListener('popstate', onPop);
+    return () => removeEventListener('popstate', onPop);
+  }, []);
+
+  useEffect(() => {
+    if (page === 'embedding' && Settings === undefined) {
+      loadSettings().then((component) => setSettings(() => component), (error: unknown) => setState({ kind: 'failed', message: describeError(t, error) }));
+    }
+  }, [page, Settings, t]);
+
+  const open = (next: PageName) => (event: Event) => {
+    event.preventDefault();
+    history.pushState(null, '', next === 'workspace' ? location.pathname : `${location.pathname}?page=${next}`);
+    setPage(next);
+  };
 
   const enter = async () => {
     try {
@@ -47,8 +85,8 @@ export function App({ locale }: { locale: string }) {
   }, []);
 
   useEffect(() => {
-    document.title = state.kind === 'signed-in' ? `${t('workspace')} · ${t('appName')}` : t('appName');
-  }, [state.kind, t]);
+    document.title = state.kind === 'signed-in' ? `${t(page === 'embedding' ? 'embeddingSettings' : 'workspace')} · ${t('appName')}` : t('appName');
+  }, [state.kind, page, t]);
 
   if (state.kind === 'checking') return <p class="status" role="status">{t('loading')}</p>;
   if (state.kind === 'failed') {
@@ -63,7 +101,9 @@ export function App({ locale }: { locale: string }) {
     return (
       <SignIn t={t} notice={state.notice} onSignedIn={(user) => {
         sessionStorage.setItem(WHO_KEY, user.email);
+        sessionStorage.setItem(USER_KEY, JSON.stringify({ id: user.id, role: user.role }));
         setEmail(user.email);
+        setWho({ id: user.id, role: user.role });
         setState({ kind: 'checking' });
         void enter();
       }} />
@@ -75,7 +115,9 @@ export function App({ locale }: { locale: string }) {
       await logout();
     } finally {
       sessionStorage.removeItem(WHO_KEY);
+      sessionStorage.removeItem(USER_KEY);
       setEmail(undefined);
+      setWho(undefined);
       setState({ kind: 'signed-out' });
     }
   };
@@ -83,10 +125,20 @@ export function App({ locale }: { locale: string }) {
     <>
       <header class="topbar">
         <p class="brand">{t('appName')}</p>
+        <nav aria-label={t('pages')}>
+          <a href={location.pathname} aria-current={page === 'workspace' ? 'page' : undefined} onClick={open('workspace')}>{t('workspace')}</a>
+          {who?.role !== 'member' ? (
+            <a href={`${location.pathname}?page=embedding`} aria-current={page === 'embedding' ? 'page' : undefined} onClick={open('embedding')}>{t('embeddingSettings')}</a>
+          ) : null}
+        </nav>
         {email !== undefined ? <span class="who">{t('signedInAs', { email })}</span> : <span class="who" />}
         <button type="button" onClick={() => void signOut()}>{t('signOut')}</button>
       </header>
-      {Workspace !== undefined
+      {page === 'embedding'
+        ? (Settings !== undefined
+          ? <Settings t={t} locale={locale} deployments={state.deployments} userId={who?.id} onSignedOut={() => setState({ kind: 'signed-out', notice: t('sessionEnded') })} />
+          : <p class="status" role="status">{t('loading')}</p>)
+        : Workspace !== undefined
         ? <Workspace t={t} locale={locale} deployments={state.deployments} onSignedOut={() => setState({ kind: 'signed-out', notice: t('sessionEnded') })} />
         : null}
     </>

@@ -20,7 +20,7 @@ export class OfflineError extends Error {
   }
 }
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', 'x-requested-with': 'svc' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;

@@ -9,3 +9,5 @@ export interface WorkspacePageProps {
   /** The API answered 401: the cookie's session ended. */
   onSignedOut: () => void;
 }
+
+export type { SettingsPageProps } from './settings/Settings.js';
