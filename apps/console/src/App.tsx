@@ -5,16 +5,21 @@ import type { Deployment } from './api.js';
 import { translator } from './i18n.js';
 import { SignIn } from './SignIn.js';
 import { describeError } from './errors.js';
-import type { SettingsPageProps, WorkspacePageProps } from './pages.js';
+import type { ModelPageProps, SettingsPageProps, WorkspacePageProps } from './pages.js';
 
 /** The workspace page is its own chunk: the sign-in page does not wait for it. */
 const loadWorkspace = () => import('./Workspace.js').then((module) => module.WorkspacePage);
-/** The embedding settings are another, loaded when opened. */
+/** The embedding settings and the model are others, each loaded when opened. */
 const loadSettings = () => import('./settings/Settings.js').then((module) => module.SettingsPage);
+const loadModel = () => import('./model/Model.js').then((module) => module.ModelPage);
 
 /** The console's pages, by the address's `page` (none: the workspace). */
-type PageName = 'workspace' | 'embedding';
-const pageOf = (): PageName => (new URLSearchParams(location.search).get('page') === 'embedding' ? 'embedding' : 'workspace');
+type PageName = 'workspace' | 'embedding' | 'model';
+const pageOf = (): PageName => {
+  const page = new URLSearchParams(location.search).get('page');
+  return page === 'embedding' || page === 'model' ? page : 'workspace';
+};
+const PAGE_TITLES = { workspace: 'workspace', embedding: 'embeddingSettings', model: 'model' } as const;
 
 type State =
   | { kind: 'checking' }
@@ -48,6 +53,7 @@ export function App({ locale }: { locale: string }) {
   const [who, setWho] = useState(readWho);
   const [page, setPage] = useState<PageName>(pageOf);
   const [Settings, setSettings] = useState<FunctionComponent<SettingsPageProps> | undefined>(undefined);
+  const [Model, setModel] = useState<FunctionComponent<ModelPageProps> | undefined>(undefined);
 
   useEffect(() => {
     const onPop = () => setPage(pageOf());
@@ -59,7 +65,10 @@ export function App({ locale }: { locale: string }) {
     if (page === 'embedding' && Settings === undefined) {
       loadSettings().then((component) => setSettings(() => component), (error: unknown) => setState({ kind: 'failed', message: describeError(t, error) }));
     }
-  }, [page, Settings, t]);
+    if (page === 'model' && Model === undefined) {
+      loadModel().then((component) => setModel(() => component), (error: unknown) => setState({ kind: 'failed', message: describeError(t, error) }));
+    }
+  }, [page, Settings, Model, t]);
 
   const open = (next: PageName) => (event: Event) => {
     event.preventDefault();
@@ -85,7 +94,7 @@ export function App({ locale }: { locale: string }) {
   }, []);
 
   useEffect(() => {
-    document.title = state.kind === 'signed-in' ? `${t(page === 'embedding' ? 'embeddingSettings' : 'workspace')} · ${t('appName')}` : t('appName');
+    document.title = state.kind === 'signed-in' ? `${t(PAGE_TITLES[page])} · ${t('appName')}` : t('appName');
   }, [state.kind, page, t]);
 
   if (state.kind === 'checking') return <p class="status" role="status">{t('loading')}</p>;
@@ -130,11 +139,16 @@ export function App({ locale }: { locale: string }) {
           {who?.role !== 'member' ? (
             <a href={`${location.pathname}?page=embedding`} aria-current={page === 'embedding' ? 'page' : undefined} onClick={open('embedding')}>{t('embeddingSettings')}</a>
           ) : null}
+          <a href={`${location.pathname}?page=model`} aria-current={page === 'model' ? 'page' : undefined} onClick={open('model')}>{t('model')}</a>
         </nav>
         {email !== undefined ? <span class="who">{t('signedInAs', { email })}</span> : <span class="who" />}
         <button type="button" onClick={() => void signOut()}>{t('signOut')}</button>
       </header>
-      {page === 'embedding'
+      {page === 'model'
+        ? (Model !== undefined
+          ? <Model t={t} deployments={state.deployments} isAdmin={who?.role === 'admin'} onSignedOut={() => setState({ kind: 'signed-out', notice: t('sessionEnded') })} />
+          : <p class="status" role="status">{t('loading')}</p>)
+        : page === 'embedding'
         ? (Settings !== undefined
           ? <Settings t={t} locale={locale} deployments={state.deployments} userId={who?.id} onSignedOut={() => setState({ kind: 'signed-out', notice: t('sessionEnded') })} />
           : <p class="status" role="status">{t('loading')}</p>)

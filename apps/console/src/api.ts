@@ -20,8 +20,8 @@ export class OfflineError extends Error {
   }
 }
 
-export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json', 'x-requested-with': 'svc' };
+export async function call<T>(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', 'x-requested-with': 'svc', ...extraHeaders };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {

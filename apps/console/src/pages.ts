@@ -11,3 +11,4 @@ export interface WorkspacePageProps {
 }
 
 export type { SettingsPageProps } from './settings/Settings.js';
+export type { ModelPageProps } from './model/Model.js';

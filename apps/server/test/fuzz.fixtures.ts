@@ -351,6 +351,7 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     getDeployment: { path: { deploymentId: prod } },
     getDeploymentMeta: { path: { deploymentId: prod } },
     replaceDeploymentModel: { path: { deploymentId: main.refs.authoring! }, headers: { 'if-match': '*' }, body: { semanticViews: DEMO_SEMANTIC_VIEWS } },
+    checkDeploymentModel: { path: { deploymentId: main.refs.authoring! }, body: { semanticViews: DEMO_SEMANTIC_VIEWS } },
     createUser: { body: { email: `${id('fuzz-made')}@test.invalid`, role: 'member', firstName: 'Fuzz' } },
     getUser: { path: { userId: victimUsers[0]! } },
     updateUser: { path: { userId: victimUsers[0]! }, body: { firstName: 'Changed by the fuzzer', role: 'member' } },

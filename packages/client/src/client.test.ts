@@ -65,6 +65,9 @@ describeEachDialect('@svc/client against a real server', (t) => {
 
     // A model without orders.count would break the published chart: a 409 naming it in details.
     const views = model.semanticViews.map((v) => (v.name === 'orders' ? { ...v, preAggregations: [], measures: (v.measures as Array<{ name: string }>).filter((m) => m.name !== 'count') } : v));
+    const checked = await client.checkModel(deploymentId, { semanticViews: views });
+    expect(checked).toMatchObject({ modelRevision: model.modelRevision, changes: [{ view: 'orders', change: 'changed', membersRemoved: ['count'] }] });
+    expect(checked.breaks).toEqual([{ publicId: created.publicId, widgetId: 'c', field: 'meta.query.measures[0]', message: expect.stringContaining('orders.count') as string }]);
     const breaking = await client.replaceModel(deploymentId, { semanticViews: views }, { revision: model.modelRevision }).catch((e: unknown) => e);
     expect(breaking).toBeInstanceOf(SvcApiError);
     expect((breaking as SvcApiError).details).toEqual([{ publicId: created.publicId, widgetId: 'c', field: 'meta.query.measures[0]', message: expect.stringContaining('orders.count') as string }]);

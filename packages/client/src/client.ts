@@ -1,7 +1,7 @@
 import { SvcApiError, isSvcErrorBody } from './errors.js';
 import type {
   AccountSettings, ApiKeySummary, AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment,
-  DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
+  DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelCheck, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
   PlatformUserChange, PlatformUserInput, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
 import type { ItemGrant, ItemGrantInput } from './types.js';
@@ -80,6 +80,14 @@ export class SvcClient {
    */
   async replaceModel(deploymentId: number, model: ModelInput, options: { revision: number; force?: boolean }): Promise<Deployment> {
     return this.#call('PUT', `/api/v1/deployments/${deploymentId}/model${options.force === true ? '?force=true' : ''}`, model, { 'if-match': `"model-${options.revision}"` });
+  }
+
+  /**
+   * Checks a model as `replaceModel` would, writing nothing: what it changes, view by view, and the published widgets
+   * it would break. A model the checks refuse throws a 400 SvcApiError at its JSON path (`field`).
+   */
+  async checkModel(deploymentId: number, model: ModelInput): Promise<ModelCheck> {
+    return this.#call('POST', `/api/v1/deployments/${deploymentId}/model/check`, model);
   }
 
   /** A new dashboard with a draft (publish it for viewers to see it). */

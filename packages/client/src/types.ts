@@ -77,6 +77,14 @@ export interface ModelInput {
   dataSource?: { type: string } & Record<string, unknown>;
 }
 
+/** What a model would change, and the published widgets it would break (`checkModel`). */
+export interface ModelCheck {
+  modelRevision: number;
+  changes: Array<{ view: string; change: 'added' | 'removed' | 'changed'; membersAdded: string[]; membersRemoved: string[]; membersChanged: string[] }>;
+  dataSourceChanged: boolean;
+  breaks: Array<{ publicId: string; widgetId: string; field: string; message: string }>;
+}
+
 export interface MetaMember {
   name: string;
   title: string;

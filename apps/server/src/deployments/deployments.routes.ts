@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Described, ErrorResponse } from '../core/core.schema.js';
 import { requirePlatformUser } from '../http/http.auth.js';
 import { ifMatchRevision, sendEtag } from '../http/http.preconditions.js';
-import { listDeployments, readDeployment, readMeta, replaceModel } from './deployments.service.js';
+import { checkModelChange, listDeployments, readDeployment, readMeta, replaceModel } from './deployments.service.js';
 import type { AuthoringContext } from './deployments.service.js';
-import { Deployment, DeploymentList, DeploymentParams, ModelBody, ModelIfMatch, ModelMeta, ModelQuery } from './deployments.schema.js';
+import { Deployment, DeploymentList, DeploymentParams, ModelBody, ModelCheck, ModelIfMatch, ModelMeta, ModelQuery } from './deployments.schema.js';
 
 /**
  * Issue 33's model routes (docs/authoring.md "The model"): the account's deployments, one with its model, its meta
@@ -45,6 +45,20 @@ export function deploymentRoutes(ctx: AuthoringContext): FastifyPluginAsyncTypeb
       sendEtag(reply, 'model', meta.modelRevision);
       return meta;
     });
+
+    app.post('/api/v1/deployments/:deploymentId/model/check', {
+      schema: {
+        operationId: 'checkDeploymentModel', tags: ['Authoring'], security: [{ bearerAuth: [] }],
+        summary: 'Check a model as a replace would, writing nothing: what it changes and the published widgets it breaks (admins only)',
+        description: "The body is a replace's. A model the import's checks refuse is a 400 at the JSON path of the problem, as a replace's would be.",
+        params: DeploymentParams,
+        body: ModelBody,
+        response: {
+          200: Described(ModelCheck, 'It passes the checks: what it changes, and what it breaks'),
+          400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 413: ErrorResponse,
+        },
+      },
+    }, async (request) => checkModelChange(ctx, requirePlatformUser(request), request.params.deploymentId, request.body));
 
     app.put('/api/v1/deployments/:deploymentId/model', {
       schema: {

@@ -50,3 +50,19 @@ export const DeploymentList = Type.Object({ items: Type.Array(DeploymentSummary)
 export const ModelIfMatch = Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 200, description: 'The ETag of the model you changed, as its GET answered: "model-<revision>"' })) });
 
 export const ModelQuery = Type.Object({ force: Type.Optional(Type.Boolean({ description: 'Replace it even though published widgets break (each is named in the audit log)' })) }, { additionalProperties: false });
+
+const Names = Type.Array(Type.String());
+
+export const ModelCheck = Type.Object({
+  modelRevision: Type.Integer({ description: 'The revision it was checked against: save over it with If-Match "model-<modelRevision>"' }),
+  changes: Type.Array(Type.Object({
+    view: Type.String(),
+    change: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('changed')]),
+    membersAdded: Names, membersRemoved: Names,
+    membersChanged: Type.Array(Type.String(), { description: 'Members of both whose definition differs' }),
+  }, { title: 'ModelViewChange' }), { description: 'The views the new model adds, removes or changes (unchanged views are left out)' }),
+  dataSourceChanged: Type.Boolean(),
+  breaks: Type.Array(Type.Object({
+    publicId: Type.String(), widgetId: Type.String(), field: Type.String({ description: "The JSON path in the dashboard that fails" }), message: Type.String(),
+  }), { description: 'The widgets of published dashboards the new model could not run (a replace would be a 409 without force)' }),
+}, { title: 'ModelCheck' });

@@ -87,11 +87,14 @@ export async function readMeta(ctx: ServiceContext, principal: PlatformUserPrinc
   return { ...modelMeta(viewsOf(row)), modelRevision: row.model_revision };
 }
 
+/** A published widget a model could not run. */
+export type WidgetBreak = Required<ErrorDetail>;
+
 /**
  * What of the deployment's published dashboards a model could not run: each widget, with its dashboard, the JSON
  * path of its query that fails, and why.
  */
-async function brokenWidgets(ctx: ServiceContext, accountId: number, deploymentId: number, model: SemanticModel): Promise<ErrorDetail[]> {
+async function brokenWidgets(ctx: ServiceContext, accountId: number, deploymentId: number, model: SemanticModel): Promise<WidgetBreak[]> {
   const dashboards = await selectPublishedDashboards(ctx.db, accountId, deploymentId);
   const snapshots = await selectReportSnapshots(ctx.db, accountId, dashboards.map((d) => d.id));
   return dashboards.flatMap((dashboard) => {
@@ -99,6 +102,85 @@ async function brokenWidgets(ctx: ServiceContext, accountId: number, deploymentI
     const own = snapshots.filter((s) => s.dashboard_id === dashboard.id).map(presentReportSnapshot);
     return dashboardProblems(model, config, own).map((p) => ({ publicId: dashboard.public_id, widgetId: p.widgetId, field: p.field, message: p.message }));
   });
+}
+
+/** The import's checks of a model body: a 400 at the JSON path of the first problem. */
+function parseModel(input: unknown): ReturnType<typeof checkModel> {
+  try {
+    return checkModel(input);
+  } catch (error) {
+    if (error instanceof ImportError) throw AppError.at('invalid_body', error.path.replace(/^\$\.?/, '') || 'body', error.message.slice(error.path.length + 2));
+    throw error;
+  }
+}
+
+/** How one view differs between the current model and a new one, by member name. */
+export interface ViewChange {
+  view: string;
+  change: 'added' | 'removed' | 'changed';
+  membersAdded: string[];
+  membersRemoved: string[];
+  membersChanged: string[];
+}
+
+/** Each view's members by name (measures and dimensions), with their definitions to compare. */
+function membersOf(view: SemanticView): Map<string, string> {
+  const members = new Map<string, string>();
+  for (const member of [...view.measures, ...view.dimensions]) members.set(member.name, JSON.stringify(member));
+  return members;
+}
+
+/** What a new model changes, view by view (views in the new model's order, then the removed ones). */
+export function modelChanges(before: SemanticView[], after: SemanticView[]): ViewChange[] {
+  const old = new Map(before.map((view) => [view.name, view]));
+  const changes: ViewChange[] = [];
+  for (const view of after) {
+    const previous = old.get(view.name);
+    old.delete(view.name);
+    const now = membersOf(view);
+    if (previous === undefined) {
+      changes.push({ view: view.name, change: 'added', membersAdded: [...now.keys()], membersRemoved: [], membersChanged: [] });
+      continue;
+    }
+    if (JSON.stringify(previous) === JSON.stringify(view)) continue;
+    const was = membersOf(previous);
+    changes.push({
+      view: view.name, change: 'changed',
+      membersAdded: [...now.keys()].filter((name) => !was.has(name)),
+      membersRemoved: [...was.keys()].filter((name) => !now.has(name)),
+      membersChanged: [...now.keys()].filter((name) => was.has(name) && was.get(name) !== now.get(name)),
+    });
+  }
+  for (const view of old.values()) changes.push({ view: view.name, change: 'removed', membersAdded: [], membersRemoved: [...membersOf(view).keys()], membersChanged: [] });
+  return changes;
+}
+
+export interface ModelCheck {
+  /** The revision checked against: save over it (If-Match: "model-<modelRevision>"). */
+  modelRevision: number;
+  changes: ViewChange[];
+  dataSourceChanged: boolean;
+  /** The published widgets the new model could not run, as a replace's 409 would list them. */
+  breaks: WidgetBreak[];
+}
+
+/**
+ * A model body checked as `PUT .../model` checks it, written nowhere (`POST .../model/check`, admins only): the
+ * import's checks (a 400 at the JSON path), then what it would change, view by view, and the published widgets it
+ * would break. The console's model editor calls it as its author types, and shows it before a save.
+ */
+export async function checkModelChange(ctx: AuthoringContext, principal: PlatformUserPrincipal, deploymentId: number, input: unknown): Promise<ModelCheck> {
+  const row = await requireDeployment(ctx, principal, deploymentId);
+  requireModelAccess(principal, canReplaceModel);
+  const model = parseModel(input);
+  const current = openDataSource(row.data_source, ctx.sealer ?? NO_KEYS);
+  const source = model.dataSource === undefined ? undefined : withRedactedSecrets(model.dataSource, current, 'dataSource');
+  return {
+    modelRevision: row.model_revision,
+    changes: modelChanges(viewsOf(row), model.semanticViews),
+    dataSourceChanged: source !== undefined && JSON.stringify(source) !== JSON.stringify(current),
+    breaks: await brokenWidgets(ctx, principal.accountId, deploymentId, new SemanticModel(model.semanticViews)),
+  };
 }
 
 /**
@@ -113,13 +195,7 @@ export async function replaceModel(
 ): Promise<DeploymentDetail> {
   const row = await requireDeployment(ctx, principal, deploymentId);
   requireModelAccess(principal, canReplaceModel);
-  let model;
-  try {
-    model = checkModel(input);
-  } catch (error) {
-    if (error instanceof ImportError) throw AppError.at('invalid_body', error.path.replace(/^\$\.?/, '') || 'body', error.message.slice(error.path.length + 2));
-    throw error;
-  }
+  const model = parseModel(input);
   if (over === 'weak' || (over !== '*' && over !== row.model_revision)) throw staleRevision('model', row.model_revision);
   const sealer = ctx.sealer ?? NO_KEYS;
   const current = openDataSource(row.data_source, sealer);

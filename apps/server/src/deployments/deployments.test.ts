@@ -7,6 +7,7 @@ import type { SeededAccount } from '../../test/factory.js';
 import type { SemanticView } from '../data/semantic/semantic.model.js';
 import { DEMO_SEMANTIC_VIEWS } from '../data/warehouse/warehouse.demo.js';
 import { updateModel } from '../accounts/accounts.store.js';
+import { modelChanges } from './deployments.service.js';
 
 /**
  * Issue 33 part 1, the model through the API (docs/authoring.md "The model"): the deployments of the account, one
@@ -189,6 +190,48 @@ describeEachDialect('the model through the authoring API', (t) => {
     expect(audit.detail.broken).toHaveLength(2);
     // Put the model back for the tests after this one.
     expect((await put(s.refs.prod!, { semanticViews: views() }, { ...admin(), 'if-match': forced.headers.etag as string })).statusCode).toBe(200);
+  });
+
+  it('checks a model as a replace would and writes nothing: its changes by view, the widgets it breaks, a 400 at the JSON path', async () => {
+    const check = (deploymentId: number, body: unknown, headers: Record<string, string> = admin()) =>
+      app.inject({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/model/check`, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    const tag = await etag(s.refs.prod!);
+    const auditBefore = (await get('/api/v1/audit?first=1')).json<{ items: Array<{ id: number }> }>().items[0]?.id;
+
+    // The model as it is: nothing changes, nothing breaks.
+    const same = await check(s.refs.prod!, { semanticViews: views() });
+    expect(same.statusCode, same.body).toBe(200);
+    expect(same.json()).toEqual({ modelRevision: Number(/model-(\d+)/.exec(tag)![1]), changes: [], dataSourceChanged: false, breaks: [] });
+
+    // A measure gone, one added, a dimension redefined, a view removed, one added.
+    const next = views();
+    next[0]!.measures = [...next[0]!.measures.filter((m) => m.name !== 'count'), { name: 'discounted', type: 'sum', column: 'amount', title: 'Discounted' } as SemanticView['measures'][number]];
+    next[1]!.dimensions = next[1]!.dimensions.map((d) => (d.name === 'region' ? { ...d, title: 'Sales region' } : d));
+    const copied = next[next.length - 1]!;
+    next.push({ ...structuredClone(copied), name: 'archive' });
+    const res = await check(s.refs.prod!, { semanticViews: next });
+    expect(res.statusCode, res.body).toBe(200);
+    const answer = res.json<{ changes: Array<Record<string, unknown>>; breaks: Array<Record<string, string>> }>();
+    expect(answer.changes).toEqual([
+      { view: next[0]!.name, change: 'changed', membersAdded: ['discounted'], membersRemoved: ['count'], membersChanged: [] },
+      { view: next[1]!.name, change: 'changed', membersAdded: [], membersRemoved: [], membersChanged: ['region'] },
+      { view: 'archive', change: 'added', membersAdded: [...copied.measures, ...copied.dimensions].map((m) => m.name), membersRemoved: [], membersChanged: [] },
+    ]);
+    // A view removed (one no other joins, here the one just added), from the new model back to the current one.
+    expect(modelChanges(next, views()).at(-1)).toEqual({ view: 'archive', change: 'removed', membersAdded: [], membersRemoved: [...copied.measures, ...copied.dimensions].map((m) => m.name), membersChanged: [] });
+    // The count measure is gone: the published chart on it would break, as a replace's 409 would say.
+    expect(answer.breaks).toEqual([{ publicId, widgetId: 'by-category', field: 'meta.query.measures[0]', message: expect.stringContaining('orders.count') as string }]);
+
+    // A bad model: the replace's 400, at its JSON path.
+    const bad = await check(s.refs.prod!, { semanticViews: [{ ...views()[0], name: 'or ders' }, ...views().slice(1)] });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatchObject({ code: 'invalid_body', field: 'semanticViews[0].name' });
+    // A member, another account's deployment.
+    expect((await check(s.refs.prod!, { semanticViews: views() }, bearer(s.keys.bob!))).statusCode).toBe(403);
+    expect((await check(other.refs.prod!, { semanticViews: views() })).statusCode).toBe(404);
+    // Nothing was written: the same revision, no audit entry.
+    expect(await etag(s.refs.prod!)).toBe(tag);
+    expect((await get('/api/v1/audit?first=1')).json<{ items: Array<{ id: number }> }>().items[0]?.id).toBe(auditBefore);
   });
 
   it('replaces the model over the revision read: a new ETag, the audit entry, and the next widget request runs on it', async () => {

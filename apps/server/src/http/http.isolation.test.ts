@@ -233,6 +233,10 @@ const EXPECTED = {
     aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
   },
+  checkDeploymentModel: {
+    aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
   previewQuery: {
     aProd:                                 [401, 200, 200, 200, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
@@ -767,6 +771,18 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       },
       mustSee: [account === 'a' ? 'aProdData' : 'bData'],
     });
+    /** The model as it is, checked: never a write, whoever asks. */
+    const modelCheckVariant = (account: 'a' | 'b'): Variant => ({
+      prepare: async () => {
+        const before = await revisionOf(account);
+        const current = (await app.inject({ url: `/api/v1/deployments/${deploymentOf(account)}`, headers: adminOf(account) })).json() as { semanticViews: unknown[] };
+        return {
+          url: `/api/v1/deployments/${deploymentOf(account)}/model/check`, payload: { semanticViews: current.semanticViews },
+          check: async () => expect(await revisionOf(account), 'the model revision').toBe(before),
+        };
+      },
+      mustSee: [],
+    });
     // Dashboards through the API: a draft of the dashboard's own content (so nothing a viewer reads changes), over
     // its current revision; publishes and restores of such drafts; archives of dashboards made for the cell.
     const authored = (account: 'a' | 'b', publicId: string) => app.inject({ url: `/api/v1/dashboards/${publicId}`, headers: adminOf(account) }).then((res) => res.json() as {
@@ -891,6 +907,7 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       getDeployment: { aProd: deploymentVariant('a', '', ['aProdData']), bProd: deploymentVariant('b', '', ['bData']) },
       getDeploymentMeta: { aProd: deploymentVariant('a', '/meta', []), bProd: deploymentVariant('b', '/meta', []) },
       replaceDeploymentModel: { aProd: modelVariant('a'), bProd: modelVariant('b') },
+      checkDeploymentModel: { aProd: modelCheckVariant('a'), bProd: modelCheckVariant('b') },
       previewQuery: {
         aProd: { prepare: async () => ({ url: `/api/v1/deployments/${prodA}/query`, payload: { query: MARKER_QUERY } }), mustSee: ['aProdData'], alsoVisible: { memberUngranted: ['aProdData'] } } as Variant,
         bProd: { prepare: async () => ({ url: `/api/v1/deployments/${b.refs.prod}/query`, payload: { query: MARKER_QUERY } }), mustSee: ['bData'] } as Variant,
