@@ -248,7 +248,8 @@ let sdkBundle: Promise<string> | undefined;
  * svc = await startSvc({ account: e2eAccount([host.origin]) });
  */
 export async function serveHost(page: string, session: Route, routes: Record<string, Route> = {}): Promise<Host> {
-  sdkBundle ??= bundle('packages/embed-sdk/src/index.ts');
+  // Both entries (main and tools), as svc serves them to a page without a bundler.
+  sdkBundle ??= bundle('packages/embed-sdk/src/browser.ts');
   const sdkJs = await sdkBundle;
   const { server, port } = await serve({ '/': { type: 'text/html', body: page }, '/sdk.js': { type: 'text/javascript', body: sdkJs }, '/session': session, ...routes });
   return { server, port, origin: `http://localhost:${port}`, close: () => { server.close(); } };

@@ -7,8 +7,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 
-/** The SDK bundle built by `npm run build` (self-contained ESM, no imports). */
-const SDK_FILE = new URL('../../packages/embed-sdk/dist/index.js', import.meta.url);
+/**
+ * The SDK bundle built by `npm run build` (self-contained ESM, no imports): the one svc serves, with both entries, so
+ * that the page's `debug` says why a message was dropped (`@svc/embed-sdk/tools`).
+ */
+const SDK_FILE = new URL('../../packages/embed-sdk/dist/browser/embed-sdk.js', import.meta.url);
 const PUBLIC_DIR = new URL('./public/', import.meta.url);
 
 /** Static files of the page, by request path. */

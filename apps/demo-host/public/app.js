@@ -1,7 +1,7 @@
 // The demo host page's script (runs in the browser): embeds the dashboard with @svc/embed-sdk, logs every event
 // and wires every action to the controls. Session ids come from this host's own backend (/api/svc-session).
 /* global document, fetch, FormData, history, location, EventSource, setTimeout, URLSearchParams */
-import { embed } from '/sdk.js';
+import { debug, embed } from '/sdk.js';
 
 const config = JSON.parse(document.getElementById('demo-config').textContent);
 
@@ -144,7 +144,8 @@ function mount() {
       // The default, said out loud: the comment panel starts open only where the grid beside it keeps the
       // dashboard's own layout (at 1280 px it starts as its button, so that the first screen shows data).
       comments: 'auto',
-      debug: true,
+      // Says why a message was dropped, in words (from @svc/embed-sdk/tools; `debug: true` logs the message itself).
+      debug,
     });
   } catch (error) {
     handle = undefined;

@@ -1,7 +1,8 @@
-import { SOURCE, createAction, parseEvent } from '@svc/protocol';
+import { SOURCE, createAction, isEvent } from '@svc/protocol';
 import type { ActionPayloads, ActionType, EmbedTheme, EventMessage, EventPayloads, EventType, Surface } from '@svc/protocol';
 import { SvcEmbedError } from './errors.js';
-import { SessionRenewal } from './renewal.js';
+import type { SvcEmbedErrorCode } from './errors.js';
+import { renewal as startRenewal } from './renewal.js';
 
 /** Event names without their `svc:event:` prefix: `on('ready', ...)`. */
 export type EmbedEventName = EventType extends `svc:event:${infer N}` ? N : never;
@@ -28,8 +29,13 @@ export interface EmbedOptions {
   locale?: string;
   timezone?: string;
   theme?: EmbedTheme;
-  /** Logs every dropped message with the reason, and every renewal step. */
-  debug?: boolean;
+  /**
+   * Logs (`console.debug`) every dropped svc message, a handler that threw, a first load that failed and a ready
+   * timeout. `true` logs the message or error itself; `debug` from `@svc/embed-sdk/debug` says why in words (the
+   * window, the origin, or which check of the event's shape failed), in a second entry that a page in production
+   * need not load.
+   */
+  debug?: boolean | EmbedDebug;
   /**
    * How the comment panel starts: `open`, `collapsed` (its button, with the count of open threads), or `auto` (the
    * default): open only when the frame is wide enough for the grid beside it to keep the dashboard's own layout.
@@ -55,6 +61,13 @@ export interface EmbedOptions {
    */
   autoResize?: boolean;
 }
+
+/**
+ * What `debug` hears: `('dropped', event, frameWindow, origin)` for a dropped svc message (the embed's own window and
+ * the origin it trusts, to tell which check it failed), `('handler threw', error)`, `('getSessionId failed', error)`
+ * and `(message)` for a ready timeout.
+ */
+export type EmbedDebug = (...args: unknown[]) => void;
 
 /** The handle `embed()` returns. */
 export interface EmbedHandle {
@@ -88,34 +101,20 @@ export interface EmbedHandle {
 }
 
 
-/** How long `ready` may take by default (`readyTimeoutMs`): a slow first load on a poor connection stays well within it. */
-export const DEFAULT_READY_TIMEOUT_MS = 15_000;
-const MAX_TIMER_MS = 2_147_483_647;
-
 /** The embed URL of SPEC.md: `{base_url}/embed/dashboard/<public_id>?session=<session_id>` (and app, chat). */
 export function embedUrl(options: Omit<EmbedOptions, 'container' | 'getSessionId'>, sessionId: string): string {
-  const base = options.baseUrl.replace(/\/+$/, '');
-  const url = new URL(`${base}/embed/${options.surface}${options.surface === 'dashboard' ? `/${encodeURIComponent(options.publicId ?? '')}` : ''}`);
-  const params: Record<string, string | undefined> = {
-    session: sessionId, path: options.path, allowExport: options.allowExport ? 'true' : undefined,
-    colorScheme: options.colorScheme, locale: options.locale, timezone: options.timezone, comments: options.comments,
-  };
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
-  return url.toString();
+  const { surface } = options;
+  const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/embed/${surface}${surface === 'dashboard' ? `/${encodeURIComponent(options.publicId ?? '')}` : ''}`);
+  const params: Record<string, unknown> = { ...options, session: sessionId, allowExport: options.allowExport && 'true' };
+  // The options the embed reads from its URL, in this order (`session` first).
+  for (const name of ['session', 'path', 'allowExport', 'colorScheme', 'locale', 'timezone', 'comments']) {
+    if (params[name]) url.searchParams.set(name, params[name] as string);
+  }
+  return `${url}`;
 }
 
-function originOf(baseUrl: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    // refused below, with the same message as any other scheme
-  }
-  if (url?.protocol !== 'https:' && url?.protocol !== 'http:') {
-    throw new SvcEmbedError('invalid-option', `baseUrl must be an absolute http(s) URL, got ${JSON.stringify(baseUrl)}`);
-  }
-  return url.origin;
-}
+// Every message the SDK writes; the size budget (package.test.ts) counts them, so they say what is needed once.
+const DESTROYED = 'this embed was destroyed';
 
 /**
  * Embeds an svc surface: creates the iframe with a first session id, listens to its events (only from that
@@ -128,34 +127,45 @@ function originOf(baseUrl: string): string {
  * handle.on('dashboard-loaded', ({ widgetCount }) => console.log(widgetCount));
  */
 export function embed(options: EmbedOptions): EmbedHandle {
-  const origin = originOf(options.baseUrl);
-  if (options.surface === 'dashboard' && !options.publicId) throw new SvcEmbedError('invalid-option', 'a dashboard embed needs publicId');
-  const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  // `ready` may take 15 s by default: a slow first load on a poor connection stays well within it.
+  const { baseUrl, surface, readyTimeoutMs = 15_000, actionTimeoutMs = 30_000 } = options;
+  const fail = (code: SvcEmbedErrorCode, message: string, cause?: unknown) => new SvcEmbedError(code, message, { cause });
+  let origin: string | undefined;
+  try {
+    if (/^https?:/i.test(baseUrl)) origin = new URL(baseUrl).origin;
+  } catch {
+    // refused below, with the same message as any other scheme
+  }
+  if (!origin) throw fail('invalid-option', `baseUrl must be an http(s) URL, got ${String(baseUrl)}`);
+  if (surface === 'dashboard' && !options.publicId) throw fail('invalid-option', 'a dashboard needs publicId');
   if (typeof readyTimeoutMs !== 'number' || !(readyTimeoutMs > 0)) {
-    throw new SvcEmbedError('invalid-option', `readyTimeoutMs must be a number above 0, got ${String(readyTimeoutMs)}`);
+    throw fail('invalid-option', `readyTimeoutMs must be a number above 0, got ${String(readyTimeoutMs)}`);
   }
   const log = (...args: unknown[]) => {
-    if (options.debug) console.debug('[svc-embed]', ...args);
+    const { debug } = options;
+    if (debug === true) console.debug(SOURCE, ...args);
+    else if (debug) debug(...args);
   };
   const handlers = new Map<string, Set<(payload: never) => void>>();
-  const pending = new Map<string, { resolve(): void; reject(error: SvcEmbedError): void; timer: ReturnType<typeof setTimeout> }>();
-  const queue: Array<() => void> = [];
+  const pending = new Map<string, [resolve: () => void, reject: (error: SvcEmbedError) => void, timer: ReturnType<typeof setTimeout>]>();
+  let queue: Array<() => void> | undefined = [];
   let iframe: HTMLIFrameElement | undefined;
-  let isReady = false;
   let destroyed = false;
   let requestCounter = 0;
-  const timeoutMs = options.actionTimeoutMs ?? 30_000;
-  let settleReady: { resolve(payload: EmbedEventMap['ready']): void; reject(error: SvcEmbedError): void } | undefined;
-  const readyPromise = new Promise<EmbedEventMap['ready']>((resolve, reject) => {
-    settleReady = { resolve, reject };
-  });
-  // A host that never awaits `ready` must not get an unhandled rejection; one that does still sees it.
-  readyPromise.catch(() => undefined);
   let readyTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Rejects `ready` (once, and only while it is pending). */
-  const failReady = (error: SvcEmbedError) => {
+  let settleReady: [resolve: (payload: EmbedEventMap['ready']) => void, reject: (error: SvcEmbedError) => void] | undefined;
+  // A host that never awaits `ready` (or `setFilter()`) must not get an unhandled rejection; one that does still sees it.
+  const quiet = <T>(promise: Promise<T>) => {
+    promise.catch(() => undefined);
+    return promise;
+  };
+  const readyPromise = quiet(new Promise<EmbedEventMap['ready']>((resolve, reject) => {
+    settleReady = [resolve, reject];
+  }));
+  /** Settles `ready` (once, and only while it is pending): 0 resolves, 1 rejects. */
+  const settle = (how: 0 | 1, value: never) => {
     clearTimeout(readyTimer);
-    settleReady?.reject(error);
+    settleReady?.[how](value);
     settleReady = undefined;
   };
 
@@ -164,186 +174,152 @@ export function embed(options: EmbedOptions): EmbedHandle {
       try {
         (handler as (p: unknown) => void)(payload);
       } catch (error) {
-        log('a handler threw', error);
+        // Reported as a DOM event listener's would be (the console, window.onerror), and the others still run.
+        setTimeout(() => {
+          throw error;
+        });
       }
     }
   };
 
-  const post = (message: unknown) => {
+  // Before `ready` an action waits in the queue; after it, it goes at once.
+  const post = <T extends ActionType>(type: T, payload: ActionPayloads[T], requestId?: string) => {
+    if (destroyed) throw fail('destroyed', DESTROYED);
+    const message = createAction(type, payload, requestId);
     const send = () => iframe?.contentWindow?.postMessage(message, origin);
-    if (isReady) send();
-    else queue.push(send);
+    if (queue) queue.push(send);
+    else send();
   };
 
-  const sendAction = <T extends ActionType>(type: T, payload: ActionPayloads[T]) => {
-    if (destroyed) throw new SvcEmbedError('destroyed', 'this embed was destroyed');
-    post(createAction(type, payload));
-  };
-
-  const sendAwaited = <T extends ActionType>(type: T, payload: ActionPayloads[T]): Promise<void> => {
-    if (destroyed) return Promise.reject(new SvcEmbedError('destroyed', 'this embed was destroyed'));
+  const sendAwaited = <T extends ActionType>(type: T, payload: ActionPayloads[T]): Promise<void> => quiet(new Promise<void>((resolve, reject) => {
     // Unique within this embed, which echoes it back; other embeds' results never reach this handle.
-    const requestId = String(++requestCounter);
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        pending.delete(requestId);
-        reject(new SvcEmbedError('timeout', `${type}: no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
-      pending.set(requestId, { resolve, reject, timer });
-      post(createAction(type, payload, requestId));
-    });
-  };
+    const requestId = `${++requestCounter}`;
+    post(type, payload, requestId);
+    pending.set(requestId, [resolve, reject, setTimeout(() => {
+      pending.delete(requestId);
+      reject(fail('timeout', `${type}: no answer within ${actionTimeoutMs} ms`));
+    }, actionTimeoutMs)]);
+  }));
 
-  const renewal = new SessionRenewal({
-    getSessionId: () => options.getSessionId(),
+  const renewal = startRenewal({
+    ...options,
     sendSession: (sessionId) => sendAwaited('svc:action:set-session', { sessionId }),
     // The host hears it as `renewal-failed` (with the cause), debug or not.
     onFailed: (error) => emit('renewal-failed', error),
   });
 
   const onMessage = (event: MessageEvent) => {
-    const parsed = parseEvent(event.data);
-    const reason = iframe === undefined || event.source !== iframe.contentWindow ? 'from another window'
-      : event.origin !== origin ? `from origin ${event.origin}, expected ${origin}`
-        : parsed.ok ? undefined : parsed.reason;
-    if (reason !== undefined) {
-      // Only svc messages are worth a word: a page hears many others.
-      if ((event.data as { source?: unknown } | null)?.source === SOURCE) log(`dropped a message ${reason}`);
-    } else if (parsed.ok) {
-      dispatch(parsed.message);
-    }
+    const { data } = event;
+    const frame = iframe?.contentWindow;
+    if (frame && event.source === frame && event.origin === origin && isEvent(data)) dispatch(data);
+    // Only svc messages are worth a word: a page hears many others.
+    else if ((data as { source?: unknown } | null)?.source === SOURCE) log('dropped', event, frame, origin);
   };
 
   const dispatch = (message: EventMessage) => {
-    switch (message.type) {
-      case 'svc:event:ready':
-        if (!isReady) {
-          isReady = true;
-          clearTimeout(readyTimer);
-          settleReady?.resolve(message.payload);
-          settleReady = undefined;
-          for (const send of queue.splice(0)) send();
-        }
-        break;
-      case 'svc:event:error':
-        // A fatal error before `ready` (the embed could not authenticate) means no `ready` will come.
-        if (!isReady && message.payload.fatal === true) {
-          failReady(new SvcEmbedError('load-failed', `the svc embed could not load: ${message.payload.message}`, { cause: message.payload }));
-        }
-        break;
-      case 'svc:event:session-expiring':
-        renewal.onLapse(message.payload.expiresAt);
-        break;
-      case 'svc:event:session-expired':
-        renewal.onLapse(message.payload.expiredAt);
-        break;
-      case 'svc:event:content-size':
-        if (options.autoResize && iframe !== undefined) {
-          const height = `${Math.max(0, Math.ceil(message.payload.height))}px`;
-          if (iframe.style.height !== height) iframe.style.height = height;
-        }
-        break;
-      case 'svc:event:action-result': {
-        const waiting = pending.get(message.payload.requestId);
-        if (waiting !== undefined) {
-          pending.delete(message.payload.requestId);
-          clearTimeout(waiting.timer);
-          if (message.payload.ok) waiting.resolve();
-          else waiting.reject(new SvcEmbedError('action-rejected', message.payload.error?.message ?? `${message.payload.action} was rejected`, { cause: message.payload.error }));
-        }
-        break;
-      }
-      default:
-        break;
-    }
     // Handlers are keyed by the name after `svc:event:` (10 characters).
-    emit(message.type.slice(10), message.payload);
+    const name = message.type.slice(10);
+    const p = message.payload as Partial<EventPayloads['svc:event:error'] & EventPayloads['svc:event:session-expiring'] & EventPayloads['svc:event:session-expired']
+      & EventPayloads['svc:event:content-size'] & EventPayloads['svc:event:action-result']>;
+    if (name === 'ready' && queue) {
+      settle(0, p as never);
+      for (const send of queue) send();
+      queue = undefined;
+    }
+    // A fatal error before `ready` (the embed could not authenticate) means no `ready` will come.
+    if (name === 'error' && queue && p.fatal) settle(1, fail('load-failed', p.message!, p) as never);
+    // session-expiring brings `expiresAt`, session-expired `expiredAt`: whichever comes first starts the renewal.
+    if (name.startsWith('session-')) renewal.onLapse((p.expiresAt ?? p.expiredAt)!);
+    if (name === 'content-size' && options.autoResize && iframe) {
+      // The same height again changes nothing (the browser compares before it restyles); a negative one is not a
+      // CSS height, and the browser keeps the last.
+      iframe.style.height = `${Math.ceil(p.height!)}px`;
+    }
+    const waiting = name === 'action-result' && pending.get(p.requestId!);
+    if (waiting) {
+      pending.delete(p.requestId!);
+      clearTimeout(waiting[2]);
+      if (p.ok) waiting[0]();
+      else waiting[1](fail('action-rejected', p.error?.message ?? `${p.action} rejected`, p.error));
+    }
+    emit(name, p);
   };
 
   // The browser tells the parent nothing when it refuses a frame (CSP frame-ancestors shows its error page, and
   // `load` fires as for any page), so silence is the only sign; the message names what usually causes it.
   const onReadyTimeout = () => {
-    if (destroyed || isReady) return;
-    const message = `svc embed: no ready within ${readyTimeoutMs} ms. Likely causes: ${location.origin} is not in the account's`
-      + ` allowedEmbedOrigins (the browser refused the frame: CSP frame-ancestors); ${origin} is out of reach (network);`
-      + ` or baseUrl/publicId is wrong (${iframe?.src.split('?')[0]})`;
+    const message = `svc embed: no ready within ${readyTimeoutMs} ms. Is ${location.origin} in allowedEmbedOrigins? Is ${iframe?.src.split("?")[0]} right?`;
     log(message);
-    emit('error', { message, name: 'EmbedFrameTimeoutError', context: 'embed-load', fatal: true });
-    failReady(new SvcEmbedError('frame-timeout', message));
+    loadFailed(message, 'EmbedFrameTimeoutError', fail('frame-timeout', message));
   };
 
-  window.addEventListener('message', onMessage);
+  /** The first load failed: an `error` event, then `ready` rejects. */
+  const loadFailed = (message: string, name: string, error: SvcEmbedError) => {
+    emit('error', { message, name, context: 'embed-load', fatal: true });
+    settle(1, error as never);
+  };
+
+  addEventListener('message', onMessage);
   void Promise.resolve(options.getSessionId()).then((sessionId) => {
     if (destroyed) return;
     iframe = document.createElement('iframe');
     iframe.src = embedUrl(options, sessionId);
-    iframe.title = `svc ${options.surface}`;
+    iframe.title = `svc ${surface}`;
     iframe.style.cssText = 'border:0;width:100%;height:100%';
     // No scroll bar inside: one appearing or going would change the content's width, then its height (a loop).
     if (options.autoResize) iframe.setAttribute('scrolling', 'no');
     iframe.allow = 'clipboard-write; fullscreen';
     options.container.appendChild(iframe);
     // setTimeout fires at once for a delay past 2^31 - 1 ms (Infinity included): no timer is what waiting for ever means.
-    if (readyTimeoutMs <= MAX_TIMER_MS) readyTimer = setTimeout(onReadyTimeout, readyTimeoutMs);
-    if (options.theme !== undefined) sendAction('svc:action:set-theme', options.theme);
+    if (readyTimeoutMs < 2 ** 31) readyTimer = setTimeout(onReadyTimeout, readyTimeoutMs);
+    if (options.theme) post('svc:action:set-theme', options.theme);
   }, (error: unknown) => {
-    log('getSessionId failed', error);
-    const message = error instanceof Error ? error.message : String(error);
-    emit('error', { message, name: 'GetSessionIdError', context: 'embed-load', fatal: true });
-    failReady(new SvcEmbedError('load-failed', `getSessionId() failed: ${message}`, { cause: error }));
+    const message = String((error as Error | undefined)?.message ?? error);
+    loadFailed(message, 'GetSessionIdError', fail('load-failed', `getSessionId() failed: ${message}`, error));
   });
 
   const handle: EmbedHandle = {
     get iframe() {
       return iframe;
     },
-    get ready() {
-      return readyPromise;
-    },
+    ready: readyPromise,
     on(name, handler) {
-      const set = handlers.get(name) ?? new Set();
-      set.add(handler as never);
-      handlers.set(name, set);
+      handlers.set(name, (handlers.get(name) ?? new Set()).add(handler as never));
       return () => handle.off(name, handler);
     },
     off(name, handler) {
       handlers.get(name)?.delete(handler as never);
     },
-    once(name) {
-      return new Promise((resolve) => {
-        const off = handle.on(name, (payload) => {
-          off();
-          resolve(payload);
-        });
+    once: (name) => new Promise((resolve) => {
+      const off = handle.on(name, (payload) => {
+        off();
+        resolve(payload);
       });
-    },
-    setColorScheme: (scheme) => sendAction('svc:action:set-color-scheme', { scheme }),
-    setTheme: (theme) => sendAction('svc:action:set-theme', theme),
-    setLocale: (locale) => sendAction('svc:action:set-locale', { locale }),
-    setTimezone: (timezone) => sendAction('svc:action:set-timezone', { timezone }),
-    setFilter: (view, dimension, value) => {
-      const applied = sendAwaited('svc:action:set-filter', { filterUrlParameter: `f_${view}.${dimension}=${JSON.stringify(value)}` });
-      applied.catch(() => undefined);
-      return applied;
-    },
-    navigate: (path) => sendAction('svc:action:navigate', { path }),
-    refresh: () => sendAction('svc:action:refresh', {}),
+    }),
+    setColorScheme: (scheme) => post('svc:action:set-color-scheme', { scheme }),
+    setTheme: (theme) => post('svc:action:set-theme', theme),
+    setLocale: (locale) => post('svc:action:set-locale', { locale }),
+    setTimezone: (timezone) => post('svc:action:set-timezone', { timezone }),
+    // Quiet like every awaited action: awaiting it is optional. (setSession's own promise is not: it is async.)
+    setFilter: (view, dimension, value) => sendAwaited('svc:action:set-filter', { filterUrlParameter: `f_${view}.${dimension}=${JSON.stringify(value)}` }),
+    navigate: (path) => post('svc:action:navigate', { path }),
+    refresh: () => post('svc:action:refresh', {}),
     async setSession(sessionId) {
       return sendAwaited('svc:action:set-session', { sessionId: sessionId ?? (await options.getSessionId()) });
     },
     destroy() {
       if (destroyed) return;
       destroyed = true;
-      window.removeEventListener('message', onMessage);
+      removeEventListener('message', onMessage);
       renewal.stop();
-      for (const [, waiting] of pending) {
-        clearTimeout(waiting.timer);
-        waiting.reject(new SvcEmbedError('destroyed', 'this embed was destroyed'));
+      for (const [, [, reject, timer]] of pending) {
+        clearTimeout(timer);
+        reject(fail('destroyed', DESTROYED));
       }
       pending.clear();
-      failReady(new SvcEmbedError('destroyed', 'this embed was destroyed'));
+      settle(1, fail('destroyed', DESTROYED) as never);
       handlers.clear();
-      queue.length = 0;
+      queue = [];
       iframe?.remove();
       iframe = undefined;
     },

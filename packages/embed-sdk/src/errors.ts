@@ -17,7 +17,8 @@ export type SvcEmbedErrorCode =
  * handle.setSession().catch((e) => { if (e instanceof SvcEmbedError && e.code === 'action-rejected') ... });
  */
 export class SvcEmbedError extends Error {
-  readonly code: SvcEmbedErrorCode;
+  // Declared, not a class field: set once in the constructor, with no field initialiser emitted before it.
+  declare readonly code: SvcEmbedErrorCode;
 
   constructor(code: SvcEmbedErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);

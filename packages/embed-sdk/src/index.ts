@@ -1,6 +1,4 @@
-export { embed, embedUrl } from './embed.js';
-export type { EmbedEventMap, EmbedEventName, EmbedHandle, EmbedOptions } from './embed.js';
+export { embed } from './embed.js';
+export type { EmbedDebug, EmbedEventMap, EmbedEventName, EmbedHandle, EmbedOptions } from './embed.js';
 export { SvcEmbedError } from './errors.js';
 export type { SvcEmbedErrorCode } from './errors.js';
-export { RENEWAL_BACKOFF_MS, SessionRenewal } from './renewal.js';
-export type { RenewalDeps } from './renewal.js';

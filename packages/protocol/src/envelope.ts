@@ -35,7 +35,5 @@ export function createEvent<T extends EventType>(type: T, payload: EventPayloads
  * iframe.contentWindow.postMessage(createAction('svc:action:refresh', {}), tenantOrigin);
  */
 export function createAction<T extends ActionType>(type: T, payload: ActionPayloads[T], requestId?: string, now: number = Date.now()): ActionMessage<T> {
-  const message = { source: SOURCE, direction: 'action', type, payload, timestamp: now } as ActionMessage<T>;
-  if (requestId !== undefined) message.requestId = requestId;
-  return message;
+  return { source: SOURCE, direction: 'action', type, payload, timestamp: now, ...(requestId !== undefined && { requestId }) } as ActionMessage<T>;
 }

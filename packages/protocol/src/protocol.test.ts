@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ACTION_TYPES, EVENT_TYPES, SOURCE, createAction, createEvent, parseAction, parseEvent, parseMessage } from './index.js';
+import { ACTION_TYPES, EVENT_TYPES, SOURCE, createAction, createEvent, isEvent, parseAction, parseEvent, parseMessage } from './index.js';
 import type { ActionPayloads, EventPayloads } from './index.js';
 
 /** One valid payload per catalogue entry; the mapped types make a new catalogue entry without a sample a compile error. */
@@ -36,6 +36,7 @@ describe('@svc/protocol guards (SPEC "Events")', () => {
       const message = createEvent(type, EVENT_SAMPLES[type] as never, surface, 1000);
       const parsed = parseEvent(JSON.parse(JSON.stringify(message)));
       expect(parsed).toEqual({ ok: true, message });
+      expect(isEvent(JSON.parse(JSON.stringify(message)))).toBe(true);
     }
   });
 
@@ -80,6 +81,8 @@ describe('@svc/protocol guards (SPEC "Events")', () => {
     [{ ...createAction('svc:action:set-color-scheme', { scheme: 'light' }), payload: { scheme: 'sepia' } }, 'svc:action:set-color-scheme: payload.scheme must be one of light, dark, auto'],
   ])('rejects %j: %s', (data, reason) => {
     expect(parseMessage(data)).toEqual({ ok: false, reason });
+    // The SDK's receive path asks only whether (isEvent): the same checks, without the words.
+    expect(isEvent(data)).toBe(false);
   });
 
   it('tells events from actions for each side', () => {
