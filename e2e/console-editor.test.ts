@@ -3,15 +3,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { expectNoBlocking } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
 import type { Chromium } from './browser.js';
-import { DEMO_ADMIN_KEY, embedCaller, readDemoAccount, startSvc } from './embed-harness.js';
-import type { RunningSvc } from './embed-harness.js';
+import { DEMO_ADMIN_KEY, demoAccountFor, embedCaller, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc } from './embed-harness.js';
+import type { Host, RunningSvc } from './embed-harness.js';
 
 // Issue 34's dashboard editor, driven in Chromium on the demo account: the demo's admin makes "revenue by month for
 // completed orders" from a blank dashboard only by clicking and typing, sees the preview and where it came from,
 // publishes; each customer's viewer gets its own figures from the new widget; a second page's stale save shows the
 // conflict; version 1 is restored.
 
-const demo = readDemoAccount();
+const demo = demoAccountFor({ origin: 'http://localhost' });
 const admin = (demo as unknown as { users: Array<{ email: string; role: string; password?: string }> }).users.find((u) => u.role === 'admin' && u.password !== undefined)!;
 
 const TITLE = 'Revenue by month, completed';
@@ -32,13 +32,15 @@ afterAll(async () => {
   await browser?.close();
 });
 
-interface Authored { status: string; draftRevision: number; draft: null | { title: string | null; config: { widgets?: Array<{ id: string; type: string; config?: Record<string, unknown> }> }; reportSnapshots: Array<Record<string, unknown>> } }
+interface Position { x: number; y: number; w: number; h: number }
+interface Authored { status: string; draftRevision: number; draft: null | { title: string | null; config: { widgets?: Array<{ id: string; type: string; position: Position; config?: Record<string, unknown> }> }; reportSnapshots: Array<Record<string, unknown>> } }
 
 for (const dialect of ['sqlite', 'postgres'] as const) {
   const skipped = !hasChromium ? 'no Chromium' : dialect === 'postgres' && postgresUrl === null ? 'no SVC_TEST_POSTGRES_URL' : undefined;
   const title = `the console's dashboard editor in Chromium [${dialect}${skipped === undefined ? '' : `: SKIPPED, ${skipped}`}]`;
   (skipped === undefined ? describe : describe.skip)(title, () => {
     let svc: RunningSvc;
+    let host: Host;
     let page: Page;
     let publicId: string;
     let editorAddress: string;
@@ -54,14 +56,22 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     };
 
     beforeAll(async () => {
-      svc = await startSvc({ account: readDemoAccount(), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
+      // A host page that embeds a dashboard for the customer named in its address (`/?tenant=customer-b`).
+      host = await serveHost(hostPageHtml({ embedStyle: 'width:1280px;height:800px' }), sessionRoute((query) => {
+        const tenant = query.get('tenant') ?? 'customer-a';
+        return svc.mint({ externalId: tenant === 'customer-b' ? 'ben-1' : 'ann-1', embedTenantName: tenant, securityContext: { tenant } });
+      }));
+      svc = await startSvc({ account: demoAccountFor(host), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
       page = await browser!.context.newPage();
       await page.setViewportSize({ width: 1280, height: 900 });
     }, 60_000);
 
     afterAll(async () => {
       await page?.close();
+      host?.close();
+      const started = Date.now();
       await svc?.close();
+      console.log(`console editor e2e [${dialect}]: svc closed in ${Date.now() - started} ms`);
     }, 120_000);
 
     it('signs the demo admin in and makes a blank dashboard from the workspace: the editor opens, at an address that survives a reload', async () => {
@@ -141,6 +151,26 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(figures['customer-a']).not.toEqual(figures['customer-b']);
     });
 
+    it('the embed draws the new widget as a line over the months, for a customer', async () => {
+      // A Chromium of its own, closed after: the embed's connections (its comment stream) must not outlive the test,
+      // or closing svc waits for them.
+      const own = await launchChromium({ timeout: 20_000 });
+      const hostPage = await openHostPage(own.context, `${host.origin}/?tenant=customer-b`, { viewport: { width: 1280, height: 800 } });
+      try {
+        const frame = await mountEmbed(hostPage, { baseUrl: svc.origin, surface: 'dashboard', publicId });
+        const widget = frame.locator('[data-widget-id="chart-1"]');
+        await expect.poll(() => widget.getAttribute('data-state'), { timeout: 15_000 }).toBe('ready');
+        await expect.poll(() => widget.locator('.vega-chart svg .role-mark path').count(), { timeout: 15_000 }).toBeGreaterThan(0);
+        expect(await widget.getAttribute('aria-label')).toContain('Revenue by month');
+        // One point per month of the answer, on a time axis.
+        const points = await widget.locator('.vega-chart svg .role-mark path').evaluateAll((marks) => marks.filter((m) => (m.getAttribute('d') ?? '') !== '').length);
+        expect(points).toBeGreaterThan(3);
+        expect(await widget.locator('.vega-chart svg .role-axis').count()).toBeGreaterThan(0);
+      } finally {
+        await own.close();
+      }
+    });
+
     it("a second page's stale save shows the conflict in words and overwrites nothing", async () => {
       const second = await browser!.context.newPage();
       try {
@@ -167,6 +197,37 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       } finally {
         await second.close();
       }
+    });
+
+    it('moves and resizes widgets on the grid by the keyboard and by the pointer, undoes and redoes, deletes one: each saved in the draft', async () => {
+      const positions = async (): Promise<Record<string, Position>> =>
+        Object.fromEntries(((await api<Authored>('GET', `/api/v1/dashboards/${publicId}`)).draft!.config.widgets ?? []).map((w) => [w.id, w.position]));
+      const saved = () => expect.poll(() => page.locator('.save-status').textContent()).toBe('Draft saved');
+      const handle = page.getByRole('button', { name: 'Move or resize Revenue by month' });
+      await handle.focus();
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('Shift+ArrowRight');
+      await saved();
+      await expect.poll(async () => (await positions())['chart-1']).toEqual({ x: 1, y: 0, w: 7, h: 4 });
+      await page.getByRole('button', { name: 'Undo' }).click();
+      await saved();
+      await expect.poll(async () => (await positions())['chart-1']).toEqual({ x: 1, y: 0, w: 6, h: 4 });
+      await page.getByRole('button', { name: 'Redo' }).click();
+      await saved();
+      await expect.poll(async () => (await positions())['chart-1']).toEqual({ x: 1, y: 0, w: 7, h: 4 });
+      // The pointer: the text widget's corner dragged to the left makes it narrower.
+      const corner = page.locator('[data-widget-id="text-1"] .react-resizable-handle');
+      await corner.scrollIntoViewIfNeeded();
+      const box = (await corner.boundingBox())!;
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x - 200, box.y + box.height / 2, { steps: 8 });
+      await page.mouse.move(box.x - 400, box.y + box.height / 2, { steps: 8 });
+      await page.mouse.up();
+      await expect.poll(async () => (await positions())['text-1']!.w).toBeLessThan(12);
+      await page.getByRole('button', { name: 'Delete Text' }).click();
+      await saved();
+      await expect.poll(async () => Object.keys(await positions())).toEqual(['chart-1']);
     });
 
     it('restores version 1 into the draft', async () => {

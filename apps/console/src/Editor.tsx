@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, getDashboard, getMeta, listVersions, publishDashboard, restoreVersion, saveDraft } from './api.js';
-import type { AuthoredDashboard, DashboardVersion, Draft, Meta, SnapshotInput } from './api.js';
+import type { AuthoredDashboard, DashboardVersion, DashboardWidget, Draft, Meta, SnapshotInput } from './api.js';
 import { Builder } from './Builder.js';
-import { addChart, addText, draftOf, record, redo, removeWidget, snapshotIndexFor, startHistory, undo, widgetsOf } from './draft.js';
+import { Board } from './Board.js';
+import { addChart, addText, draftOf, placeWidgets, record, redo, removeWidget, snapshotIndexFor, startHistory, undo, widgetsOf } from './draft.js';
 import type { History } from './draft.js';
 import { describeError } from './errors.js';
 import type { EditorPageProps } from './pages.js';
@@ -213,6 +214,11 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
   const draft = history!.present;
   const widgets = widgetsOf(draft);
   const hasDraft = dashboard!.draft !== null || draft !== saved.current;
+  const nameOf = (widget: DashboardWidget): string => {
+    if (widget.type === 'TEXT') return t('textWidget');
+    const index = snapshotIndexFor(draft, widget);
+    return (index !== undefined ? draft.reportSnapshots[index]?.title : undefined) ?? widget.id;
+  };
 
   return (
     <main class="editor">
@@ -240,21 +246,12 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
 
       <section class="board" aria-labelledby="board-title">
         <h2 id="board-title">{t('widgets')}</h2>
+        <p id="board-keys" class="hint">{t('boardKeys')}</p>
         {widgets.length === 0 ? <p class="hint">{t('noWidgets')}</p> : (
-          <ul class="widgets">
-            {widgets.map((widget) => {
-              const index = snapshotIndexFor(draft, widget);
-              const name = widget.type === 'CHART' ? (index !== undefined ? draft.reportSnapshots[index]?.title : undefined) ?? widget.id
-                : widget.type === 'TEXT' ? t('textWidget') : widget.id;
-              return (
-                <li key={widget.id} class="widget-row" data-widget-id={widget.id} data-widget-type={widget.type}>
-                  <span class="kind">{widget.type}</span> <span class="name">{name}</span>
-                  <span class="meta">{t('position', { x: widget.position.x, y: widget.position.y, w: widget.position.w, h: widget.position.h })}</span>
-                  <button type="button" onClick={() => change((d) => removeWidget(d, widget.id))}>{t('deleteWidget', { name })}</button>
-                </li>
-              );
-            })}
-          </ul>
+          <Board t={t} widgets={widgets} nameOf={nameOf}
+            onPlace={(layout) => change((d) => placeWidgets(d, layout))}
+            onMove={(id, position) => change((d) => placeWidgets(d, [{ i: id, ...position }]))}
+            onDelete={(widget) => change((d) => removeWidget(d, widget.id))} />
         )}
         <div class="field text-widget">
           <label for="e-text">{t('textMarkdown')}</label>

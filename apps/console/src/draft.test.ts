@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthoredDashboard, Draft } from './api.js';
-import { addChart, addText, draftOf, placeWidgets, record, redo, removeWidget, snapshotIndexFor, startHistory, undo, widgetsOf } from './draft.js';
+import { addChart, addText, draftOf, nudge, placeWidgets, record, redo, removeWidget, snapshotIndexFor, startHistory, undo, widgetsOf } from './draft.js';
 
 const blank: Draft = { title: 'T', description: null, allowEmbed: true, config: { widgets: [] }, reportSnapshots: [] };
 const snapshot = (title: string) => ({ title, kind: 'table', meta: { query: { measures: ['orders.count'] } } });
@@ -55,6 +55,20 @@ describe("the editor's draft", () => {
     const draft = addChart(blank, snapshot('A')).draft;
     expect(placeWidgets(draft, [{ i: 'chart-1', x: 0, y: 0, w: 6, h: 4 }])).toBe(draft);
     expect(widgetsOf(placeWidgets(draft, [{ i: 'chart-1', x: 6, y: 2, w: 3, h: 5 }]))[0]!.position).toEqual({ x: 6, y: 2, w: 3, h: 5 });
+  });
+
+  it('moves a widget by the arrow keys and resizes it with Shift, within the grid', () => {
+    const at = { x: 0, y: 0, w: 6, h: 4 };
+    expect(nudge(at, 'ArrowRight', false)).toEqual({ x: 1, y: 0, w: 6, h: 4 });
+    expect(nudge(at, 'ArrowLeft', false)).toEqual(at);
+    expect(nudge(at, 'ArrowUp', false)).toEqual(at);
+    expect(nudge(at, 'ArrowDown', false)).toEqual({ x: 0, y: 1, w: 6, h: 4 });
+    expect(nudge({ ...at, x: 6 }, 'ArrowRight', false)).toEqual({ x: 6, y: 0, w: 6, h: 4 });
+    expect(nudge({ ...at, x: 6 }, 'ArrowRight', true)).toEqual({ x: 6, y: 0, w: 6, h: 4 });
+    expect(nudge(at, 'ArrowRight', true)).toEqual({ x: 0, y: 0, w: 7, h: 4 });
+    expect(nudge({ ...at, w: 1, h: 1 }, 'ArrowLeft', true)).toEqual({ x: 0, y: 0, w: 1, h: 1 });
+    expect(nudge(at, 'ArrowDown', true)).toEqual({ x: 0, y: 0, w: 6, h: 5 });
+    expect(nudge(at, 'Enter', false)).toBeUndefined();
   });
 
   it('undoes and redoes; a new change drops what could be redone', () => {

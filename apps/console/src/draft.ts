@@ -122,6 +122,34 @@ export function placeWidgets(draft: Draft, layout: ReadonlyArray<{ i: string } &
   return changed ? withWidgets(draft, widgets) : draft;
 }
 
+/** The tallest a widget is made by the keyboard, in rows. */
+const MAX_ROWS = 24;
+
+/**
+ * A widget's place after a key on its handle: an arrow moves it by a cell, Shift and an arrow resizes it by one
+ * (within the grid's columns, one cell at least); undefined for any other key.
+ */
+export function nudge(position: WidgetPosition, key: string, resize: boolean): WidgetPosition | undefined {
+  const { x, y, w, h } = position;
+  const clamp = (value: number, low: number, high: number) => Math.min(Math.max(value, low), high);
+  if (resize) {
+    switch (key) {
+      case 'ArrowRight': return { ...position, w: clamp(w + 1, 1, GRID_COLS - x) };
+      case 'ArrowLeft': return { ...position, w: clamp(w - 1, 1, GRID_COLS - x) };
+      case 'ArrowDown': return { ...position, h: clamp(h + 1, 1, MAX_ROWS) };
+      case 'ArrowUp': return { ...position, h: clamp(h - 1, 1, MAX_ROWS) };
+      default: return undefined;
+    }
+  }
+  switch (key) {
+    case 'ArrowRight': return { ...position, x: clamp(x + 1, 0, GRID_COLS - w) };
+    case 'ArrowLeft': return { ...position, x: clamp(x - 1, 0, GRID_COLS - w) };
+    case 'ArrowDown': return { ...position, y: y + 1 };
+    case 'ArrowUp': return { ...position, y: Math.max(0, y - 1) };
+    default: return undefined;
+  }
+}
+
 /** Undo and redo over the drafts the editor went through. */
 export interface History { past: Draft[]; present: Draft; future: Draft[] }
 

@@ -81,6 +81,8 @@ const en = {
   textWidget: 'Text',
   position: 'column {x}, row {y}, {w} wide, {h} high',
   deleteWidget: 'Delete {name}',
+  moveWidget: 'Move or resize {name}',
+  boardKeys: 'Drag a widget by its handle, resize it by its corner. With the handle focused, the arrow keys move it and Shift with the arrow keys resizes it.',
   textMarkdown: 'Text (Markdown)',
   addText: 'Add text',
   versions: 'Versions',
