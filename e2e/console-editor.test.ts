@@ -239,11 +239,14 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect((restored.draft?.reportSnapshots[0]?.meta as { query: unknown }).query).toEqual(EXPECTED_QUERY);
     });
 
-    it('goes back to the workspace by the breadcrumb, where the new workbook has an Edit action that opens it', async () => {
+    it('goes back to the workspace by the breadcrumb, saving a change made just before; the new workbook has an Edit action that opens it', async () => {
+      await page.getByLabel('Dashboard title').fill(`${TITLE}, draft`);
+      await page.getByLabel('Dashboard title').press('Enter');
       await page.getByRole('navigation', { name: 'Folders' }).getByRole('link', { name: 'Workspace' }).click();
+      await expect.poll(async () => (await api<Authored>('GET', `/api/v1/dashboards/${publicId}`)).draft?.title).toBe(`${TITLE}, draft`);
       await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
       await page.getByRole('button', { name: `Edit ${TITLE}` }).click();
-      await page.getByRole('heading', { name: TITLE, level: 1 }).waitFor();
+      await page.getByRole('heading', { name: `${TITLE}, draft`, level: 1 }).waitFor();
       expect(new URL(page.url()).searchParams.get('dashboard')).toBe(publicId);
     });
   });

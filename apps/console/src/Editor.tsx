@@ -133,6 +133,21 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [history?.present]);
 
+  // Leaving the editor (Back, the breadcrumb) saves what the autosave had not saved yet; closing the tab with a change
+  // not yet saved asks first.
+  useEffect(() => {
+    const onBeforeUnload = (event: BeforeUnloadEvent) => {
+      if (present.current !== undefined && present.current !== saved.current && !conflict.current) event.preventDefault();
+    };
+    addEventListener('beforeunload', onBeforeUnload);
+    return () => {
+      removeEventListener('beforeunload', onBeforeUnload);
+      void saveNow();
+    };
+    // On unmount only; saveNow reads refs.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
   const change = (next: (draft: Draft) => Draft) => setHistory((before) => (before === undefined ? before : record(before, next(before.present))));
 
   // Ctrl+Z and Ctrl+Shift+Z (or Ctrl+Y) outside a text field: undo and redo.
