@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Frame, Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /** axe-core's browser bundle, read once; evaluated in the page (CDP evaluation is not subject to the page's CSP). */
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -54,3 +55,9 @@ export function countViolations(violations: readonly AxeViolation[]): { byImpact
 /** A violation list as readable text (rule, impact, the first few elements), for a failing assertion's message. */
 export const describeViolations = (violations: readonly AxeViolation[]) => violations.map((v) =>
   `${v.id} [${v.impact}] ${v.help}\n${v.nodes.slice(0, 5).map((n) => `  ${n.target}: ${n.summary}`).join('\n')}`).join('\n');
+
+/** Fails the test when axe finds a serious or critical violation on a page (`name` says which, in the failure). */
+export async function expectNoBlocking(target: Page | Frame, name: string): Promise<void> {
+  const violations = blocking(await runAxe(target));
+  expect(violations, `axe on the ${name} page:\n${describeViolations(violations)}`).toEqual([]);
+}

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { blocking, describeViolations, runAxe } from './axe.js';
+import { expectNoBlocking } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
 import type { Chromium } from './browser.js';
 import { importFile } from '../apps/server/src/import/import.js';
@@ -41,11 +41,6 @@ afterAll(async () => {
 
 /** The names of the listed items, in the order shown. */
 const itemNames = (page: Page) => page.locator('ul.items > li .name').allTextContents();
-
-async function expectNoBlocking(page: Page, name: string): Promise<void> {
-  const violations = blocking(await runAxe(page));
-  expect(violations, `axe on the ${name} page:\n${describeViolations(violations)}`).toEqual([]);
-}
 
 for (const dialect of ['sqlite', 'postgres'] as const) {
   const skipped = !hasChromium ? 'no Chromium' : dialect === 'postgres' && postgresUrl === null ? 'no SVC_TEST_POSTGRES_URL' : undefined;

@@ -3,23 +3,30 @@ import type { FunctionComponent } from 'preact';
 import { ApiError, listDeployments, logout } from './api.js';
 import type { Deployment } from './api.js';
 import { translator } from './i18n.js';
+import type { MessageKey } from './i18n.js';
 import { SignIn } from './SignIn.js';
 import { describeError } from './errors.js';
-import type { ModelPageProps, SettingsPageProps, WorkspacePageProps } from './pages.js';
+import { readRoute } from './pages.js';
+import type { EditorPageProps, ModelPageProps, Route, SettingsPageProps, WorkspacePageProps } from './pages.js';
 
-/** The workspace page is its own chunk: the sign-in page does not wait for it. */
-const loadWorkspace = () => import('./Workspace.js').then((module) => module.WorkspacePage);
-/** The embedding settings and the model are others, each loaded when opened. */
-const loadSettings = () => import('./settings/Settings.js').then((module) => module.SettingsPage);
-const loadModel = () => import('./model/Model.js').then((module) => module.ModelPage);
-
-/** The console's pages, by the address's `page` (none: the workspace). */
-type PageName = 'workspace' | 'embedding' | 'model';
-const pageOf = (): PageName => {
-  const page = new URLSearchParams(location.search).get('page');
-  return page === 'embedding' || page === 'model' ? page : 'workspace';
+/**
+ * Each page is a chunk of its own, loaded when it is first shown: the sign-in page waits for none of them, and only
+ * who edits loads the editor (the chart builder, the draft, the grid).
+ */
+const PAGES = {
+  workspace: () => import('./Workspace.js').then((module) => module.WorkspacePage as FunctionComponent<never>),
+  editor: () => import('./Editor.js').then((module) => module.EditorPage as FunctionComponent<never>),
+  embedding: () => import('./settings/Settings.js').then((module) => module.SettingsPage as FunctionComponent<never>),
+  model: () => import('./model/Model.js').then((module) => module.ModelPage as FunctionComponent<never>),
 };
-const PAGE_TITLES = { workspace: 'workspace', embedding: 'embeddingSettings', model: 'model' } as const;
+type PageName = keyof typeof PAGES;
+
+/** The pages of the top bar, with their titles; the editor titles itself. */
+const NAV: Array<{ page: Exclude<PageName, 'editor'>; label: MessageKey; href: string; adminsOnly: boolean }> = [
+  { page: 'workspace', label: 'workspace', href: '/console', adminsOnly: false },
+  { page: 'model', label: 'model', href: '/console?page=model', adminsOnly: false },
+  { page: 'embedding', label: 'embeddingSettings', href: '/console?page=embedding', adminsOnly: true },
+];
 
 type State =
   | { kind: 'checking' }
@@ -43,43 +50,24 @@ function readWho(): Who | undefined {
 
 /**
  * The console's shell (issue 34): asks the API whether the console cookie signs someone in (the deployments list
- * answers 401 otherwise), then shows the sign-in form or the workspace.
+ * answers 401 otherwise), then shows the sign-in form, or the page the address names with the top bar's pages.
  */
 export function App({ locale }: { locale: string }) {
   const [t] = useState(() => translator(locale));
   const [state, setState] = useState<State>({ kind: 'checking' });
-  const [Workspace, setWorkspace] = useState<FunctionComponent<WorkspacePageProps> | undefined>(undefined);
+  const [loaded, setLoaded] = useState<Partial<Record<PageName, FunctionComponent<never>>>>({});
+  const [route, setRoute] = useState<Route>(() => readRoute(location.search));
   const [email, setEmail] = useState(() => sessionStorage.getItem(WHO_KEY) ?? undefined);
   const [who, setWho] = useState(readWho);
-  const [page, setPage] = useState<PageName>(pageOf);
-  const [Settings, setSettings] = useState<FunctionComponent<SettingsPageProps> | undefined>(undefined);
-  const [Model, setModel] = useState<FunctionComponent<ModelPageProps> | undefined>(undefined);
 
-  useEffect(() => {
-    const onPop = () => setPage(pageOf());
-    addEventListener('popstate', onPop);
-    return () => removeEventListener('popstate', onPop);
-  }, []);
-
-  useEffect(() => {
-    if (page === 'embedding' && Settings === undefined) {
-      loadSettings().then((component) => setSettings(() => component), (error: unknown) => setState({ kind: 'failed', message: describeError(t, error) }));
-    }
-    if (page === 'model' && Model === undefined) {
-      loadModel().then((component) => setModel(() => component), (error: unknown) => setState({ kind: 'failed', message: describeError(t, error) }));
-    }
-  }, [page, Settings, Model, t]);
-
-  const open = (next: PageName) => (event: Event) => {
-    event.preventDefault();
-    history.pushState(null, '', next === 'workspace' ? location.pathname : `${location.pathname}?page=${next}`);
-    setPage(next);
+  const load = async (page: PageName) => {
+    const component = await PAGES[page]();
+    setLoaded((before) => ({ ...before, [page]: component }));
   };
 
   const enter = async () => {
     try {
-      const [{ items }, page] = await Promise.all([listDeployments(), loadWorkspace()]);
-      setWorkspace(() => page);
+      const [{ items }] = await Promise.all([listDeployments(), load(readRoute(location.search).page)]);
       setState({ kind: 'signed-in', deployments: items });
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) setState({ kind: 'signed-out' });
@@ -93,9 +81,30 @@ export function App({ locale }: { locale: string }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
+  // The page follows the address: a link, the browser's Back and Forward.
   useEffect(() => {
-    document.title = state.kind === 'signed-in' ? `${t(PAGE_TITLES[page])} · ${t('appName')}` : t('appName');
-  }, [state.kind, page, t]);
+    const onPop = () => setRoute(readRoute(location.search));
+    addEventListener('popstate', onPop);
+    return () => removeEventListener('popstate', onPop);
+  }, []);
+
+  useEffect(() => {
+    if (loaded[route.page] === undefined) load(route.page).catch((error: unknown) => setState({ kind: 'failed', message: describeError(t, error) }));
+    // load reads nothing else that changes.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [route.page, loaded]);
+
+  const navigate = (url: string) => {
+    history.pushState(null, '', url);
+    setRoute(readRoute(location.search));
+    scrollTo(0, 0);
+  };
+
+  useEffect(() => {
+    if (route.page === 'editor') return;
+    const label = NAV.find((entry) => entry.page === route.page)?.label ?? 'workspace';
+    document.title = state.kind === 'signed-in' ? `${t(label)} · ${t('appName')}` : t('appName');
+  }, [state.kind, t, route.page]);
 
   if (state.kind === 'checking') return <p class="status" role="status">{t('loading')}</p>;
   if (state.kind === 'failed') {
@@ -130,31 +139,47 @@ export function App({ locale }: { locale: string }) {
       setState({ kind: 'signed-out' });
     }
   };
+  const sessionEnded = () => setState({ kind: 'signed-out', notice: t('sessionEnded') });
+  const isAdmin = who?.role === 'admin';
+  const loading = <p class="status" role="status">{t('loading')}</p>;
+
+  const page = () => {
+    const Page = loaded[route.page];
+    if (Page === undefined) return loading;
+    if (route.page === 'editor') {
+      const deploymentId = route.deploymentId !== undefined && state.deployments.some((d) => d.id === route.deploymentId) ? route.deploymentId : state.deployments[0]?.id;
+      if (deploymentId === undefined) return <main><p>{t('noDeployments')}</p></main>;
+      const back = new URLSearchParams({ deployment: String(deploymentId) });
+      if (route.folderId !== undefined) back.set('folder', String(route.folderId));
+      const Editor = Page as FunctionComponent<EditorPageProps>;
+      return <Editor key={route.publicId} t={t} locale={locale} deploymentId={deploymentId} publicId={route.publicId} backUrl={`/console?${back.toString()}`} navigate={navigate} onSignedOut={sessionEnded} />;
+    }
+    if (route.page === 'embedding') {
+      const Settings = Page as FunctionComponent<SettingsPageProps>;
+      return <Settings t={t} locale={locale} deployments={state.deployments} userId={who?.id} onSignedOut={sessionEnded} />;
+    }
+    if (route.page === 'model') {
+      const Model = Page as FunctionComponent<ModelPageProps>;
+      return <Model t={t} deployments={state.deployments} isAdmin={isAdmin} onSignedOut={sessionEnded} />;
+    }
+    const Workspace = Page as FunctionComponent<WorkspacePageProps>;
+    return <Workspace t={t} locale={locale} deployments={state.deployments} navigate={navigate} onSignedOut={sessionEnded} />;
+  };
+
   return (
     <>
       <header class="topbar">
         <p class="brand">{t('appName')}</p>
         <nav aria-label={t('pages')}>
-          <a href={location.pathname} aria-current={page === 'workspace' ? 'page' : undefined} onClick={open('workspace')}>{t('workspace')}</a>
-          {who?.role !== 'member' ? (
-            <a href={`${location.pathname}?page=embedding`} aria-current={page === 'embedding' ? 'page' : undefined} onClick={open('embedding')}>{t('embeddingSettings')}</a>
-          ) : null}
-          <a href={`${location.pathname}?page=model`} aria-current={page === 'model' ? 'page' : undefined} onClick={open('model')}>{t('model')}</a>
+          {NAV.filter((entry) => !entry.adminsOnly || who?.role !== 'member').map((entry) => (
+            <a key={entry.page} href={entry.href} aria-current={route.page === entry.page ? 'page' : undefined}
+              onClick={(event) => { event.preventDefault(); navigate(entry.href); }}>{t(entry.label)}</a>
+          ))}
         </nav>
         {email !== undefined ? <span class="who">{t('signedInAs', { email })}</span> : <span class="who" />}
         <button type="button" onClick={() => void signOut()}>{t('signOut')}</button>
       </header>
-      {page === 'model'
-        ? (Model !== undefined
-          ? <Model t={t} deployments={state.deployments} isAdmin={who?.role === 'admin'} onSignedOut={() => setState({ kind: 'signed-out', notice: t('sessionEnded') })} />
-          : <p class="status" role="status">{t('loading')}</p>)
-        : page === 'embedding'
-        ? (Settings !== undefined
-          ? <Settings t={t} locale={locale} deployments={state.deployments} userId={who?.id} onSignedOut={() => setState({ kind: 'signed-out', notice: t('sessionEnded') })} />
-          : <p class="status" role="status">{t('loading')}</p>)
-        : Workspace !== undefined
-        ? <Workspace t={t} locale={locale} deployments={state.deployments} onSignedOut={() => setState({ kind: 'signed-out', notice: t('sessionEnded') })} />
-        : null}
+      {page()}
     </>
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, getDashboard, listWorkspace, setFavorite } from './api.js';
+import { ApiError, createDashboard, getDashboard, listWorkspace, setFavorite } from './api.js';
 import type { AuthoredDashboard, FolderPathEntry, OrderDirection, OrderField, PageInfo, WorkspaceItem } from './api.js';
+import { editorUrl } from './pages.js';
 import type { WorkspacePageProps } from './pages.js';
 import { describeError } from './errors.js';
 import type { MessageKey, Translate } from './i18n.js';
@@ -45,7 +46,7 @@ type DashboardState = { kind: 'loading' } | { kind: 'loaded'; dashboard: Authore
  * answers them (folders first), with search, the four orders, favourites, folders opened with breadcrumbs, and
  * further pages through the cursor. A workbook shows its dashboard's title and status (read-only for now).
  */
-export function WorkspacePage({ t, locale, deployments, onSignedOut }: WorkspacePageProps) {
+export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }: WorkspacePageProps) {
   const [place, setPlace] = useState<Place>(readPlace);
   const [searchInput, setSearchInput] = useState('');
   const [search, setSearch] = useState('');
@@ -206,6 +207,8 @@ export function WorkspacePage({ t, locale, deployments, onSignedOut }: Workspace
             {Object.entries(ORDERS).map(([key, o]) => <option key={key} value={key}>{t(o.label)}</option>)}
           </select>
         </div>
+        <NewDashboard t={t} deploymentId={deployment.id} folderId={place.folderId} onSignedOut={onSignedOut}
+          onCreated={(publicId) => navigate(editorUrl(deployment.id, publicId, place.folderId))} />
       </div>
       <p class="visually-hidden" role="status">{announcement}</p>
       {error !== undefined ? (
@@ -222,7 +225,8 @@ export function WorkspacePage({ t, locale, deployments, onSignedOut }: Workspace
           {items.map((item) => (
             <Item key={item.id} item={item} t={t} dates={dates} showLocation={search !== ''}
               dashboard={item.publishedDashboard?.publicId !== undefined ? dashboards[item.publishedDashboard.publicId] : undefined}
-              onOpen={() => openFolder(item)} onFavorite={() => void toggleFavorite(item)} />
+              onOpen={() => openFolder(item)} onFavorite={() => void toggleFavorite(item)}
+              onEdit={(publicId) => navigate(editorUrl(deployment.id, publicId, place.folderId))} />
           ))}
         </ul>
       ) : null}
@@ -234,13 +238,62 @@ export function WorkspacePage({ t, locale, deployments, onSignedOut }: Workspace
   );
 }
 
+/**
+ * "New dashboard": asks a title, creates a blank dashboard in the folder shown (`POST .../dashboards`) and opens it
+ * in the editor. An error is shown in words in the form, which keeps the title typed.
+ */
+function NewDashboard({ t, deploymentId, folderId, onCreated, onSignedOut }: {
+  t: Translate; deploymentId: number; folderId: number | undefined; onCreated: (publicId: string) => void; onSignedOut: () => void;
+}) {
+  const [open, setOpen] = useState(false);
+  const [title, setTitle] = useState('');
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (open) input.current?.focus();
+  }, [open]);
+  if (!open) return <button type="button" class="primary new-dashboard" onClick={() => setOpen(true)}>{t('newDashboard')}</button>;
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (title.trim() === '') {
+      setError(t('titleRequired'));
+      input.current?.focus();
+      return;
+    }
+    setBusy(true);
+    setError(undefined);
+    try {
+      const created = await createDashboard(deploymentId, { title: title.trim(), ...(folderId !== undefined ? { folderId } : {}) });
+      onCreated(created.publicId);
+    } catch (caught) {
+      if (caught instanceof ApiError && caught.status === 401) onSignedOut();
+      else setError(t('createError', { message: describeError(t, caught) }));
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="new-dashboard-form" onSubmit={(event) => void submit(event)} aria-label={t('newDashboard')}>
+      <div class="field">
+        <label for="ws-new-title">{t('newDashboardTitle')}</label>
+        <input id="ws-new-title" ref={input} value={title} aria-invalid={error !== undefined} aria-describedby={error !== undefined ? 'ws-new-error' : undefined}
+          onInput={(event) => setTitle(event.currentTarget.value)} />
+      </div>
+      <button type="submit" class="primary" disabled={busy}>{t('create')}</button>
+      <button type="button" onClick={() => { setOpen(false); setError(undefined); }}>{t('cancel')}</button>
+      {error !== undefined ? <p id="ws-new-error" class="form-error" role="alert">{error}</p> : null}
+    </form>
+  );
+}
+
 const KIND: Record<WorkspaceItem['type'], MessageKey> = { FOLDER: 'folder', WORKBOOK: 'workbook', REPORT: 'report' };
 const ICON: Record<WorkspaceItem['type'], string> = { FOLDER: '📁', WORKBOOK: '📊', REPORT: '📄' };
 
-function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite }: {
+function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite, onEdit }: {
   item: WorkspaceItem; t: Translate; dates: Intl.DateTimeFormat; showLocation: boolean;
-  dashboard: DashboardState | undefined; onOpen: () => void; onFavorite: () => void;
+  dashboard: DashboardState | undefined; onOpen: () => void; onFavorite: () => void; onEdit: (publicId: string) => void;
 }) {
+  const publicId = item.type === 'WORKBOOK' ? item.publishedDashboard?.publicId : undefined;
   const favorite = item.isFavorite === true;
   const location = showLocation && item.folderPath !== undefined && item.folderPath.length > 0 ? item.folderPath.map((p) => p.name).join(' / ') : undefined;
   return (
@@ -255,6 +308,9 @@ function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite }: {
         {item.type === 'WORKBOOK' ? <div class="meta"><DashboardStatus t={t} item={item} dashboard={dashboard} /></div> : null}
       </div>
       <span class="meta when">{t('updated', { date: dates.format(new Date(item.updatedAt)) })}</span>
+      {publicId !== undefined
+        ? <button type="button" class="edit" aria-label={t('editNamed', { name: item.name })} onClick={() => onEdit(publicId)}>{t('edit')}</button>
+        : <span />}
       <button type="button" class="star" aria-pressed={favorite} aria-label={t('favorite', { name: item.name })} onClick={onFavorite}>
         <span aria-hidden="true">{favorite ? '★' : '☆'}</span>
       </button>

@@ -89,12 +89,56 @@ export interface WorkspaceQuery {
   first?: number;
 }
 
+/** A widget of a dashboard's config (SPEC part A's DashboardWidget), the fields the console writes. */
+export interface WidgetPosition { x: number; y: number; w: number; h: number }
+export interface DashboardWidget {
+  id: string;
+  type: string;
+  position: WidgetPosition;
+  config?: Record<string, unknown> | null;
+  [key: string]: unknown;
+}
+export interface DashboardConfig { widgets?: DashboardWidget[] | null; [key: string]: unknown }
+
+/** A chart's report snapshot as a draft holds it (docs/authoring.md "Dashboards"). */
+export interface SnapshotInput {
+  reportId?: number | null;
+  title?: string | null;
+  kind?: string | null;
+  meta?: Record<string, unknown> | null;
+  spec?: unknown;
+  preferences?: unknown;
+  [key: string]: unknown;
+}
+
+/** What `PUT .../draft` takes, and what a dashboard's draft holds. */
+export interface Draft {
+  title: string | null;
+  description: string | null;
+  allowEmbed: boolean;
+  config: DashboardConfig;
+  reportSnapshots: SnapshotInput[];
+}
+
 export interface AuthoredDashboard {
   publicId: string;
+  deploymentId: number;
+  workbookId: number;
   status: 'draft' | 'published' | 'archived';
-  published: { title?: string | null } | null;
-  draft: { title?: string | null } | null;
+  published: ({ title?: string | null; description?: string | null; allowEmbed?: boolean; versionNumber?: number; config: DashboardConfig; reportSnapshots: SnapshotInput[] }) | null;
+  draft: Draft | null;
+  draftRevision: number;
 }
+
+export interface DashboardVersion { versionNumber: number; title: string | null; publishedAt: string; current: boolean }
+
+/** `GET .../meta`: the deployment's views in the shape of Cube's /v1/meta. */
+export interface MetaMember { name: string; title?: string; shortTitle?: string; type: string; format?: string; decimalPlaces?: number }
+export interface MetaCube { name: string; title?: string; measures: MetaMember[]; dimensions: MetaMember[] }
+export interface Meta { cubes: MetaCube[] }
+
+export interface ResultColumn { name: string; title?: string; type?: string; kind?: 'measure' | 'dimension'; granularity?: string; format?: { type?: string; decimalPlaces?: number | null } | null }
+export interface PreviewAnswer { columns: ResultColumn[]; rows: unknown[][]; truncated: boolean; timezone: string; source: string }
 
 export const login = (input: { email: string; password: string; tenantName?: string }) =>
   call<{ expiresAt: string; user: SignedInUser }>('POST', '/api/v1/auth/login', input);
@@ -119,3 +163,27 @@ export const setFavorite = (deploymentId: number, itemId: number, favorite: bool
 
 export const getDashboard = (publicId: string) =>
   call<AuthoredDashboard>('GET', `/api/v1/dashboards/${encodeURIComponent(publicId)}`);
+
+/** The draft's ETag, which a save names in If-Match (docs/authoring.md "Dashboards"). */
+export const draftTag = (revision: number) => `"draft-${revision}"`;
+
+export const createDashboard = (deploymentId: number, input: { title: string; folderId?: number }) =>
+  call<AuthoredDashboard>('POST', `/api/v1/deployments/${deploymentId}/dashboards`, { ...input, config: { widgets: [] } });
+
+const dashboardPath = (publicId: string) => `/api/v1/dashboards/${encodeURIComponent(publicId)}`;
+
+export const saveDraft = (publicId: string, draft: Draft, revision: number) =>
+  call<AuthoredDashboard>('PUT', `${dashboardPath(publicId)}/draft`, draft, { 'if-match': draftTag(revision) });
+
+export const publishDashboard = (publicId: string, revision: number) =>
+  call<AuthoredDashboard>('POST', `${dashboardPath(publicId)}/publish`, undefined, { 'if-match': draftTag(revision) });
+
+export const listVersions = (publicId: string) => call<{ items: DashboardVersion[] }>('GET', `${dashboardPath(publicId)}/versions`);
+
+export const restoreVersion = (publicId: string, versionNumber: number) =>
+  call<AuthoredDashboard>('POST', `${dashboardPath(publicId)}/versions/${versionNumber}/restore`);
+
+export const getMeta = (deploymentId: number) => call<Meta>('GET', `/api/v1/deployments/${deploymentId}/meta`);
+
+export const previewQuery = (deploymentId: number, query: unknown) =>
+  call<PreviewAnswer>('POST', `/api/v1/deployments/${deploymentId}/query`, { query });

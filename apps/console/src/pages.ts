@@ -6,9 +6,49 @@ export interface WorkspacePageProps {
   t: Translate;
   locale: string;
   deployments: Deployment[];
+  /** Goes to another page of the console (an address under /console), as a link would. */
+  navigate: (url: string) => void;
   /** The API answered 401: the cookie's session ended. */
   onSignedOut: () => void;
 }
 
 export type { SettingsPageProps } from './settings/Settings.js';
 export type { ModelPageProps } from './model/Model.js';
+/** What the shell gives the dashboard editor, a chunk of its own too. */
+export interface EditorPageProps {
+  t: Translate;
+  locale: string;
+  deploymentId: number;
+  publicId: string;
+  /** The workspace's address the editor goes back to (its folder). */
+  backUrl: string;
+  navigate: (url: string) => void;
+  onSignedOut: () => void;
+}
+
+/** The editor's address: it survives a reload. */
+export function editorUrl(deploymentId: number, publicId: string, folderId: number | undefined): string {
+  const params = new URLSearchParams({ deployment: String(deploymentId), dashboard: publicId });
+  if (folderId !== undefined) params.set('folder', String(folderId));
+  return `/console?${params.toString()}`;
+}
+
+/** The page an address shows: the editor of `?dashboard=`, the page `?page=` names, else the workspace. */
+export type Route =
+  | { page: 'workspace' }
+  | { page: 'embedding' }
+  | { page: 'model' }
+  | { page: 'editor'; deploymentId: number | undefined; publicId: string; folderId: number | undefined };
+
+export function readRoute(search: string): Route {
+  const params = new URLSearchParams(search);
+  const number = (name: string) => {
+    const value = params.get(name);
+    return value !== null && /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : undefined;
+  };
+  const publicId = params.get('dashboard');
+  if (publicId !== null && /^[A-Za-z0-9_.-]{1,200}$/.test(publicId)) return { page: 'editor', deploymentId: number('deployment'), publicId, folderId: number('folder') };
+  const page = params.get('page');
+  if (page === 'embedding' || page === 'model') return { page };
+  return { page: 'workspace' };
+}

@@ -111,10 +111,10 @@ function ViewCard({ t, cube, policies, showPolicies }: { t: Translate; cube: Met
           {cube.dimensions.map((d) => <tr key={d.name}><td><code>{d.name}</code></td><td>{d.shortTitle}</td><td>{t('dimension')}{d.primaryKey === true ? ` (${t('primaryKey')})` : ''}</td><td>{d.type}</td><td>{d.format ?? ''}</td></tr>)}
         </tbody>
       </table>
-      <p><strong>{t('joins')}:</strong> {cube.joins.length === 0 ? t('none') : cube.joins.map((j) => j.name).join(', ')}</p>
+      <p><strong>{t('joins')}:</strong> {cube.joins.length === 0 ? t('noneListed') : cube.joins.map((j) => j.name).join(', ')}</p>
       <div>
         <strong>{t('preAggregations')}:</strong>{' '}
-        {cube.preAggregations.length === 0 ? t('none') : (
+        {cube.preAggregations.length === 0 ? t('noneListed') : (
           <ul class="plain">
             {cube.preAggregations.map((p) => (
               <li key={p.name}>
@@ -211,7 +211,7 @@ function ModelEditor({ t, deploymentId, model, fail, onSaved }: { t: Translate; 
       {saveError !== undefined ? (
         <div class="form-error" role="alert">
           <p>{saveError.message}</p>
-          {saveError.conflict ? <button type="button" onClick={() => void onSaved()}>{t('reloadTheirs')}</button> : null}
+          {saveError.conflict ? <button type="button" onClick={() => void onSaved()}>{t('reloadTheirModel')}</button> : null}
         </div>
       ) : null}
       <div class="row">

@@ -80,7 +80,7 @@ describeEachDialect('the console page', (t) => {
 });
 
 describe('the console build', () => {
-  it(`keeps the initial JavaScript within ${INITIAL_JS_BUDGET_GZIP / 1024} KB gzip, the workspace in a chunk of its own`, () => {
+  it(`keeps the initial JavaScript within ${INITIAL_JS_BUDGET_GZIP / 1024} KB gzip, the workspace and the editor in chunks of their own`, () => {
     const { initial } = builtPage();
     const bytes = initial.map((path) => gzipSync(readFileSync(join(CONSOLE_DIST, path.slice('/console/'.length))), { level: 9 }).length);
     const total = bytes.reduce((a, b) => a + b, 0);
@@ -91,5 +91,9 @@ describe('the console build', () => {
     const workspace = chunks.find((name) => name.startsWith('Workspace-'));
     expect(workspace, `chunks: ${chunks.join(', ')}`).toBeDefined();
     expect(initial.some((path) => path.endsWith(workspace!))).toBe(false);
+    // The dashboard editor (the chart builder, the draft) loads only when a dashboard is opened.
+    const editor = chunks.find((name) => name.startsWith('Editor-'));
+    expect(editor, `chunks: ${chunks.join(', ')}`).toBeDefined();
+    expect(initial.some((path) => path.endsWith(editor!))).toBe(false);
   });
 });

@@ -1,0 +1,244 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiError, previewQuery } from './api.js';
+import type { Meta, MetaCube, MetaMember, PreviewAnswer, SnapshotInput } from './api.js';
+import { CHART_KINDS, FILTER_OPERATORS, GRANULARITIES, buildQuery, chartTitle, drawingFor, emptyBuilder, orderableMembers, suggestKind, timeColumn } from './builder.js';
+import type { BuilderFilter, BuilderState, ChartKind, FilterOperator, Titles } from './builder.js';
+import { describeError } from './errors.js';
+import type { MessageKey, Translate } from './i18n.js';
+
+const PREVIEW_DELAY_MS = 400;
+const PREVIEW_ROWS = 20;
+
+const KIND_LABELS: Record<ChartKind, MessageKey> = {
+  line: 'kindLine', bar: 'kindBar', area: 'kindArea', kpi: 'kindKpi', table: 'kindTable', map: 'kindMap', sankey: 'kindSankey',
+};
+
+const memberLabel = (member: MetaMember) => member.shortTitle ?? member.title ?? member.name;
+
+/** The titles of a deployment's members, for axes and chart titles. */
+function titlesOf(meta: Meta): Titles {
+  const titles: Record<string, string> = {};
+  for (const cube of meta.cubes) {
+    for (const member of [...cube.measures, ...cube.dimensions]) titles[member.name] = memberLabel(member);
+  }
+  return titles;
+}
+
+type Preview = { kind: 'idle' } | { kind: 'loading'; previous?: PreviewAnswer | undefined } | { kind: 'ready'; answer: PreviewAnswer } | { kind: 'failed'; message: string; field?: string | undefined };
+
+/**
+ * The chart builder (issue 34): a view, then its measures, dimensions, a time dimension with its grain and date range,
+ * filters with every operator of the query format, order and limit; a live preview from the preview endpoint (debounced),
+ * with where its answer came from; the chart its shape suggests, which can be changed; "Add to dashboard".
+ */
+export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut }: {
+  t: Translate; locale: string; deploymentId: number; meta: Meta; onAdd: (snapshot: SnapshotInput) => void; onSignedOut: () => void;
+}) {
+  const [state, setState] = useState<BuilderState>(() => emptyBuilder(meta.cubes[0]?.name ?? ''));
+  const [kindChoice, setKindChoice] = useState<ChartKind | undefined>(undefined);
+  const [title, setTitle] = useState('');
+  const [preview, setPreview] = useState<Preview>({ kind: 'idle' });
+  const [added, setAdded] = useState('');
+  const request = useRef(0);
+  const titles = useMemo(() => titlesOf(meta), [meta]);
+  const cube: MetaCube | undefined = meta.cubes.find((c) => c.name === state.view);
+  const query = buildQuery(state);
+  const queryKey = JSON.stringify(query ?? null);
+  const suggested = suggestKind(query);
+  const kind = kindChoice ?? suggested;
+
+  const change = (patch: Partial<BuilderState>) => setState((before) => ({ ...before, ...patch }));
+  const toggle = (list: 'measures' | 'dimensions', member: string, on: boolean) =>
+    setState((before) => ({ ...before, [list]: on ? [...before[list], member] : before[list].filter((m) => m !== member) }));
+  const changeFilter = (index: number, patch: Partial<BuilderFilter>) =>
+    setState((before) => ({ ...before, filters: before.filters.map((f, i) => (i === index ? { ...f, ...patch } : f)) }));
+
+  useEffect(() => {
+    if (query === undefined) {
+      setPreview({ kind: 'idle' });
+      return undefined;
+    }
+    const id = ++request.current;
+    setPreview((before) => ({ kind: 'loading', previous: before.kind === 'ready' ? before.answer : before.kind === 'loading' ? before.previous : undefined }));
+    const timer = setTimeout(() => {
+      previewQuery(deploymentId, query).then(
+        (answer) => { if (id === request.current) setPreview({ kind: 'ready', answer }); },
+        (caught: unknown) => {
+          if (id !== request.current) return;
+          if (caught instanceof ApiError && caught.status === 401) onSignedOut();
+          else setPreview({ kind: 'failed', message: describeError(t, caught), field: caught instanceof ApiError ? caught.field : undefined });
+        },
+      );
+    }, PREVIEW_DELAY_MS);
+    return () => clearTimeout(timer);
+    // queryKey stands for the query.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [queryKey, deploymentId]);
+
+  const add = () => {
+    if (query === undefined) return;
+    const chartName = title.trim() !== '' ? title.trim() : chartTitle(query, titles);
+    onAdd({ title: chartName, ...drawingFor(kind, query, titles), meta: { query } });
+    setAdded(t('chartAdded', { title: chartName }));
+  };
+
+  const dimensions = cube?.dimensions.filter((d) => d.type !== 'time') ?? [];
+  const times = cube?.dimensions.filter((d) => d.type === 'time') ?? [];
+  const members = cube ? [...cube.dimensions, ...cube.measures] : [];
+  const orderable = orderableMembers(state);
+  const shown = preview.kind === 'ready' ? preview.answer : preview.kind === 'loading' ? preview.previous : undefined;
+
+  return (
+    <section class="builder" aria-labelledby="builder-title">
+      <h2 id="builder-title">{t('builder')}</h2>
+      <div class="builder-grid">
+        <div class="builder-controls">
+          <div class="field">
+            <label for="b-view">{t('view')}</label>
+            <select id="b-view" value={state.view} onChange={(e) => { setState(emptyBuilder(e.currentTarget.value)); setKindChoice(undefined); }}>
+              {meta.cubes.map((c) => <option key={c.name} value={c.name}>{c.title ?? c.name}</option>)}
+            </select>
+          </div>
+          <fieldset>
+            <legend>{t('measures')}</legend>
+            {cube?.measures.map((m) => (
+              <label key={m.name} class="check">
+                <input type="checkbox" checked={state.measures.includes(m.name)} onChange={(e) => toggle('measures', m.name, e.currentTarget.checked)} />
+                {memberLabel(m)}
+              </label>
+            ))}
+          </fieldset>
+          <fieldset>
+            <legend>{t('dimensions')}</legend>
+            {dimensions.map((d) => (
+              <label key={d.name} class="check">
+                <input type="checkbox" checked={state.dimensions.includes(d.name)} onChange={(e) => toggle('dimensions', d.name, e.currentTarget.checked)} />
+                {memberLabel(d)}
+              </label>
+            ))}
+          </fieldset>
+          <fieldset>
+            <legend>{t('time')}</legend>
+            <div class="row">
+              <div class="field">
+                <label for="b-time">{t('timeDimension')}</label>
+                <select id="b-time" value={state.timeDimension} onChange={(e) => change({ timeDimension: e.currentTarget.value, orderBy: '' })}>
+                  <option value="">{t('none')}</option>
+                  {times.map((d) => <option key={d.name} value={d.name}>{memberLabel(d)}</option>)}
+                </select>
+              </div>
+              <div class="field">
+                <label for="b-grain">{t('grain')}</label>
+                <select id="b-grain" value={state.granularity} disabled={state.timeDimension === ''} onChange={(e) => change({ granularity: e.currentTarget.value, orderBy: '' })}>
+                  {GRANULARITIES.map((g) => <option key={g} value={g}>{g}</option>)}
+                </select>
+              </div>
+              <div class="field">
+                <label for="b-from">{t('dateFrom')}</label>
+                <input id="b-from" type="date" value={state.dateFrom} disabled={state.timeDimension === ''} onInput={(e) => change({ dateFrom: e.currentTarget.value })} />
+              </div>
+              <div class="field">
+                <label for="b-to">{t('dateTo')}</label>
+                <input id="b-to" type="date" value={state.dateTo} disabled={state.timeDimension === ''} onInput={(e) => change({ dateTo: e.currentTarget.value })} />
+              </div>
+            </div>
+          </fieldset>
+          <fieldset>
+            <legend>{t('filters')}</legend>
+            {state.filters.map((filter, index) => {
+              const n = index + 1;
+              return (
+                <div class="row filter" key={index}>
+                  <div class="field">
+                    <label for={`b-filter-${n}-member`}>{t('filterMember', { n })}</label>
+                    <select id={`b-filter-${n}-member`} value={filter.member} onChange={(e) => changeFilter(index, { member: e.currentTarget.value })}>
+                      <option value="">{t('pick')}</option>
+                      {members.map((m) => <option key={m.name} value={m.name}>{memberLabel(m)}</option>)}
+                    </select>
+                  </div>
+                  <div class="field">
+                    <label for={`b-filter-${n}-operator`}>{t('filterOperator', { n })}</label>
+                    <select id={`b-filter-${n}-operator`} value={filter.operator} onChange={(e) => changeFilter(index, { operator: e.currentTarget.value as FilterOperator })}>
+                      {FILTER_OPERATORS.map((o) => <option key={o} value={o}>{o}</option>)}
+                    </select>
+                  </div>
+                  <div class="field">
+                    <label for={`b-filter-${n}-values`}>{t('filterValues', { n })}</label>
+                    <input id={`b-filter-${n}-values`} value={filter.values} disabled={filter.operator === 'set' || filter.operator === 'notSet'}
+                      aria-describedby="b-filter-hint" onInput={(e) => changeFilter(index, { values: e.currentTarget.value })} />
+                  </div>
+                  <button type="button" onClick={() => setState((before) => ({ ...before, filters: before.filters.filter((_, i) => i !== index) }))}>
+                    {t('removeFilter', { n })}
+                  </button>
+                </div>
+              );
+            })}
+            <p id="b-filter-hint" class="hint">{t('filterHint')}</p>
+            <button type="button" onClick={() => change({ filters: [...state.filters, { member: '', operator: 'equals', values: '' }] })}>{t('addFilter')}</button>
+          </fieldset>
+          <div class="row">
+            <div class="field">
+              <label for="b-order">{t('orderBy')}</label>
+              <select id="b-order" value={state.orderBy} onChange={(e) => change({ orderBy: e.currentTarget.value })}>
+                <option value="">{t('none')}</option>
+                {orderable.map((m) => <option key={m} value={m}>{titles[m] ?? (state.timeDimension !== '' && m === timeColumn(state.timeDimension, state.granularity) ? `${titles[state.timeDimension] ?? state.timeDimension} (${state.granularity})` : m)}</option>)}
+              </select>
+            </div>
+            <div class="field">
+              <label for="b-direction">{t('direction')}</label>
+              <select id="b-direction" value={state.orderDirection} disabled={state.orderBy === ''} onChange={(e) => change({ orderDirection: e.currentTarget.value as 'asc' | 'desc' })}>
+                <option value="asc">{t('ascending')}</option>
+                <option value="desc">{t('descending')}</option>
+              </select>
+            </div>
+            <div class="field">
+              <label for="b-limit">{t('limit')}</label>
+              <input id="b-limit" inputMode="numeric" value={state.limit} onInput={(e) => change({ limit: e.currentTarget.value })} />
+            </div>
+          </div>
+        </div>
+        <div class="builder-preview">
+          <div class="row">
+            <div class="field">
+              <label for="b-kind">{t('chartKind')}</label>
+              <select id="b-kind" value={kind} aria-describedby="b-kind-hint" onChange={(e) => setKindChoice(e.currentTarget.value as ChartKind)}>
+                {CHART_KINDS.map((k) => <option key={k} value={k}>{t(KIND_LABELS[k])}</option>)}
+              </select>
+              <p id="b-kind-hint" class="hint">{t('suggested', { kind: t(KIND_LABELS[suggested]) })}</p>
+            </div>
+            <div class="field">
+              <label for="b-title">{t('chartTitle')}</label>
+              <input id="b-title" value={title} placeholder={query ? chartTitle(query, titles) : ''} onInput={(e) => setTitle(e.currentTarget.value)} />
+            </div>
+          </div>
+          <button type="button" class="primary" disabled={query === undefined} onClick={add}>{t('addToDashboard')}</button>
+          <p class="visually-hidden" role="status">{added}</p>
+          <h3>{t('preview')}</h3>
+          <div aria-live="polite" class="preview-status">
+            {preview.kind === 'idle' ? <p class="hint">{t('previewIdle')}</p> : null}
+            {preview.kind === 'loading' ? <p class="hint">{t('previewLoading')}</p> : null}
+            {preview.kind === 'ready' ? <p class="source" data-source={preview.answer.source}>{t('previewSource', { source: preview.answer.source, rows: preview.answer.rows.length })}</p> : null}
+          </div>
+          {preview.kind === 'failed' ? <p class="error" role="alert">{t('previewError', { message: preview.message })}</p> : null}
+          {shown !== undefined && preview.kind !== 'failed' ? <PreviewTable answer={shown} locale={locale} t={t} /> : null}
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function PreviewTable({ answer, locale, t }: { answer: PreviewAnswer; locale: string; t: Translate }) {
+  const numbers = new Intl.NumberFormat(locale, { maximumFractionDigits: 2 });
+  const cell = (value: unknown) => (typeof value === 'number' ? numbers.format(value) : value === null || value === undefined ? '–' : String(value));
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={t('previewTable')}>
+      <table class="preview-table">
+        <thead><tr>{answer.columns.map((c) => <th key={c.name} scope="col">{c.title ?? c.name}{c.granularity ? ` (${c.granularity})` : ''}</th>)}</tr></thead>
+        <tbody>
+          {answer.rows.slice(0, PREVIEW_ROWS).map((row, i) => <tr key={i}>{row.map((value, j) => <td key={j}>{cell(value)}</td>)}</tr>)}
+        </tbody>
+      </table>
+      {answer.rows.length > PREVIEW_ROWS ? <p class="hint">{t('previewMore', { shown: PREVIEW_ROWS, rows: answer.rows.length })}</p> : null}
+    </div>
+  );
+}
