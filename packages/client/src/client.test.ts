@@ -133,4 +133,17 @@ describeEachDialect('@svc/client against a real server', (t) => {
     const other = await admin.listItemGrants(deploymentId, folder!).catch((e: unknown) => e);
     expect(other).toMatchObject({ status: 404, field: 'deploymentId' });
   });
+
+  it('makes, renames and moves folders (issue 34); a folder never goes inside itself', async () => {
+    const made = await client.createFolder(deploymentId, { name: ' Client folder ' });
+    expect(made).toMatchObject({ name: 'Client folder', type: 'FOLDER', folderId: null, folderPath: [] });
+    const inner = await client.createFolder(deploymentId, { name: 'Inner', parentId: made.id });
+    expect(inner).toMatchObject({ folderId: made.id, folderPath: [{ id: made.id, name: 'Client folder' }] });
+    expect((await client.updateWorkspaceItem(deploymentId, made.id, { name: 'Renamed' })).name).toBe('Renamed');
+    const loop = await client.updateWorkspaceItem(deploymentId, made.id, { parentId: inner.id }).catch((e: unknown) => e);
+    expect(loop).toMatchObject({ status: 400, field: 'parentId' });
+    expect(await client.updateWorkspaceItem(deploymentId, inner.id, { parentId: null })).toMatchObject({ folderId: null, folderPath: [] });
+    const names = (await client.listWorkspace(deploymentId, { types: ['FOLDER'] })).items.map((i) => i.name);
+    expect(names).toEqual(expect.arrayContaining(['Inner', 'Renamed']));
+  });
 });

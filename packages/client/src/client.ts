@@ -267,6 +267,18 @@ export class SvcClient {
     return (await this.#call<{ grants: ItemGrant[] }>('PUT', `/api/v1/deployments/${deploymentId}/workspace/${itemId}/grants`, { grants })).grants;
   }
 
+  // Issue 34, folders (the console's workspace).
+
+  /** Makes a folder at the deployment's root, or in `parentId`; answers it as the workspace listing shows it. */
+  async createFolder(deploymentId: number, input: { name: string; parentId?: number | null }): Promise<WorkspaceItem> {
+    return this.#call('POST', `/api/v1/deployments/${deploymentId}/workspace/folders`, input);
+  }
+
+  /** Renames an item (`name`), or moves it with everything below it into another folder (`parentId`; null: the root). */
+  async updateWorkspaceItem(deploymentId: number, itemId: number, change: { name?: string; parentId?: number | null }): Promise<WorkspaceItem> {
+    return this.#call('PATCH', `/api/v1/deployments/${deploymentId}/workspace/${itemId}`, change);
+  }
+
   async #get<T>(path: string): Promise<T> {
     return this.#call('GET', path);
   }

@@ -286,6 +286,24 @@ const EXPECTED = {
     bWorkbook:                             [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
     aFolderViaBDeployment:                 [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
   },
+  // Issue 34, folders: creating in a folder, renaming or moving an item is changing it (issue 33's edit rule); the
+  // root is every member's. Each cell's item is made for it by its account's admin (in Editable: mona's editor grant;
+  // in F: her viewer grant).
+  createWorkspaceFolder: {
+    aRoot:                                 [401, 201, 201, 201, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    bRoot:                                 [401, 404, 404, 404, 201, 403, 403, 403, 403, 403, 404, 401, 401],
+    aViewerFolder:                         [401, 201, 403, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    aEditorFolder:                         [401, 201, 201, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+  },
+  updateWorkspaceItem: {
+    aRootRename:                           [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aEditableRename:                       [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aViewerRename:                         [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aEditableToRoot:                       [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aEditableToViewer:                     [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bRename:                               [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+    aItemViaBDeployment:                   [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
   listUsers: {
     callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
   },
@@ -874,6 +892,49 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       listItemGrants: { aFolder: grantsRead('aFolder'), bWorkbook: grantsRead('bWorkbook'), aFolderViaBDeployment: grantsRead('aFolderViaBDeployment') },
       replaceItemGrants: { aFolder: grantsReplace('aFolder'), bWorkbook: grantsReplace('bWorkbook'), aFolderViaBDeployment: grantsReplace('aFolderViaBDeployment') },
     };
+    // Issue 34, folders: a folder made in the cell's place, or one made for the cell by its account's admin and
+    // renamed or moved; a 2xx made the change, a refusal nothing (read back from the table).
+    const itemRow = (id: number) => t().db.kysely.selectFrom('workspace_items').select(['name', 'folder_id']).where('id', '=', id).executeTakeFirst();
+    const folderMade = (account: 'a' | 'b', parentId?: number): Variant => ({
+      prepare: async () => {
+        const name = unique('folder');
+        return {
+          url: `/api/v1/deployments/${deploymentOf(account)}/workspace/folders`, payload: { name, ...(parentId === undefined ? {} : { parentId }) },
+          check: async (res) => {
+            const found = await t().db.kysely.selectFrom('workspace_items').select(['deployment_id', 'folder_id']).where('name', '=', name).executeTakeFirst();
+            expect(found, 'the folder made').toEqual(isSuccess(res) ? { deployment_id: deploymentOf(account), folder_id: parentId ?? null } : undefined);
+          },
+        };
+      },
+    });
+    const itemChanged = (account: 'a' | 'b', where: number | undefined, change: 'rename' | { to: number | null }, via: 'a' | 'b' = account): Variant => ({
+      prepare: async () => {
+        const made = await app.inject({ method: 'POST', url: `/api/v1/deployments/${deploymentOf(account)}/workspace/folders`, headers: adminOf(account), payload: { name: unique('changed'), ...(where === undefined ? {} : { parentId: where }) } });
+        expect(made.statusCode, made.body).toBe(201);
+        const item = made.json() as { id: number; name: string };
+        const payload = change === 'rename' ? { name: `${item.name}-renamed` } : { parentId: change.to };
+        return {
+          url: `/api/v1/deployments/${deploymentOf(via)}/workspace/${item.id}`, payload,
+          check: async (res) => {
+            const after = await itemRow(item.id);
+            if (change === 'rename') expect(after?.name, 'the name').toBe(isSuccess(res) ? `${item.name}-renamed` : item.name);
+            else expect(after?.folder_id, 'the folder').toBe(isSuccess(res) ? change.to : (where ?? null));
+          },
+        };
+      },
+    });
+    const workspaceItemOperations = {
+      createWorkspaceFolder: { aRoot: folderMade('a'), bRoot: folderMade('b'), aViewerFolder: folderMade('a', a.refs.folder), aEditorFolder: folderMade('a', a.refs.editFolder) },
+      updateWorkspaceItem: {
+        aRootRename: itemChanged('a', undefined, 'rename'),
+        aEditableRename: itemChanged('a', a.refs.editFolder, 'rename'),
+        aViewerRename: itemChanged('a', a.refs.folder, 'rename'),
+        aEditableToRoot: itemChanged('a', a.refs.editFolder, { to: null }),
+        aEditableToViewer: itemChanged('a', a.refs.editFolder, { to: a.refs.folder! }),
+        bRename: itemChanged('b', undefined, 'rename'),
+        aItemViaBDeployment: itemChanged('a', undefined, 'rename', 'b'),
+      },
+    };
     const authoringOperations = {
       listDeployments: {
         callerAccount: {
@@ -1077,6 +1138,7 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       ...adminOperations,
       ...dashboardAuthoring,
       ...itemGrantOperations,
+      ...workspaceItemOperations,
       checkLiveness: {
         process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
       },
