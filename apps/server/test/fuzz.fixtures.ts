@@ -305,6 +305,7 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     tenantId: [victimTenants[0]!, foreignTenant],
     memberIds: [victimUsers[0]!, victimUsers[1]!, foreignUser],
     name: [id('named-by-the-fuzzer'), 'victim-tenant-3', 'Sales'],
+    copyOf: [id('main'), id('draft'), id('foreign'), 'not-a-dashboard'],
   };
   const embedPaths = /^\/api\/v1\/embed\/(dashboard|ai|deployments|session$)/;
   const mainDashboard = { publicId: id('main') };
@@ -376,7 +377,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     // Issue 33, editor grants.
     listItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-sales']! } },
     replaceItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-grantable']! }, body: { grants: [{ userId: main.refs.bob!, role: 'editor' }, { groupId: main.refs.sales!, role: 'viewer' }] } },
-    // Issue 34, folders.
+    // Issue 34: who is calling; folders.
+    getMe: {},
     createWorkspaceFolder: { path: { deploymentId: prod }, body: { name: 'Made by the fuzzer', parentId: main.refs['f-destination']! } },
     updateWorkspaceItem: { path: { deploymentId: prod, itemId: main.refs['f-movable']! }, body: { name: 'Moved by the fuzzer', parentId: main.refs['f-destination']! } },
   };

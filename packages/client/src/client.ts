@@ -4,7 +4,7 @@ import type {
   DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
   PlatformUserChange, PlatformUserInput, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
-import type { ItemGrant, ItemGrantInput } from './types.js';
+import type { ItemGrant, ItemGrantInput, Me } from './types.js';
 
 export interface SvcClientOptions {
   /** The tenant host, e.g. `https://analytics.example.com`. */
@@ -267,7 +267,14 @@ export class SvcClient {
     return (await this.#call<{ grants: ItemGrant[] }>('PUT', `/api/v1/deployments/${deploymentId}/workspace/${itemId}/grants`, { grants })).grants;
   }
 
-  // Issue 34, folders (the console's workspace).
+  // Issue 34, the console.
+
+  /** Who is calling: the user, their account, and how they are signed in (here always `api-key`). */
+  async me(): Promise<Me> {
+    return this.#call('GET', '/api/v1/me');
+  }
+
+  // Folders (the console's workspace).
 
   /** Makes a folder at the deployment's root, or in `parentId`; answers it as the workspace listing shows it. */
   async createFolder(deploymentId: number, input: { name: string; parentId?: number | null }): Promise<WorkspaceItem> {

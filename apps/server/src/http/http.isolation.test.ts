@@ -74,6 +74,10 @@ const EXPECTED = {
   logout: {
     callerCookie:                          [204, 204, 204, 204, 204, 204, 204, 204, 204, 204, 204, 204, 204],
   },
+  // Issue 34: who is calling, for the console's top bar: every platform credential, never an embed token.
+  getMe: {
+    caller:                                [401, 200, 200, 200, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
   generateEmbedSession: {
     aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
@@ -245,6 +249,9 @@ const EXPECTED = {
     bProd:                                 [401, 404, 404, 404, 201, 403, 403, 403, 403, 403, 404, 401, 401],
     aViewerFolder:                         [401, 201, 403, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
     aEditorFolder:                         [401, 201, 201, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    // Issue 34, a copy (copyOf aProd): who reads the source copies it to the root; another account's source is a 404.
+    aCopyOfAProd:                          [401, 201, 201, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    bCopyOfAProd:                          [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
   },
   getAuthoredDashboard: {
     aProd:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
@@ -822,11 +829,12 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
         };
       },
     });
-    const createVariant = (account: 'a' | 'b', folderId?: number): Variant => ({
+    const createVariant = (account: 'a' | 'b', folderId?: number, copyOf?: string): Variant => ({
       prepare: async () => {
         const publicId = unique('made');
         return {
-          url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`, payload: { publicId, title: publicId, config: { widgets: [] }, ...(folderId === undefined ? {} : { folderId }) },
+          url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`,
+          payload: { publicId, title: publicId, ...(copyOf === undefined ? { config: { widgets: [] } } : { copyOf }), ...(folderId === undefined ? {} : { folderId }) },
           check: async (res) => {
             const found = await t().db.kysely.selectFrom('dashboards').select('deployment_id').where('public_id', '=', publicId).executeTakeFirst();
             expect(found?.deployment_id, 'the dashboard made').toBe(isSuccess(res) ? deploymentOf(account) : undefined);
@@ -850,7 +858,9 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       mustSee: suffix === '' ? [title] : [],
     });
     const dashboardAuthoring = {
-      createDashboard: { aProd: createVariant('a'), bProd: createVariant('b'), aViewerFolder: createVariant('a', a.refs.folder), aEditorFolder: createVariant('a', a.refs.editFolder) },
+      createDashboard: { aProd: createVariant('a'), bProd: createVariant('b'), aViewerFolder: createVariant('a', a.refs.folder), aEditorFolder: createVariant('a', a.refs.editFolder),
+        aCopyOfAProd: createVariant('a', undefined, publicIds.aProd), bCopyOfAProd: createVariant('b', undefined, publicIds.aProd),
+      },
       getAuthoredDashboard: { aProd: readVariant('aProd', '', 'aProdDashTitle'), bProd: readVariant('bProd', '', 'bDashTitle') },
       replaceDashboardDraft: { aWrite: draftVariant('a'), bProd: draftVariant('b'), aEdit: draftVariant('a', publicIds.aEdit) },
       publishDashboard: { aWrite: versionVariant('a', '/publish', true), bProd: versionVariant('b', '/publish', true), aEdit: versionVariant('a', '/publish', true, publicIds.aEdit) },
@@ -1139,6 +1149,20 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       ...dashboardAuthoring,
       ...itemGrantOperations,
       ...workspaceItemOperations,
+      getMe: {
+        caller: {
+          prepare: async (credential) => ({
+            url: '/api/v1/me',
+            check: async (res) => {
+              if (!isSuccess(res)) return;
+              const caller = PLATFORM_CALLERS[credential]!;
+              const world = caller.account === 'a' ? a : b;
+              expect(res.json().user.id, 'the caller').toBe(world.refs[caller.user]);
+              expect(res.json().signedInWith).toBe(credential === 'consoleSession' ? 'console' : 'api-key');
+            },
+          }),
+        },
+      },
       checkLiveness: {
         process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
       },
