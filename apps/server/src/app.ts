@@ -49,6 +49,7 @@ import { loadTokenSigner } from './sessions/sessions.tokens.js';
 import { PageCache } from './http/http.page-cache.js';
 import { workspaceRoutes } from './workspace/workspace.routes.js';
 import { itemGrantRoutes } from './workspace/workspace.grants.routes.js';
+import { workspaceItemRoutes } from './workspace/workspace.items.routes.js';
 import { selectReportSnapshots } from './dashboards/dashboards.store.js';
 import { resolveWithDns } from './webhooks/webhooks.addresses.js';
 import type { ResolveHost } from './webhooks/webhooks.addresses.js';
@@ -221,6 +222,8 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(dashboardAuthoringRoutes({ ...ctx, checks: draftChecks(ctx) }));
   // Issue 33, editor grants: an item's grants, read and replaced by admins.
   await app.register(itemGrantRoutes(ctx));
+  // Issue 34, the console: folders made, items renamed and moved.
+  await app.register(workspaceItemRoutes({ ...ctx, selectReportSnapshots }));
   await app.register(embedRoutes(ctx, { distDir: options.embedDistDir, sourceMaps: config.embedSourceMaps }));
   await app.register(sdkRoutes({ distDir: options.sdkDistDir }));
   await app.register(consoleRoutes({ distDir: options.consoleDistDir }));

@@ -128,6 +128,9 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
           { ref: 'r-raw', type: 'REPORT', name: 'Raw SQL', createdBy: 'carol' },
           // The one item whose grants the fuzz of replaceItemGrants may replace: no other fixture's access hangs on it.
           { ref: 'f-grantable', type: 'FOLDER', name: 'Grantable', createdBy: 'alice', grants: [{ user: 'bob', role: 'editor' }] },
+          // The items the fuzz of folders may rename, move and make folders in: no other fixture hangs on them.
+          { ref: 'f-movable', type: 'FOLDER', name: 'Movable', createdBy: 'alice', children: [{ ref: 'f-movable-child', type: 'FOLDER', name: 'Movable child', createdBy: 'alice' }] },
+          { ref: 'f-destination', type: 'FOLDER', name: 'Destination', createdBy: 'alice' },
         ],
         views: [{ user: 'bob', item: 'wb-main', at: '2026-03-01T12:00:00Z' }],
         favorites: [{ user: 'bob', item: 'rp-1' }],
@@ -302,6 +305,7 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     tenantId: [victimTenants[0]!, foreignTenant],
     memberIds: [victimUsers[0]!, victimUsers[1]!, foreignUser],
     name: [id('named-by-the-fuzzer'), 'victim-tenant-3', 'Sales'],
+    copyOf: [id('main'), id('draft'), id('foreign'), 'not-a-dashboard'],
   };
   const embedPaths = /^\/api\/v1\/embed\/(dashboard|ai|deployments|session$)/;
   const mainDashboard = { publicId: id('main') };
@@ -374,6 +378,10 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     // Issue 33, editor grants.
     listItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-sales']! } },
     replaceItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-grantable']! }, body: { grants: [{ userId: main.refs.bob!, role: 'editor' }, { groupId: main.refs.sales!, role: 'viewer' }] } },
+    // Issue 34: who is calling; folders.
+    getMe: {},
+    createWorkspaceFolder: { path: { deploymentId: prod }, body: { name: 'Made by the fuzzer', parentId: main.refs['f-destination']! } },
+    updateWorkspaceItem: { path: { deploymentId: prod, itemId: main.refs['f-movable']! }, body: { name: 'Moved by the fuzzer', parentId: main.refs['f-destination']! } },
   };
   // Operations that destroy what they reach get only the rows made for them (and another account's, for the 404).
   const destructiveHints: Record<string, Hints> = {
@@ -381,6 +389,12 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     deleteUser: { userId: [victimUsers[1]!, foreignUser] },
     deleteGroup: { groupId: [victimGroups[1]!, foreignGroup] },
     deleteEmbedTenant: { tenantId: [victimTenants[1]!, foreignTenant] },
+    // Renaming or moving anything else would change what other operations find where.
+    createWorkspaceFolder: { parentId: [main.refs['f-destination']!, main.refs['f-movable-child']!, main.refs['wb-main']!, foreign.refs.wb!] },
+    updateWorkspaceItem: {
+      itemId: [main.refs['f-movable']!, main.refs['f-movable-child']!, foreign.refs.wb!],
+      parentId: [main.refs['f-destination']!, main.refs['f-movable']!, main.refs['f-movable-child']!, main.refs['wb-main']!, foreign.refs.wb!],
+    },
   };
   // A grant replaced anywhere else would change what the member credentials reach for the rest of the run; carol
   // (member-without-grants) is never granted anything.

@@ -82,6 +82,8 @@ describeEachDialect('@svc/client against a real server', (t) => {
     const actions: string[] = [];
     for await (const event of client.auditEvents({ first: 2 })) actions.push(event.action);
     expect(actions).toEqual(['model.replace', 'dashboard.restore', 'dashboard.publish', 'dashboard.draft', 'dashboard.publish', 'dashboard.create']);
+    const copy = await client.createDashboard(deploymentId, { copyOf: created.publicId, title: 'A copy' });
+    expect(copy).toMatchObject({ status: 'draft', published: null, draft: { title: 'A copy', reportSnapshots: [{ kind: 'kpi' }] } });
     await client.archiveDashboard(created.publicId);
     expect((await client.getDashboard(created.publicId)).status).toBe('archived');
   });
@@ -135,5 +137,24 @@ describeEachDialect('@svc/client against a real server', (t) => {
     expect(refused).toMatchObject({ status: 403, field: 'Authorization' });
     const other = await admin.listItemGrants(deploymentId, folder!).catch((e: unknown) => e);
     expect(other).toMatchObject({ status: 404, field: 'deploymentId' });
+  });
+
+  it('answers who is calling (issue 34)', async () => {
+    const me = await client.me();
+    expect(me).toMatchObject({ user: { role: 'admin' }, signedInWith: 'api-key' });
+    expect(me.account.tenantName).toMatch(/^t-/);
+  });
+
+  it('makes, renames and moves folders (issue 34); a folder never goes inside itself', async () => {
+    const made = await client.createFolder(deploymentId, { name: ' Client folder ' });
+    expect(made).toMatchObject({ name: 'Client folder', type: 'FOLDER', folderId: null, folderPath: [] });
+    const inner = await client.createFolder(deploymentId, { name: 'Inner', parentId: made.id });
+    expect(inner).toMatchObject({ folderId: made.id, folderPath: [{ id: made.id, name: 'Client folder' }] });
+    expect((await client.updateWorkspaceItem(deploymentId, made.id, { name: 'Renamed' })).name).toBe('Renamed');
+    const loop = await client.updateWorkspaceItem(deploymentId, made.id, { parentId: inner.id }).catch((e: unknown) => e);
+    expect(loop).toMatchObject({ status: 400, field: 'parentId' });
+    expect(await client.updateWorkspaceItem(deploymentId, inner.id, { parentId: null })).toMatchObject({ folderId: null, folderPath: [] });
+    const names = (await client.listWorkspace(deploymentId, { types: ['FOLDER'] })).items.map((i) => i.name);
+    expect(names).toEqual(expect.arrayContaining(['Inner', 'Renamed']));
   });
 });

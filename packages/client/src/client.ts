@@ -4,7 +4,7 @@ import type {
   DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelCheck, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
   PlatformUserChange, PlatformUserInput, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
-import type { ItemGrant, ItemGrantInput } from './types.js';
+import type { ItemGrant, ItemGrantInput, Me } from './types.js';
 
 export interface SvcClientOptions {
   /** The tenant host, e.g. `https://analytics.example.com`. */
@@ -273,6 +273,25 @@ export class SvcClient {
   /** Replaces the item's grants, all of them, in one write; a grant without a role is a viewer's. */
   async replaceItemGrants(deploymentId: number, itemId: number, grants: ItemGrantInput[]): Promise<ItemGrant[]> {
     return (await this.#call<{ grants: ItemGrant[] }>('PUT', `/api/v1/deployments/${deploymentId}/workspace/${itemId}/grants`, { grants })).grants;
+  }
+
+  // Issue 34, the console.
+
+  /** Who is calling: the user, their account, and how they are signed in (here always `api-key`). */
+  async me(): Promise<Me> {
+    return this.#call('GET', '/api/v1/me');
+  }
+
+  // Folders (the console's workspace).
+
+  /** Makes a folder at the deployment's root, or in `parentId`; answers it as the workspace listing shows it. */
+  async createFolder(deploymentId: number, input: { name: string; parentId?: number | null }): Promise<WorkspaceItem> {
+    return this.#call('POST', `/api/v1/deployments/${deploymentId}/workspace/folders`, input);
+  }
+
+  /** Renames an item (`name`), or moves it with everything below it into another folder (`parentId`; null: the root). */
+  async updateWorkspaceItem(deploymentId: number, itemId: number, change: { name?: string; parentId?: number | null }): Promise<WorkspaceItem> {
+    return this.#call('PATCH', `/api/v1/deployments/${deploymentId}/workspace/${itemId}`, change);
   }
 
   async #get<T>(path: string): Promise<T> {

@@ -6,4 +6,4 @@ export type {
   AccountSettings, ApiKeySummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, NewApiKey, PlatformUser, PlatformUserChange, PlatformUserInput, UserRole,
   AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment, DeploymentSummary, MetaMember, ModelCheck, ModelInput, ModelMeta,
   PageInfo, QueryPreview, QueryPreviewRequest, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';
-export type { GrantRole, ItemGrant, ItemGrantInput } from './types.js';
+export type { GrantRole, ItemGrant, ItemGrantInput, Me } from './types.js';

@@ -114,10 +114,17 @@ export interface DashboardDraftInput {
   reportSnapshots?: Array<Record<string, unknown>>;
 }
 
-export interface DashboardCreateInput extends DashboardDraftInput {
+export interface DashboardCreateInput extends Omit<DashboardDraftInput, 'config'> {
   title: string;
   publicId?: string;
   folderId?: number;
+  /** Required, unless `copyOf` is given. */
+  config?: DashboardDraftInput['config'];
+  /**
+   * The publicId of a dashboard to copy (same deployment): its draft when the caller may change it and it has one,
+   * else its published version. Leave `config` and `reportSnapshots` out.
+   */
+  copyOf?: string;
 }
 
 export interface AuthoredDashboard {
@@ -276,3 +283,12 @@ export type ItemGrant = ({ userId: number; groupId?: never } | { groupId: number
 
 /** A grant as sent: to a user or a group; without a role, a viewer's. */
 export type ItemGrantInput = ({ userId: number; groupId?: never } | { groupId: number; userId?: never }) & { role?: GrantRole };
+
+// Issue 34, the console.
+
+/** Who is calling (`GET /api/v1/me`); never the credential itself. */
+export interface Me {
+  user: { id: number; email: string; firstName: string | null; role: UserRole };
+  account: { id: number; tenantName: string };
+  signedInWith: 'console' | 'api-key';
+}

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { describeEachDialect } from '../../test/dialects.js';
-import { seedAccount } from '../../test/factory.js';
+import { bearer, seedAccount } from '../../test/factory.js';
+import { mintViewer } from '../../test/embed.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { buildApp } from '../app.js';
 import { testConfig } from '../../test/config.js';
@@ -84,6 +85,32 @@ describeEachDialect('console sessions', (t) => {
     } finally {
       clock -= 12 * 3_600_000;
     }
+  });
+
+  it("answers who is calling (GET /api/v1/me): the user, the account and how they signed in, never the credential; 401 once signed out, 403 for an embed token", async () => {
+    const { pair } = cookieOf(await login({ email, password: PASSWORD }));
+    await t().db.kysely.updateTable('users').set({ first_name: 'Alice' }).where('id', '=', s.refs.alice!).execute();
+    const expected = { user: { id: s.refs.alice, email, firstName: 'Alice', role: 'admin' }, account: { tenantName: s.tenantName } };
+    const viaCookie = await app.inject({ url: '/api/v1/me', headers: { cookie: pair } });
+    expect(viaCookie.statusCode, viaCookie.body).toBe(200);
+    expect(viaCookie.json()).toMatchObject({ ...expected, signedInWith: 'console' });
+    expect(viaCookie.headers['cache-control']).toBe('no-store');
+    expect(viaCookie.body).not.toContain(pair.split('=')[1]);
+    const account = (await t().db.kysely.selectFrom('users').select('account_id').where('id', '=', s.refs.alice!).executeTakeFirstOrThrow()).account_id;
+    expect(viaCookie.json().account.id).toBe(account);
+
+    const viaKey = await app.inject({ url: '/api/v1/me', headers: bearer(s.keys.nopass!) });
+    expect(viaKey.statusCode, viaKey.body).toBe(200);
+    expect(viaKey.json()).toMatchObject({ user: { id: s.refs.nopass, role: 'member', firstName: null }, account: { id: account }, signedInWith: 'api-key' });
+    expect(viaKey.body).not.toContain(s.keys.nopass!);
+
+    const viewer = await mintViewer(app, s.keys.alice!, { deploymentId: s.refs.prod!, externalId: 'me-viewer' });
+    const embed = await app.inject({ url: '/api/v1/me', headers: viewer.headers });
+    expect(embed.statusCode).toBe(403);
+    expect(embed.json().error.field).toBe('Authorization');
+    expect((await app.inject({ url: '/api/v1/me' })).statusCode).toBe(401);
+    await app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { cookie: pair } });
+    expect((await app.inject({ url: '/api/v1/me', headers: { cookie: pair } })).statusCode).toBe(401);
   });
 
   it('refuses a write with the cookie alone (cross-site forgery), accepts it with X-Requested-With: svc', async () => {

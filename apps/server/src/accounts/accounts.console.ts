@@ -5,7 +5,8 @@ import type { ServiceContext } from '../db/db.context.js';
 import { toBase62 } from './accounts.keys.js';
 import { digestSecret } from '../core/core.digest.js';
 import { hashPassword, verifyPassword } from './accounts.passwords.js';
-import { findLoginCandidates, insertConsoleSession, revokeConsoleSession } from './accounts.store.js';
+import { findLoginCandidates, findTenantName, findUser, insertConsoleSession, revokeConsoleSession } from './accounts.store.js';
+import type { PlatformUserPrincipal, UserRole } from '../core/core.principal.js';
 import { normalizeEmail } from './accounts.identity.js';
 
 export const CONSOLE_SESSION_PREFIX = 'cs_';
@@ -49,4 +50,25 @@ export async function login(ctx: ServiceContext, input: { email: string; passwor
 export async function logout(ctx: ServiceContext, sessionId: string | undefined): Promise<void> {
   if (sessionId === undefined || !sessionId.startsWith(CONSOLE_SESSION_PREFIX)) return;
   await revokeConsoleSession(ctx.db, digestSecret(sessionId), isoTimestamp(ctx.now()));
+}
+
+/** Who is calling (`GET /api/v1/me`): the user, their account, and how they are signed in, never the credential itself. */
+export interface Me {
+  user: { id: number; email: string; firstName: string | null; role: UserRole };
+  account: { id: number; tenantName: string };
+  signedInWith: 'console' | 'api-key';
+}
+
+/**
+ * `GET /api/v1/me`: the caller as the database has them now (a first name changed since sign-in shows), for the
+ * console's top bar. A user deleted since their credential was read is a 401, as their next request would be.
+ */
+export async function whoAmI(ctx: ServiceContext, principal: PlatformUserPrincipal): Promise<Me> {
+  const [user, tenantName] = await Promise.all([findUser(ctx.db, principal.accountId, principal.userId), findTenantName(ctx.db, principal.accountId)]);
+  if (user === undefined) throw new AppError('unauthorized', 'the user of this credential no longer exists', 'Authorization');
+  return {
+    user: { id: user.id, email: user.email, firstName: user.first_name, role: user.role },
+    account: { id: principal.accountId, tenantName },
+    signedInWith: principal.via,
+  };
 }

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CONSOLE_COOKIE, consoleCookieOf } from '../http/http.auth.js';
+import { CONSOLE_COOKIE, consoleCookieOf, requirePlatformUser } from '../http/http.auth.js';
 import type { ServiceContext } from '../db/db.context.js';
 import { rateLimitFor } from '../http/http.rate-limit.js';
 import { Described, ErrorResponse } from '../core/core.schema.js';
-import { login, logout } from './accounts.console.js';
+import { login, logout, whoAmI } from './accounts.console.js';
 import { normalizeEmail } from './accounts.identity.js';
 
 const LoginBody = Type.Object({
@@ -18,6 +18,12 @@ const LoginResponse = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
   user: Type.Object({ id: Type.Integer(), email: Type.String(), firstName: Type.Union([Type.String(), Type.Null()]), role: Type.String(), tenantName: Type.String() }),
 });
+
+const MeResponse = Type.Object({
+  user: Type.Object({ id: Type.Integer(), email: Type.String(), firstName: Type.Union([Type.String(), Type.Null()]), role: Type.Enum(['admin', 'member']) }),
+  account: Type.Object({ id: Type.Integer(), tenantName: Type.String() }),
+  signedInWith: Type.Enum(['console', 'api-key'], { description: 'A console session (the cookie) or an API key; never the credential itself' }),
+}, { title: 'Me' });
 
 /**
  * The cookie's attributes: `SameSite=None; Secure` so that a private embed (a cross-site iframe) sends it, except
@@ -57,6 +63,21 @@ export function accountRoutes(ctx: ServiceContext, loginLimit: { max: number; wi
       const result = await login(ctx, request.body);
       setConsoleCookie(reply, result.sessionId, consoleCookieOptions(request, new Date(result.expiresAt)));
       return { expiresAt: result.expiresAt, user: result.user };
+    });
+
+    app.get('/api/v1/me', {
+      schema: {
+        operationId: 'getMe', tags: ['Console'], security: [{ bearerAuth: [] }],
+        summary: 'Who is calling: the platform user, their account, and whether through a console session or an API key',
+        response: {
+          200: Described(MeResponse, 'The caller'),
+          401: Described(ErrorResponse, 'No credential, or one that does not resolve (signed out, expired, deleted)'),
+          403: Described(ErrorResponse, 'An embed token: viewers do not use the platform API'),
+        },
+      },
+    }, async (request, reply) => {
+      void reply.header('cache-control', 'no-store');
+      return whoAmI(ctx, requirePlatformUser(request));
     });
 
     app.post('/api/v1/auth/logout', {

@@ -22,9 +22,14 @@ export const DraftBody = Type.Object(draftFields, { additionalProperties: false,
 
 export const CreateBody = Type.Object({
   ...draftFields,
+  config: Type.Optional(Described(DashboardConfig, 'Required, unless copyOf is given')),
   title: Type.String({ minLength: 1, maxLength: 255, description: 'The title, also the workbook item\'s name' }),
   publicId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Default: one svc makes' })),
   folderId: Type.Optional(Id),
+  copyOf: Type.Optional(Type.String({
+    minLength: 1, maxLength: 200,
+    description: "The publicId of a dashboard to copy (same deployment): its draft when the caller may change it and it has one, else its published version. Leave config and reportSnapshots out",
+  })),
 }, { additionalProperties: false, title: 'DashboardCreateInput' });
 
 const Draft = Type.Object({

@@ -267,4 +267,63 @@ describeEachDialect('dashboards through the authoring API', (t) => {
       await db.close();
     }
   });
+
+  it('copies a dashboard (copyOf): the draft for who may change it, the published version for a reader; the copy gets REPORT items of its own', async () => {
+    const source = `copied-${suffix}`;
+    await create({ ...revenueByMonth('Source v1'), publicId: source });
+    const first = (await call('POST', `/api/v1/dashboards/${source}/publish`, admin())).json<{ published: { reportSnapshots: Array<{ reportId: number }> } }>();
+    const reportId = first.published.reportSnapshots[0]!.reportId;
+    // Version 2 names its snapshot by reportId, in the widget too; then a draft the readers do not see.
+    const v2 = revenueByMonth('Source v2');
+    const named = { ...v2, config: { widgets: [{ ...v2.config.widgets[0]!, config: { reportId } }] }, reportSnapshots: [{ ...v2.reportSnapshots[0]!, reportId }] };
+    expect((await call('PUT', `/api/v1/dashboards/${source}/draft`, { ...admin(), 'if-match': '*' }, named)).statusCode).toBe(200);
+    expect((await call('POST', `/api/v1/dashboards/${source}/publish`, admin())).statusCode).toBe(200);
+    expect((await call('PUT', `/api/v1/dashboards/${source}/draft`, { ...admin(), 'if-match': '*' }, { ...named, title: 'Source draft' })).statusCode).toBe(200);
+
+    const copy = await create({ copyOf: source, title: 'The copy', publicId: `copy-${suffix}` });
+    expect(copy.statusCode, copy.body).toBe(201);
+    const made = copy.json<{ status: string; published: unknown; draft: { title: string; config: { widgets: Array<{ config: Record<string, unknown> }> }; reportSnapshots: Array<Record<string, unknown>> } }>();
+    expect(made).toMatchObject({ status: 'draft', published: null, draft: { title: 'The copy' } });
+    expect(made.draft.config.widgets[0]!.config).toEqual({ snapshotIndex: 0 });
+    expect(made.draft.reportSnapshots[0]).not.toHaveProperty('reportId');
+    expect(made.draft.reportSnapshots[0]).toMatchObject({ title: 'Source v2', meta: v2.reportSnapshots[0]!.meta });
+    const published = await call('POST', `/api/v1/dashboards/copy-${suffix}/publish`, admin());
+    expect(published.statusCode, published.body).toBe(200);
+    const copyReport = published.json<{ published: { reportSnapshots: Array<{ reportId: number }> } }>().published.reportSnapshots[0]!.reportId;
+    expect(copyReport).not.toBe(reportId);
+    expect((await widgetData(`copy-${suffix}`)).length).toBe(12);
+    expect((await widgetData(source)).length).toBe(12);
+    const audit = (await call('GET', '/api/v1/audit?first=50', admin())).json<{ items: Array<{ action: string; target: { id: string }; detail: Record<string, unknown> }> }>();
+    expect(audit.items.find((e) => e.action === 'dashboard.create' && e.target.id === `copy-${suffix}`)?.detail).toMatchObject({ copyOf: source, copied: 'draft' });
+
+    // In g: vic reads Team (a viewer) and copies its published version to his root; ed (an editor) copies the draft.
+    const team = `team-source-${suffix}`;
+    await publishedIn('sub', team);
+    expect((await call('PUT', `/api/v1/dashboards/${team}/draft`, { ...bearer(g.keys.alice!), 'if-match': '*' }, revenueByMonth('Team draft'))).statusCode).toBe(200);
+    const copyIn = (user: string, body: Record<string, unknown>) => call('POST', `/api/v1/deployments/${g.refs.prod}/dashboards`, bearer(g.keys[user]!), body);
+    const byVic = await copyIn('vic', { copyOf: team, title: "Vic's copy" });
+    expect(byVic.statusCode, byVic.body).toBe(201);
+    expect(byVic.json()).toMatchObject({ createdBy: g.refs.vic, draft: { title: "Vic's copy", reportSnapshots: [{ title: 'Team v1' }] } });
+    const byEd = await copyIn('ed', { copyOf: team, title: "Ed's copy", folderId: g.refs.sub });
+    expect(byEd.statusCode, byEd.body).toBe(201);
+    expect(byEd.json()).toMatchObject({ draft: { reportSnapshots: [{ title: 'Team draft' }] } });
+
+    const unpublished = `unpublished-${suffix}`;
+    expect((await call('POST', `/api/v1/deployments/${g.refs.prod}/dashboards`, bearer(g.keys.alice!), { ...revenueByMonth('Never published'), publicId: unpublished, folderId: g.refs.sub })).statusCode).toBe(201);
+    const refusals: Array<[string, Promise<Awaited<ReturnType<typeof create>>>, number, string]> = [
+      ['an unknown dashboard', create({ copyOf: 'no-such-dashboard', title: 'x' }), 404, 'copyOf'],
+      ["another account's dashboard", create({ copyOf: team, title: 'x' }), 404, 'copyOf'],
+      ['a dashboard the member cannot read', create({ copyOf: source, title: 'x' }, member()), 403, 'copyOf'],
+      ['a config besides', create({ copyOf: source, title: 'x', config: { widgets: [] } }), 400, 'config'],
+      ['snapshots besides', create({ copyOf: source, title: 'x', reportSnapshots: [] }), 400, 'reportSnapshots'],
+      ['no config and no copyOf', create({ title: 'x' }), 400, 'config'],
+      ['nothing published, and not the reader\'s to change', copyIn('vic', { copyOf: unpublished, title: 'x' }), 409, 'copyOf'],
+      ['into a folder of his viewer grant', copyIn('vic', { copyOf: team, title: 'x', folderId: g.refs.sub }), 403, 'folderId'],
+    ];
+    for (const [what, pending, status, field] of refusals) {
+      const res = await pending;
+      expect(res.statusCode, `${what}: ${res.body}`).toBe(status);
+      expect(res.json().error.field, what).toBe(field);
+    }
+  });
 });

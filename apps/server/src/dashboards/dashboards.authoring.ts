@@ -8,7 +8,7 @@ import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import type { ServiceContext } from '../db/db.context.js';
 import { isUniqueViolation } from '../db/db.database.js';
 import { findFolder, findParentFolder, hasEditorGrant, insertWorkspaceItem, selectReportIds } from '../workspace/workspace.store.js';
-import { parseJson, presentDashboard } from '../workspace/workspace.presenter.js';
+import { parseJson, presentDashboard, presentReportSnapshot } from '../workspace/workspace.presenter.js';
 import type { Dashboard, DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
 import { canCreateDashboardIn, canEditDashboard, canEditWithoutGrants } from './dashboards.policy.js';
 import type { EditorReach } from './dashboards.policy.js';
@@ -89,9 +89,9 @@ function audit(db: ServiceContext['db'], ctx: ServiceContext, principal: Platfor
   });
 }
 
-async function requireDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<DashboardRow> {
+async function requireDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string, field = 'publicId'): Promise<DashboardRow> {
   const row = publicId.includes('\u0000') ? undefined : await findDashboardByPublicId(ctx.db, principal.accountId, publicId);
-  if (row === undefined) throw new AppError('not_found', `dashboard ${publicId} not found`, 'publicId');
+  if (row === undefined) throw new AppError('not_found', `dashboard ${publicId} not found`, field);
   return row;
 }
 
@@ -182,9 +182,13 @@ const storedDraft = (draft: Draft, at: string) => ({
  * dashboard that has a draft and no published version yet. A member creates where they can reach.
  */
 export async function createDashboard(
-  ctx: AuthoringContext, principal: PlatformUserPrincipal, deploymentId: number, input: DraftInput & { title: string; publicId?: string; folderId?: number },
+  ctx: AuthoringContext, principal: PlatformUserPrincipal, deploymentId: number,
+  request: Omit<DraftInput, 'config'> & { config?: DashboardConfig; title: string; publicId?: string; folderId?: number; copyOf?: string },
 ): Promise<AuthoredDashboard> {
   if ((await findDeployment(ctx.db, principal.accountId, deploymentId)) === undefined) throw new AppError('not_found', `deployment ${deploymentId} not found`, 'deploymentId');
+  const copy = request.copyOf === undefined ? null : await copiedContent(ctx, principal, deploymentId, request);
+  if (copy === null && request.config === undefined) throw AppError.at('invalid_body', 'config', 'is required (or copyOf, to copy a dashboard)');
+  const input = { ...request, ...(copy?.content ?? {}), config: copy?.content.config ?? request.config! };
   let folder: { id: number; depth: number; created_by: number | null } | null = null;
   if (input.folderId !== undefined) {
     folder = (await findFolder(ctx.db, principal.accountId, deploymentId, input.folderId)) ?? null;
@@ -210,7 +214,7 @@ export async function createDashboard(
         from_shared_workspace: null, restrict_data_download: null, use_board_dashboards: null,
       });
       await bumpAccountDataVersion(trx, principal.accountId);
-      await audit(trx, ctx, principal, { action: 'dashboard.create', publicId, from: null, to: null, detail: { deploymentId, workbookId } });
+      await audit(trx, ctx, principal, { action: 'dashboard.create', publicId, from: null, to: null, detail: { deploymentId, workbookId, ...(copy === null ? {} : { copyOf: request.copyOf, copied: copy.copied }) } });
     });
   } catch (error) {
     // Two creations racing for one publicId both pass the check; the loser's unique violation says what the check would have.
@@ -220,16 +224,61 @@ export async function createDashboard(
   return readAuthoredDashboard(ctx, principal, publicId);
 }
 
+/**
+ * What a copy starts from (`copyOf`, Metabase's "Duplicate"): the source's draft when the caller may change the source
+ * and it has one (an author copies what they are working on), else its published version (what a reader of it sees);
+ * a source with neither for this caller (never published, and not theirs to change) is a 409. The caller must read
+ * the source (404 or 403 at `copyOf`, as `GET` says), in the same deployment (400 at `copyOf`); `config` and
+ * `reportSnapshots` come from the source only (400 when sent too). The snapshots lose their `reportId`, so the copy's
+ * first publish gives them REPORT items of their own: a shared REPORT would sit in the source's folder, out of the
+ * copy's author's reach. A widget that named its snapshot by `config.reportId` names it by `config.snapshotIndex`.
+ */
+async function copiedContent(
+  ctx: AuthoringContext, principal: PlatformUserPrincipal, deploymentId: number, request: { copyOf?: string; config?: unknown; reportSnapshots?: unknown },
+): Promise<{ content: Omit<DraftInput, 'title'>; copied: 'draft' | 'published' }> {
+  for (const field of ['config', 'reportSnapshots'] as const) {
+    if (request[field] !== undefined) throw AppError.at('invalid_body', field, 'comes from the dashboard copyOf names: leave it out, and change the copy\'s draft afterwards');
+  }
+  const source = await requireReadable(ctx, principal, request.copyOf!, 'copyOf');
+  if (source.deployment_id !== deploymentId) throw AppError.at('invalid_body', 'copyOf', `dashboard ${source.public_id} is in deployment ${source.deployment_id}: copy it there`);
+  const mayChange = canEditWithoutGrants(principal, source) || canEditDashboard(principal, source, await editorReachOf(ctx, principal, source.workbook_id));
+  const draft = mayChange ? draftOf(source) : null;
+  if (draft === null && source.version_number === 0) {
+    throw new AppError('conflict', `dashboard ${source.public_id} has no published version to copy`, 'copyOf');
+  }
+  const from = draft ?? {
+    description: source.description, allowEmbed: source.allow_embed !== 0, config: parseJson<DashboardConfig>(source.config) ?? {},
+    reportSnapshots: (await selectReportSnapshots(ctx.db, principal.accountId, [source.id])).map(presentReportSnapshot) as SnapshotInput[],
+  };
+  const snapshots = from.reportSnapshots;
+  const widgets = (from.config.widgets ?? []).map((widget) => {
+    const { reportId, ...rest } = (widget.config ?? {}) as { reportId?: unknown };
+    if (typeof reportId !== 'number') return widget;
+    const index = snapshots.findIndex((s) => s.reportId === reportId);
+    return { ...widget, config: index < 0 ? rest : { ...rest, snapshotIndex: index } };
+  });
+  return {
+    copied: draft === null ? 'published' : 'draft',
+    content: {
+      description: from.description, allowEmbed: from.allowEmbed,
+      config: from.config.widgets === undefined ? from.config : { ...from.config, widgets },
+      reportSnapshots: snapshots.map((snapshot) => Object.fromEntries(
+        Object.entries(snapshot).filter(([key, value]) => value !== null && !['id', 'reportId', 'versionNumber'].includes(key)),
+      ) as SnapshotInput),
+    },
+  };
+}
+
 /** `GET /api/v1/dashboards/{publicId}`: the published version and the draft (an admin, its creator, or whoever reaches its workbook). */
 export async function readAuthoredDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<AuthoredDashboard> {
   return present(ctx, await requireReadable(ctx, principal, publicId));
 }
 
 /** The dashboard, for an admin, its creator, or whoever reaches its workbook (403 otherwise). */
-async function requireReadable(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<DashboardRow> {
-  const row = await requireDashboard(ctx, principal, publicId);
+async function requireReadable(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string, field = 'publicId'): Promise<DashboardRow> {
+  const row = await requireDashboard(ctx, principal, publicId, field);
   if (!isAdmin(principal) && row.created_by !== principal.userId && !(await canReachWorkbook(ctx, principal, row.workbook_id))) {
-    throw new AppError('forbidden', `dashboard ${publicId} is on a workbook this user was not granted`, 'publicId');
+    throw new AppError('forbidden', `dashboard ${publicId} is on a workbook this user was not granted`, field);
   }
   return row;
 }

@@ -1,5 +1,6 @@
-import { isAdmin } from '../accounts/accounts.principal.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
+import { canChangeItem, canPlaceIn } from '../workspace/workspace.policy.js';
+import type { EditorReach } from '../workspace/workspace.policy.js';
 
 // Who may change a dashboard through the authoring API (issue 33; docs/authoring.md "Who may do what"). Reading is
 // DESIGN "Access" (any grant, dashboards.service `canReachWorkbook`); changing needs more. The store reads the facts
@@ -13,13 +14,7 @@ export interface DashboardFacts {
   created_by: number | null;
 }
 
-/**
- * What the store found of the caller's grants above the item: whether an editor grant to them or a group of theirs
- * sits on the item (the workbook, or the folder a dashboard is created in) or on any folder above it.
- */
-export interface EditorReach {
-  editorGrant: boolean;
-}
+export type { EditorReach };
 
 /**
  * Issue 33: admins change every dashboard of the account; a member, the dashboards they created, and those below an
@@ -29,7 +24,7 @@ export interface EditorReach {
  * canEditDashboard({ role: 'member', userId: 7 }, { created_by: 7 }, { editorGrant: false }); // true: theirs
  */
 export function canEditDashboard(author: Author, dashboard: DashboardFacts, reach: EditorReach): boolean {
-  return isAdmin(author) || dashboard.created_by === author.userId || reach.editorGrant;
+  return canChangeItem(author, dashboard, reach);
 }
 
 /** Whether the rule can be decided without reading the grants (an admin, or the dashboard's creator). */
@@ -43,6 +38,5 @@ export function canEditWithoutGrants(author: Author, dashboard: DashboardFacts):
  * (docs/decisions.md "creating a dashboard").
  */
 export function canCreateDashboardIn(author: Author, folder: { created_by: number | null } | null, reach: EditorReach): boolean {
-  if (folder === null) return true;
-  return isAdmin(author) || folder.created_by === author.userId || reach.editorGrant;
+  return canPlaceIn(author, folder, reach);
 }

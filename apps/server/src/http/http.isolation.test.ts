@@ -74,6 +74,10 @@ const EXPECTED = {
   logout: {
     callerCookie:                          [204, 204, 204, 204, 204, 204, 204, 204, 204, 204, 204, 204, 204],
   },
+  // Issue 34: who is calling, for the console's top bar: every platform credential, never an embed token.
+  getMe: {
+    caller:                                [401, 200, 200, 200, 200, 403, 403, 403, 403, 403, 200, 401, 401],
+  },
   generateEmbedSession: {
     aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
@@ -249,6 +253,9 @@ const EXPECTED = {
     bProd:                                 [401, 404, 404, 404, 201, 403, 403, 403, 403, 403, 404, 401, 401],
     aViewerFolder:                         [401, 201, 403, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
     aEditorFolder:                         [401, 201, 201, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    // Issue 34, a copy (copyOf aProd): who reads the source copies it to the root; another account's source is a 404.
+    aCopyOfAProd:                          [401, 201, 201, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    bCopyOfAProd:                          [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
   },
   getAuthoredDashboard: {
     aProd:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
@@ -289,6 +296,24 @@ const EXPECTED = {
     aFolder:                               [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bWorkbook:                             [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
     aFolderViaBDeployment:                 [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  // Issue 34, folders: creating in a folder, renaming or moving an item is changing it (issue 33's edit rule); the
+  // root is every member's. Each cell's item is made for it by its account's admin (in Editable: mona's editor grant;
+  // in F: her viewer grant).
+  createWorkspaceFolder: {
+    aRoot:                                 [401, 201, 201, 201, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    bRoot:                                 [401, 404, 404, 404, 201, 403, 403, 403, 403, 403, 404, 401, 401],
+    aViewerFolder:                         [401, 201, 403, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    aEditorFolder:                         [401, 201, 201, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+  },
+  updateWorkspaceItem: {
+    aRootRename:                           [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aEditableRename:                       [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aViewerRename:                         [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aEditableToRoot:                       [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    aEditableToViewer:                     [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bRename:                               [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+    aItemViaBDeployment:                   [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
   },
   listUsers: {
     callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
@@ -820,11 +845,12 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
         };
       },
     });
-    const createVariant = (account: 'a' | 'b', folderId?: number): Variant => ({
+    const createVariant = (account: 'a' | 'b', folderId?: number, copyOf?: string): Variant => ({
       prepare: async () => {
         const publicId = unique('made');
         return {
-          url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`, payload: { publicId, title: publicId, config: { widgets: [] }, ...(folderId === undefined ? {} : { folderId }) },
+          url: `/api/v1/deployments/${deploymentOf(account)}/dashboards`,
+          payload: { publicId, title: publicId, ...(copyOf === undefined ? { config: { widgets: [] } } : { copyOf }), ...(folderId === undefined ? {} : { folderId }) },
           check: async (res) => {
             const found = await t().db.kysely.selectFrom('dashboards').select('deployment_id').where('public_id', '=', publicId).executeTakeFirst();
             expect(found?.deployment_id, 'the dashboard made').toBe(isSuccess(res) ? deploymentOf(account) : undefined);
@@ -848,7 +874,9 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       mustSee: suffix === '' ? [title] : [],
     });
     const dashboardAuthoring = {
-      createDashboard: { aProd: createVariant('a'), bProd: createVariant('b'), aViewerFolder: createVariant('a', a.refs.folder), aEditorFolder: createVariant('a', a.refs.editFolder) },
+      createDashboard: { aProd: createVariant('a'), bProd: createVariant('b'), aViewerFolder: createVariant('a', a.refs.folder), aEditorFolder: createVariant('a', a.refs.editFolder),
+        aCopyOfAProd: createVariant('a', undefined, publicIds.aProd), bCopyOfAProd: createVariant('b', undefined, publicIds.aProd),
+      },
       getAuthoredDashboard: { aProd: readVariant('aProd', '', 'aProdDashTitle'), bProd: readVariant('bProd', '', 'bDashTitle') },
       replaceDashboardDraft: { aWrite: draftVariant('a'), bProd: draftVariant('b'), aEdit: draftVariant('a', publicIds.aEdit) },
       publishDashboard: { aWrite: versionVariant('a', '/publish', true), bProd: versionVariant('b', '/publish', true), aEdit: versionVariant('a', '/publish', true, publicIds.aEdit) },
@@ -889,6 +917,49 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
     const itemGrantOperations = {
       listItemGrants: { aFolder: grantsRead('aFolder'), bWorkbook: grantsRead('bWorkbook'), aFolderViaBDeployment: grantsRead('aFolderViaBDeployment') },
       replaceItemGrants: { aFolder: grantsReplace('aFolder'), bWorkbook: grantsReplace('bWorkbook'), aFolderViaBDeployment: grantsReplace('aFolderViaBDeployment') },
+    };
+    // Issue 34, folders: a folder made in the cell's place, or one made for the cell by its account's admin and
+    // renamed or moved; a 2xx made the change, a refusal nothing (read back from the table).
+    const itemRow = (id: number) => t().db.kysely.selectFrom('workspace_items').select(['name', 'folder_id']).where('id', '=', id).executeTakeFirst();
+    const folderMade = (account: 'a' | 'b', parentId?: number): Variant => ({
+      prepare: async () => {
+        const name = unique('folder');
+        return {
+          url: `/api/v1/deployments/${deploymentOf(account)}/workspace/folders`, payload: { name, ...(parentId === undefined ? {} : { parentId }) },
+          check: async (res) => {
+            const found = await t().db.kysely.selectFrom('workspace_items').select(['deployment_id', 'folder_id']).where('name', '=', name).executeTakeFirst();
+            expect(found, 'the folder made').toEqual(isSuccess(res) ? { deployment_id: deploymentOf(account), folder_id: parentId ?? null } : undefined);
+          },
+        };
+      },
+    });
+    const itemChanged = (account: 'a' | 'b', where: number | undefined, change: 'rename' | { to: number | null }, via: 'a' | 'b' = account): Variant => ({
+      prepare: async () => {
+        const made = await app.inject({ method: 'POST', url: `/api/v1/deployments/${deploymentOf(account)}/workspace/folders`, headers: adminOf(account), payload: { name: unique('changed'), ...(where === undefined ? {} : { parentId: where }) } });
+        expect(made.statusCode, made.body).toBe(201);
+        const item = made.json() as { id: number; name: string };
+        const payload = change === 'rename' ? { name: `${item.name}-renamed` } : { parentId: change.to };
+        return {
+          url: `/api/v1/deployments/${deploymentOf(via)}/workspace/${item.id}`, payload,
+          check: async (res) => {
+            const after = await itemRow(item.id);
+            if (change === 'rename') expect(after?.name, 'the name').toBe(isSuccess(res) ? `${item.name}-renamed` : item.name);
+            else expect(after?.folder_id, 'the folder').toBe(isSuccess(res) ? change.to : (where ?? null));
+          },
+        };
+      },
+    });
+    const workspaceItemOperations = {
+      createWorkspaceFolder: { aRoot: folderMade('a'), bRoot: folderMade('b'), aViewerFolder: folderMade('a', a.refs.folder), aEditorFolder: folderMade('a', a.refs.editFolder) },
+      updateWorkspaceItem: {
+        aRootRename: itemChanged('a', undefined, 'rename'),
+        aEditableRename: itemChanged('a', a.refs.editFolder, 'rename'),
+        aViewerRename: itemChanged('a', a.refs.folder, 'rename'),
+        aEditableToRoot: itemChanged('a', a.refs.editFolder, { to: null }),
+        aEditableToViewer: itemChanged('a', a.refs.editFolder, { to: a.refs.folder! }),
+        bRename: itemChanged('b', undefined, 'rename'),
+        aItemViaBDeployment: itemChanged('a', undefined, 'rename', 'b'),
+      },
     };
     const authoringOperations = {
       listDeployments: {
@@ -1094,6 +1165,21 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       ...adminOperations,
       ...dashboardAuthoring,
       ...itemGrantOperations,
+      ...workspaceItemOperations,
+      getMe: {
+        caller: {
+          prepare: async (credential) => ({
+            url: '/api/v1/me',
+            check: async (res) => {
+              if (!isSuccess(res)) return;
+              const caller = PLATFORM_CALLERS[credential]!;
+              const world = caller.account === 'a' ? a : b;
+              expect(res.json().user.id, 'the caller').toBe(world.refs[caller.user]);
+              expect(res.json().signedInWith).toBe(credential === 'consoleSession' ? 'console' : 'api-key');
+            },
+          }),
+        },
+      },
       checkLiveness: {
         process: { prepare: async () => ({ url: '/healthz', check: async (res) => expect(res.json()).toEqual({ status: 'ok' }) }) },
       },

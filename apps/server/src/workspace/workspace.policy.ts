@@ -48,3 +48,32 @@ export function canAccessItem(viewer: AccessViewer, item: ItemAccessFacts): bool
 export function canManageGrants(principal: Pick<PlatformUserPrincipal, 'role'>): boolean {
   return isAdmin(principal);
 }
+
+/**
+ * What the store found of the caller's grants above an item: whether an editor grant to them or a group of theirs
+ * sits on the item (or the folder something is made in) or on any folder above it.
+ */
+export interface EditorReach {
+  editorGrant: boolean;
+}
+
+/**
+ * Issue 33's edit rule, for any item: admins change every item of the account; a member, the items they created and
+ * those below an editor grant to them or a group of theirs. A viewer grant only reads. A dashboard is changed by
+ * the same rule as its workbook (dashboards.policy.ts).
+ *
+ * @example
+ * canChangeItem({ role: 'member', userId: 7 }, { created_by: 7 }, { editorGrant: false }); // true: theirs
+ */
+export function canChangeItem(author: Pick<PlatformUserPrincipal, 'role' | 'userId'>, item: { created_by: number | null }, reach: EditorReach): boolean {
+  return isAdmin(author) || item.created_by === author.userId || reach.editorGrant;
+}
+
+/**
+ * Putting something in a folder (a new dashboard or folder, or an item moved there) is changing that folder
+ * (Metabase's "curate"): admins anywhere; a member in a folder they created or below an editor grant. `folder` null
+ * is the deployment's root, open to every member (docs/decisions.md "creating a dashboard").
+ */
+export function canPlaceIn(author: Pick<PlatformUserPrincipal, 'role' | 'userId'>, folder: { created_by: number | null } | null, reach: EditorReach): boolean {
+  return folder === null || canChangeItem(author, folder, reach);
+}

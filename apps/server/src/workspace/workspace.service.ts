@@ -20,6 +20,7 @@ import {
   selectAncestorChain,
   selectGrantedItemIds,
   selectFolderPaths,
+  selectItemRows,
   selectPhaseRows,
   upsertView,
 } from './workspace.store.js';
@@ -253,6 +254,13 @@ async function presentItems(
     if (row.created_by !== null) item.createdBy = row.created_by;
     return item;
   });
+}
+
+/** One item as the listing shows it to the caller (folderPath, favorite mark, dashboard): what a write answers. */
+export async function presentItem(ctx: ListingContext, principal: PlatformUserPrincipal, itemId: number): Promise<WorkspaceItem> {
+  const rows = await selectItemRows(ctx.db, principal.accountId, principal.userId, [itemId]);
+  const [item] = await presentItems(ctx, principal.accountId, rows, await folderPathsOf(ctx, principal.accountId, rows));
+  return item!;
 }
 
 /** 404 for an item not in the deployment, 403 for one DESIGN "Access" does not let the caller reach. */

@@ -371,10 +371,10 @@ export async function selectReportIds(db: Kysely<Database>, accountId: number, d
 /** A new item in `folder` (null: the deployment's root), with its closure rows; its id. */
 export async function insertWorkspaceItem(
   db: Kysely<Database>,
-  item: { accountId: number; deploymentId: number; type: 'WORKBOOK' | 'REPORT'; name: string; folder: { id: number; depth: number } | null; createdBy: number; at: string },
+  item: { accountId: number; deploymentId: number; type: WorkspaceItemType; name: string; folder: { id: number; depth: number } | null; createdBy: number; at: string },
 ): Promise<number> {
   const { id } = await db.insertInto('workspace_items').values({
-    account_id: item.accountId, deployment_id: item.deploymentId, type: item.type, is_folder: 0, name: item.name, name_key: foldSearchKey(item.name),
+    account_id: item.accountId, deployment_id: item.deploymentId, type: item.type, is_folder: item.type === 'FOLDER' ? 1 : 0, name: item.name, name_key: foldSearchKey(item.name),
     folder_id: item.folder?.id ?? null, depth: item.folder === null ? 0 : item.folder.depth + 1, created_by: item.createdBy, created_at: item.at, updated_at: item.at, meta: '{}', calculated_fields: '{}', slug: null,
   }).returning('id').executeTakeFirstOrThrow();
   const above = item.folder === null ? [] : await db.selectFrom('item_ancestors').select(['ancestor_id', 'distance'])
@@ -506,4 +506,105 @@ export async function replaceItemGrantRows(db: Kysely<Database>, accountId: numb
 export async function selectGroupIdsOfAccount(db: Kysely<Database>, accountId: number, ids: readonly number[]): Promise<number[]> {
   if (ids.length === 0) return [];
   return (await db.selectFrom('groups').select('id').where('account_id', '=', accountId).where('id', 'in', [...ids]).execute()).map((row) => row.id);
+}
+
+// Folders and items through the authoring API (issue 34, the console; docs/authoring.md "Folders"): a folder made,
+// an item renamed or moved. Written in the caller's transaction, which also raises the account's data version.
+
+export interface PlacedItemRow {
+  id: number;
+  type: WorkspaceItemType;
+  name: string;
+  created_by: number | null;
+  folder_id: number | null;
+  depth: number;
+}
+
+/** The item of the deployment with this id in the account, with what renaming and moving it needs; or undefined. */
+export async function findPlacedItem(db: Kysely<Database>, accountId: number, deploymentId: number, itemId: number): Promise<PlacedItemRow | undefined> {
+  return db.selectFrom('workspace_items').select(['id', 'type', 'name', 'created_by', 'folder_id', 'depth'])
+    .where('account_id', '=', accountId).where('deployment_id', '=', deploymentId).where('id', '=', itemId)
+    .executeTakeFirst();
+}
+
+/** Whether `itemId` is `ancestorId` or sits anywhere below it. */
+export async function isAtOrBelow(db: Kysely<Database>, accountId: number, itemId: number, ancestorId: number): Promise<boolean> {
+  return (await db.selectFrom('item_ancestors').select('item_id')
+    .where('account_id', '=', accountId).where('item_id', '=', itemId).where('ancestor_id', '=', ancestorId)
+    .executeTakeFirst()) !== undefined;
+}
+
+/** How many levels the deepest item below `itemId` sits under it (0: nothing below it). */
+export async function subtreeHeight(db: Kysely<Database>, accountId: number, itemId: number): Promise<number> {
+  const row = await db.selectFrom('item_ancestors').select((eb) => eb.fn.max('distance').as('height'))
+    .where('account_id', '=', accountId).where('ancestor_id', '=', itemId)
+    .executeTakeFirst();
+  return Number(row?.height ?? 0);
+}
+
+/** Renames an item (its name key follows, and with it the name search index's triggers). */
+export async function renameItem(db: Kysely<Database>, accountId: number, itemId: number, name: string, at: string): Promise<void> {
+  await db.updateTable('workspace_items').set({ name, name_key: foldSearchKey(name), updated_at: at })
+    .where('account_id', '=', accountId).where('id', '=', itemId).execute();
+}
+
+/**
+ * Moves an item, and everything below it, into `parent` (null: the deployment's root): the closure rows that tied the
+ * subtree to the folders above the item go, rows to the new folders above come, and every depth in the subtree moves
+ * by the difference. The caller has checked that `parent` is not in the subtree.
+ */
+export async function moveItem(db: Kysely<Database>, accountId: number, item: PlacedItemRow, parent: { id: number; depth: number } | null, at: string): Promise<void> {
+  const subtree = db.selectFrom('item_ancestors').select('item_id').where('account_id', '=', accountId).where('ancestor_id', '=', item.id);
+  const above = db.selectFrom('item_ancestors').select('ancestor_id').where('account_id', '=', accountId).where('item_id', '=', item.id).where('distance', '>', 0);
+  await db.deleteFrom('item_ancestors')
+    .where('account_id', '=', accountId).where('item_id', 'in', subtree).where('ancestor_id', 'in', above)
+    .execute();
+  if (parent !== null) {
+    await db.insertInto('item_ancestors').columns(['account_id', 'item_id', 'ancestor_id', 'distance'])
+      .expression(
+        db.selectFrom('item_ancestors as s').innerJoin('item_ancestors as p', (join) => join.on('p.account_id', '=', accountId).on('p.item_id', '=', parent.id))
+          .select([sql.lit(accountId).as('account_id'), 's.item_id', 'p.ancestor_id', sql<number>`s.distance + p.distance + 1`.as('distance')])
+          .where('s.account_id', '=', accountId).where('s.ancestor_id', '=', item.id),
+      )
+      .execute();
+  }
+  const shift = (parent === null ? 0 : parent.depth + 1) - item.depth;
+  if (shift !== 0) {
+    await db.updateTable('workspace_items').set((eb) => ({ depth: eb('depth', '+', shift) }))
+      .where('account_id', '=', accountId).where('id', 'in', db.selectFrom('item_ancestors').select('item_id').where('account_id', '=', accountId).where('ancestor_id', '=', item.id))
+      .execute();
+  }
+  await db.updateTable('workspace_items').set({ folder_id: parent?.id ?? null, updated_at: at })
+    .where('account_id', '=', accountId).where('id', '=', item.id).execute();
+}
+
+/**
+ * Makes the moves and folder creations of one deployment run one after the other (PostgreSQL: a transaction advisory
+ * lock; SQLite runs one write transaction at a time already): two moves checked at once could otherwise each pass the
+ * cycle check and together put two folders inside each other.
+ */
+export async function lockDeploymentTree(db: Kysely<Database>, dialect: Dialect, deploymentId: number): Promise<void> {
+  if (dialect !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`svc:item-tree:${deploymentId}`}, 0))`.execute(db);
+}
+
+/** Items as the listing's rows (owner, the user's favorite mark and last view, dashboard), for answering one item. */
+export async function selectItemRows(db: Kysely<Database>, accountId: number, userId: number, itemIds: readonly number[]): Promise<ItemRow[]> {
+  if (itemIds.length === 0) return [];
+  const rows = await db.selectFrom('workspace_items as p')
+    .leftJoin('item_views as v', (join) => join.onRef('v.item_id', '=', 'p.id').on('v.user_id', '=', userId))
+    .leftJoin('users as u', 'u.id', 'p.created_by')
+    .leftJoin('item_favorites as fav', (join) => join.onRef('fav.item_id', '=', 'p.id').on('fav.user_id', '=', userId))
+    .leftJoin('dashboards as d', 'd.workbook_id', 'p.id')
+    .select([
+      'p.id', 'p.deployment_id', 'p.type', 'p.name', 'p.name_key', 'p.folder_id', 'p.created_by',
+      'p.created_at', 'p.updated_at', 'p.meta', 'p.calculated_fields', 'p.slug', 'v.viewed_at',
+      'u.email as owner_email', 'u.first_name as owner_first_name', 'u.picture as owner_picture',
+      'fav.item_id as favorite_item_id',
+      ...DASHBOARD_COLUMNS.map((c) => `d.${c} as dashboard_${c}` as const),
+    ])
+    .where('p.account_id', '=', accountId).where('p.id', 'in', [...itemIds])
+    .orderBy('p.id')
+    .execute();
+  return rows as unknown as ItemRow[];
 }

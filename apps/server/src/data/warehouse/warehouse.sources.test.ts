@@ -309,6 +309,9 @@ async function walkEveryRoute(app: FastifyInstance, file: DemoFile, refs: Record
     askQuestion: () => ({ question: 'What was the revenue?', publicId: publicIds[0] }),
     // Issue 33, editor grants: the workbook's grants put back as none.
     replaceItemGrants: () => ({ grants: [] }),
+    // Issue 34, folders: a folder made at the root, the workbook renamed.
+    createWorkspaceFolder: () => ({ name: 'Walked folder' }),
+    updateWorkspaceItem: () => ({ name: 'Walked workbook' }),
   };
 
   const document = (await app.inject({ url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, { operationId: string }>> };
