@@ -167,6 +167,49 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
     });
 
+    it('creates a folder where it is and renames it; an empty name is refused in words and what was typed stays', async () => {
+      const itemsAt = async (folderId: number | null) => {
+        const response = await fetch(`${svc.origin}/api/v1/deployments/${svc.refs.prod}/workspace?types=FOLDER&first=100${folderId === null ? '' : `&folderId=${folderId}`}`, { headers: { authorization: `Bearer ${DEMO_ADMIN_KEY}` } });
+        return ((await response.json()) as { items: Array<{ id: number; name: string }> }).items;
+      };
+      await page.getByRole('button', { name: 'New folder' }).click();
+      await page.getByLabel('Name of the new folder').fill('   ');
+      await page.getByRole('form', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
+      await expect.poll(() => page.locator('#ws-new-folder-error').textContent()).toBe('Type a name.');
+      await page.getByLabel('Name of the new folder').fill('Team reports');
+      await page.getByRole('form', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
+      await expect.poll(() => itemNames(page)).toContain('Team reports');
+      const created = (await itemsAt(null)).find((f) => f.name === 'Team reports');
+      expect(created).toBeDefined();
+
+      // Renamed in place: the list and the API say the new name at once.
+      await page.getByRole('button', { name: 'Rename Team reports' }).click();
+      await page.getByLabel('New name of Team reports').fill('Team dashboards');
+      await page.getByRole('form', { name: 'Rename Team reports' }).getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => itemNames(page)).toContain('Team dashboards');
+      expect((await itemsAt(null)).find((f) => f.id === created!.id)?.name).toBe('Team dashboards');
+
+      // Inside it, a folder of its own.
+      await page.getByRole('button', { name: 'Team dashboards', exact: true }).click();
+      await page.getByRole('heading', { name: 'Team dashboards', level: 1 }).waitFor();
+      await page.getByRole('button', { name: 'New folder' }).click();
+      await page.getByLabel('Name of the new folder').fill('Q3');
+      await page.getByRole('form', { name: 'New folder' }).getByRole('button', { name: 'Create' }).click();
+      await expect.poll(() => itemNames(page)).toEqual(['Q3']);
+      expect((await itemsAt(created!.id)).map((f) => f.name)).toEqual(['Q3']);
+      await expectNoBlocking(page, 'workspace with a rename form');
+      await page.getByRole('navigation', { name: 'Folders' }).getByRole('link', { name: 'Production' }).click();
+      await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
+    });
+
+    it('names who is signed in from the API (GET /api/v1/me), after a reload too, keeping nothing in the browser\'s storage', async () => {
+      await page.reload();
+      await expect.poll(() => page.locator('.topbar .who').textContent()).toBe(`Signed in as ${admin.email}`);
+      expect(await page.evaluate(() => JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }))).toBe('{}{}');
+      // The admin is offered the admins' page.
+      expect(await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Embedding' }).count()).toBe(1);
+    });
+
     it('signs out: the sign-in form again, and the API refuses the old cookie', async () => {
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('heading', { name: 'Sign in to svc' }).waitFor();

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { FunctionComponent } from 'preact';
-import { ApiError, listDeployments, logout } from './api.js';
+import { ApiError, listDeployments, logout, me } from './api.js';
 import type { Deployment } from './api.js';
 import { translator } from './i18n.js';
 import type { MessageKey } from './i18n.js';
@@ -34,19 +34,8 @@ type State =
   | { kind: 'signed-in'; deployments: Deployment[] }
   | { kind: 'failed'; message: string };
 
-/** Who signed in, kept for the top bar (the API has no "who am I" yet); sessionStorage, so it ends with the tab. */
-const WHO_KEY = 'svc-console-email';
-const USER_KEY = 'svc-console-user';
-
-interface Who { id: number; role: string }
-function readWho(): Who | undefined {
-  try {
-    const parsed = JSON.parse(sessionStorage.getItem(USER_KEY) ?? 'null') as Partial<Who> | null;
-    return typeof parsed?.id === 'number' && typeof parsed.role === 'string' ? { id: parsed.id, role: parsed.role } : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** Who is signed in, as `GET /api/v1/me` answers: the top bar's name, and whether the admins' pages are offered. */
+interface Who { id: number; email: string; role: string }
 
 /**
  * The console's shell (issue 34): asks the API whether the console cookie signs someone in (the deployments list
@@ -57,8 +46,7 @@ export function App({ locale }: { locale: string }) {
   const [state, setState] = useState<State>({ kind: 'checking' });
   const [loaded, setLoaded] = useState<Partial<Record<PageName, FunctionComponent<never>>>>({});
   const [route, setRoute] = useState<Route>(() => readRoute(location.search));
-  const [email, setEmail] = useState(() => sessionStorage.getItem(WHO_KEY) ?? undefined);
-  const [who, setWho] = useState(readWho);
+  const [who, setWho] = useState<Who | undefined>(undefined);
 
   const load = async (page: PageName) => {
     const component = await PAGES[page]();
@@ -67,7 +55,8 @@ export function App({ locale }: { locale: string }) {
 
   const enter = async () => {
     try {
-      const [{ items }] = await Promise.all([listDeployments(), load(readRoute(location.search).page)]);
+      const [{ items }, { user }] = await Promise.all([listDeployments(), me(), load(readRoute(location.search).page)]);
+      setWho({ id: user.id, email: user.email, role: user.role });
       setState({ kind: 'signed-in', deployments: items });
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) setState({ kind: 'signed-out' });
@@ -117,11 +106,7 @@ export function App({ locale }: { locale: string }) {
   }
   if (state.kind === 'signed-out') {
     return (
-      <SignIn t={t} notice={state.notice} onSignedIn={(user) => {
-        sessionStorage.setItem(WHO_KEY, user.email);
-        sessionStorage.setItem(USER_KEY, JSON.stringify({ id: user.id, role: user.role }));
-        setEmail(user.email);
-        setWho({ id: user.id, role: user.role });
+      <SignIn t={t} notice={state.notice} onSignedIn={() => {
         setState({ kind: 'checking' });
         void enter();
       }} />
@@ -132,9 +117,6 @@ export function App({ locale }: { locale: string }) {
     try {
       await logout();
     } finally {
-      sessionStorage.removeItem(WHO_KEY);
-      sessionStorage.removeItem(USER_KEY);
-      setEmail(undefined);
       setWho(undefined);
       setState({ kind: 'signed-out' });
     }
@@ -171,12 +153,12 @@ export function App({ locale }: { locale: string }) {
       <header class="topbar">
         <p class="brand">{t('appName')}</p>
         <nav aria-label={t('pages')}>
-          {NAV.filter((entry) => !entry.adminsOnly || who?.role !== 'member').map((entry) => (
+          {NAV.filter((entry) => !entry.adminsOnly || who?.role === 'admin').map((entry) => (
             <a key={entry.page} href={entry.href} aria-current={route.page === entry.page ? 'page' : undefined}
               onClick={(event) => { event.preventDefault(); navigate(entry.href); }}>{t(entry.label)}</a>
           ))}
         </nav>
-        {email !== undefined ? <span class="who">{t('signedInAs', { email })}</span> : <span class="who" />}
+        {who !== undefined ? <span class="who">{t('signedInAs', { email: who.email })}</span> : <span class="who" />}
         <button type="button" onClick={() => void signOut()}>{t('signOut')}</button>
       </header>
       {page()}

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, createDashboard, getDashboard, listWorkspace, setFavorite } from './api.js';
+import { ApiError, createDashboard, createFolder, getDashboard, listWorkspace, renameItem, setFavorite } from './api.js';
 import type { AuthoredDashboard, FolderPathEntry, OrderDirection, OrderField, PageInfo, WorkspaceItem } from './api.js';
 import { editorUrl } from './pages.js';
 import type { WorkspacePageProps } from './pages.js';
@@ -207,8 +207,19 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
             {Object.entries(ORDERS).map(([key, o]) => <option key={key} value={key}>{t(o.label)}</option>)}
           </select>
         </div>
-        <NewDashboard t={t} deploymentId={deployment.id} folderId={place.folderId} onSignedOut={onSignedOut}
-          onCreated={(publicId) => navigate(editorUrl(deployment.id, publicId, place.folderId))} />
+        <NameForm t={t} id="ws-new-title" opener={t('newDashboard')} openerClass="primary new-dashboard" label={t('newDashboardTitle')} submitLabel={t('create')}
+          emptyMessage={t('titleRequired')} failMessage={(message) => t('createError', { message })} onSignedOut={onSignedOut}
+          onSubmit={async (title) => {
+            const created = await createDashboard(deployment.id, { title, ...(place.folderId !== undefined ? { folderId: place.folderId } : {}) });
+            navigate(editorUrl(deployment.id, created.publicId, place.folderId));
+          }} />
+        <NameForm t={t} id="ws-new-folder" opener={t('newFolder')} openerClass="new-folder" label={t('newFolderName')} submitLabel={t('create')}
+          emptyMessage={t('folderNameRequired')} failMessage={(message) => t('folderCreateError', { message })} onSignedOut={onSignedOut}
+          onSubmit={async (name) => {
+            const folder = await createFolder(deployment.id, { name, ...(place.folderId !== undefined ? { parentId: place.folderId } : {}) });
+            setAnnouncement(t('folderCreated', { name: folder.name }));
+            await load(undefined);
+          }} />
       </div>
       <p class="visually-hidden" role="status">{announcement}</p>
       {error !== undefined ? (
@@ -226,7 +237,13 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
             <Item key={item.id} item={item} t={t} dates={dates} showLocation={search !== ''}
               dashboard={item.publishedDashboard?.publicId !== undefined ? dashboards[item.publishedDashboard.publicId] : undefined}
               onOpen={() => openFolder(item)} onFavorite={() => void toggleFavorite(item)}
-              onEdit={(publicId) => navigate(editorUrl(deployment.id, publicId, place.folderId))} />
+              onEdit={(publicId) => navigate(editorUrl(deployment.id, publicId, place.folderId))}
+              onSignedOut={onSignedOut}
+              onRename={async (name) => {
+                const renamed = await renameItem(deployment.id, item.id, name);
+                setItems((before) => before.map((x) => (x.id === item.id ? { ...x, name: renamed.name } : x)));
+                setAnnouncement(t('renamed', { name: renamed.name }));
+              }} />
           ))}
         </ul>
       ) : null}
@@ -239,49 +256,57 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
 }
 
 /**
- * "New dashboard": asks a title, creates a blank dashboard in the folder shown (`POST .../dashboards`) and opens it
- * in the editor. An error is shown in words in the form, which keeps the title typed.
+ * A name asked in place: a button opens a small form (focused), which calls `onSubmit` with the trimmed name. An
+ * empty name or svc's refusal is shown in words in the form, which keeps what was typed; a 401 ends the session.
  */
-function NewDashboard({ t, deploymentId, folderId, onCreated, onSignedOut }: {
-  t: Translate; deploymentId: number; folderId: number | undefined; onCreated: (publicId: string) => void; onSignedOut: () => void;
+function NameForm({ t, id, opener, openerAria, openerClass, label, initial = '', submitLabel, emptyMessage, failMessage, onSubmit, onSignedOut, onClose }: {
+  t: Translate; id: string; opener: string; openerAria?: string; openerClass?: string; label: string; initial?: string; submitLabel: string; emptyMessage: string;
+  failMessage: (message: string) => string; onSubmit: (name: string) => Promise<void>; onSignedOut: () => void; onClose?: () => void;
 }) {
   const [open, setOpen] = useState(false);
-  const [title, setTitle] = useState('');
+  const [name, setName] = useState(initial);
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => {
     if (open) input.current?.focus();
   }, [open]);
-  if (!open) return <button type="button" class="primary new-dashboard" onClick={() => setOpen(true)}>{t('newDashboard')}</button>;
+  if (!open) return <button type="button" class={openerClass} aria-label={openerAria} onClick={() => setOpen(true)}>{opener}</button>;
+  const close = () => {
+    setOpen(false);
+    setError(undefined);
+    setName(initial);
+    onClose?.();
+  };
   const submit = async (event: Event) => {
     event.preventDefault();
-    if (title.trim() === '') {
-      setError(t('titleRequired'));
+    if (name.trim() === '') {
+      setError(emptyMessage);
       input.current?.focus();
       return;
     }
     setBusy(true);
     setError(undefined);
     try {
-      const created = await createDashboard(deploymentId, { title: title.trim(), ...(folderId !== undefined ? { folderId } : {}) });
-      onCreated(created.publicId);
+      await onSubmit(name.trim());
+      setBusy(false);
+      close();
     } catch (caught) {
       if (caught instanceof ApiError && caught.status === 401) onSignedOut();
-      else setError(t('createError', { message: describeError(t, caught) }));
+      else setError(failMessage(describeError(t, caught)));
       setBusy(false);
     }
   };
   return (
-    <form class="new-dashboard-form" onSubmit={(event) => void submit(event)} aria-label={t('newDashboard')}>
+    <form class="name-form" onSubmit={(event) => void submit(event)} aria-label={openerAria ?? opener}>
       <div class="field">
-        <label for="ws-new-title">{t('newDashboardTitle')}</label>
-        <input id="ws-new-title" ref={input} value={title} aria-invalid={error !== undefined} aria-describedby={error !== undefined ? 'ws-new-error' : undefined}
-          onInput={(event) => setTitle(event.currentTarget.value)} />
+        <label for={id}>{label}</label>
+        <input id={id} ref={input} value={name} maxLength={255} aria-invalid={error !== undefined} aria-describedby={error !== undefined ? `${id}-error` : undefined}
+          onInput={(event) => setName(event.currentTarget.value)} />
       </div>
-      <button type="submit" class="primary" disabled={busy}>{t('create')}</button>
-      <button type="button" onClick={() => { setOpen(false); setError(undefined); }}>{t('cancel')}</button>
-      {error !== undefined ? <p id="ws-new-error" class="form-error" role="alert">{error}</p> : null}
+      <button type="submit" class="primary" disabled={busy}>{submitLabel}</button>
+      <button type="button" onClick={close}>{t('cancel')}</button>
+      {error !== undefined ? <p id={`${id}-error`} class="form-error" role="alert">{error}</p> : null}
     </form>
   );
 }
@@ -289,9 +314,10 @@ function NewDashboard({ t, deploymentId, folderId, onCreated, onSignedOut }: {
 const KIND: Record<WorkspaceItem['type'], MessageKey> = { FOLDER: 'folder', WORKBOOK: 'workbook', REPORT: 'report' };
 const ICON: Record<WorkspaceItem['type'], string> = { FOLDER: '📁', WORKBOOK: '📊', REPORT: '📄' };
 
-function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite, onEdit }: {
+function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite, onEdit, onRename, onSignedOut }: {
   item: WorkspaceItem; t: Translate; dates: Intl.DateTimeFormat; showLocation: boolean;
   dashboard: DashboardState | undefined; onOpen: () => void; onFavorite: () => void; onEdit: (publicId: string) => void;
+  onRename: (name: string) => Promise<void>; onSignedOut: () => void;
 }) {
   const publicId = item.type === 'WORKBOOK' ? item.publishedDashboard?.publicId : undefined;
   const favorite = item.isFavorite === true;
@@ -308,9 +334,14 @@ function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite, onE
         {item.type === 'WORKBOOK' ? <div class="meta"><DashboardStatus t={t} item={item} dashboard={dashboard} /></div> : null}
       </div>
       <span class="meta when">{t('updated', { date: dates.format(new Date(item.updatedAt)) })}</span>
-      {publicId !== undefined
-        ? <button type="button" class="edit" aria-label={t('editNamed', { name: item.name })} onClick={() => onEdit(publicId)}>{t('edit')}</button>
-        : <span />}
+      <span class="item-actions">
+        {publicId !== undefined
+          ? <button type="button" class="edit" aria-label={t('editNamed', { name: item.name })} onClick={() => onEdit(publicId)}>{t('edit')}</button>
+          : null}
+        <NameForm t={t} id={`ws-rename-${item.id}`} opener={t('rename')} openerAria={t('renameNamed', { name: item.name })} openerClass="rename" label={t('newNameOf', { name: item.name })}
+          initial={item.name} submitLabel={t('save')} emptyMessage={t('folderNameRequired')} failMessage={(message) => t('renameError', { message })}
+          onSubmit={onRename} onSignedOut={onSignedOut} />
+      </span>
       <button type="button" class="star" aria-pressed={favorite} aria-label={t('favorite', { name: item.name })} onClick={onFavorite}>
         <span aria-hidden="true">{favorite ? '★' : '☆'}</span>
       </button>

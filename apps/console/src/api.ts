@@ -167,6 +167,16 @@ export const getDashboard = (publicId: string) =>
 /** The draft's ETag, which a save names in If-Match (docs/authoring.md "Dashboards"). */
 export const draftTag = (revision: number) => `"draft-${revision}"`;
 
+export const createFolder = (deploymentId: number, input: { name: string; parentId?: number }) =>
+  call<WorkspaceItem>('POST', `/api/v1/deployments/${deploymentId}/workspace/folders`, input);
+
+export const renameItem = (deploymentId: number, itemId: number, name: string) =>
+  call<WorkspaceItem>('PATCH', `/api/v1/deployments/${deploymentId}/workspace/${itemId}`, { name });
+
+/** Who is signed in (`GET /api/v1/me`): the top bar's name, and whether the admins' pages are offered. */
+export interface Me { user: { id: number; email: string; firstName: string | null; role: string }; account: { id: number; tenantName: string } }
+export const me = () => call<Me>('GET', '/api/v1/me');
+
 export const createDashboard = (deploymentId: number, input: { title: string; folderId?: number }) =>
   call<AuthoredDashboard>('POST', `/api/v1/deployments/${deploymentId}/dashboards`, { ...input, config: { widgets: [] } });
 
