@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { expectNoBlocking } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
+import { demoUsers } from './console-harness.js';
 import type { Chromium } from './browser.js';
 import { DEMO_ADMIN_KEY, demoAccountFor, embedCaller, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc } from './embed-harness.js';
 import type { Host, RunningSvc } from './embed-harness.js';
@@ -12,7 +13,7 @@ import type { Host, RunningSvc } from './embed-harness.js';
 // conflict; version 1 is restored.
 
 const demo = demoAccountFor({ origin: 'http://localhost' });
-const admin = (demo as unknown as { users: Array<{ email: string; role: string; password?: string }> }).users.find((u) => u.role === 'admin' && u.password !== undefined)!;
+const { admin } = demoUsers(demo);
 
 const TITLE = 'Revenue by month, completed';
 const EXPECTED_QUERY = {
@@ -77,7 +78,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     it('signs the demo admin in and makes a blank dashboard from the workspace: the editor opens, at an address that survives a reload', async () => {
       await page.goto(`${svc.origin}/console`);
       await page.getByLabel('Email').fill(admin.email);
-      await page.getByLabel('Password').fill(admin.password!);
+      await page.getByLabel('Password').fill(admin.password);
       await page.getByLabel('Password').press('Enter');
       await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
       await page.getByRole('button', { name: 'New dashboard' }).click();

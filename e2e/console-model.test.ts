@@ -1,9 +1,10 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { blocking, describeViolations, runAxe } from './axe.js';
+import { expectNoBlocking } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
 import type { Chromium } from './browser.js';
-import { DEMO_ADMIN_KEY, readDemoAccount, startSvc } from './embed-harness.js';
+import { callApi, demoUsers, demoWithMemberPassword } from './console-harness.js';
+import { DEMO_ADMIN_KEY, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';
 
 // Issue 34, part 6: the console's model page, in Chromium on the demo account, on both databases. Every platform
@@ -12,18 +13,8 @@ import type { RunningSvc } from './embed-harness.js';
 // published widgets it would break, saved over the revision read; a save by someone else in between is a conflict,
 // shown, with the text kept. axe finds nothing serious.
 
-type Account = { users: Array<{ email: string; role: string; password?: string }> };
 const MEMBER_PASSWORD = 'member-password-2';
-
-function demoWithMemberPassword() {
-  const account = readDemoAccount() as unknown as Account;
-  account.users.find((u) => u.role === 'member')!.password = MEMBER_PASSWORD;
-  return account as unknown as ReturnType<typeof readDemoAccount>;
-}
-
-const users = (readDemoAccount() as unknown as Account).users;
-const admin = users.find((u) => u.role === 'admin' && u.password !== undefined)!;
-const member = users.find((u) => u.role === 'member')!;
+const { admin, member } = demoUsers();
 
 type View = { name: string; measures: Array<Record<string, unknown>>; [key: string]: unknown };
 
@@ -46,11 +37,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     let page: Page;
 
     const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-      const response = await fetch(`${svc.origin}${path}`, {
-        method, headers: { authorization: `Bearer ${DEMO_ADMIN_KEY}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-      return { status: response.status, body: await response.json() as Record<string, unknown> };
+      const { status, body: answer } = await callApi(svc.origin, DEMO_ADMIN_KEY, method, path, body, headers);
+      return { status, body: answer! };
     };
     const model = async () => (await api('GET', `/api/v1/deployments/${svc.refs.prod}`)).body as { modelRevision: number; semanticViews: View[] };
     const editor = () => page.getByLabel('Semantic views (JSON)');
@@ -63,7 +51,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     };
 
     beforeAll(async () => {
-      svc = await startSvc({ account: demoWithMemberPassword(), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
+      svc = await startSvc({ account: demoWithMemberPassword(MEMBER_PASSWORD), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
       page = await browser!.context.newPage();
       await page.setViewportSize({ width: 1280, height: 900 });
     }, 60_000);
@@ -76,7 +64,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     it('lists the views with their members, joins, pre-aggregations and (for an admin) access policies; axe finds nothing serious', async () => {
       await page.goto(`${svc.origin}/console`);
       await page.getByLabel('Email').fill(admin.email);
-      await page.getByLabel('Password').fill(admin.password!);
+      await page.getByLabel('Password').fill(admin.password);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Model' }).click();
       await page.getByRole('heading', { name: 'Model', level: 1 }).waitFor();
@@ -171,7 +159,3 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
   });
 }
 
-async function expectNoBlocking(page: Page, name: string): Promise<void> {
-  const violations = blocking(await runAxe(page));
-  expect(violations, `axe on the ${name}:\n${describeViolations(violations)}`).toEqual([]);
-}

@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { blocking, describeViolations, runAxe } from './axe.js';
+import { expectNoBlocking } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
 import type { Chromium } from './browser.js';
-import { DEMO_ADMIN_KEY, readDemoAccount, startSvc } from './embed-harness.js';
+import { callApi, demoUsers, demoWithMemberPassword } from './console-harness.js';
+import { DEMO_ADMIN_KEY, startSvc } from './embed-harness.js';
 import type { RunningSvc } from './embed-harness.js';
 
 // Issue 34, part 5: the console's embedding settings, in Chromium on the demo account (as `npm start` loads it), on
@@ -22,16 +23,7 @@ const run = async (file: string, args: string[], env: NodeJS.ProcessEnv) => (awa
 
 const MEMBER_PASSWORD = 'member-password-1';
 
-/** The demo account with a console password for Bob, its member. */
-function demoWithMemberPassword() {
-  const account = readDemoAccount() as unknown as { users: Array<{ email: string; role: string; password?: string }> };
-  account.users.find((u) => u.role === 'member')!.password = MEMBER_PASSWORD;
-  return account as unknown as ReturnType<typeof readDemoAccount>;
-}
-
-const demoUsers = (readDemoAccount() as unknown as { users: Array<{ email: string; role: string; password?: string }> }).users;
-const admin = demoUsers.find((u) => u.role === 'admin' && u.password !== undefined)!;
-const member = demoUsers.find((u) => u.role === 'member')!;
+const { admin, member } = demoUsers();
 
 const hasPython = (() => {
   try {
@@ -57,11 +49,6 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-async function expectNoBlocking(page: Page, name: string): Promise<void> {
-  const violations = blocking(await runAxe(page));
-  expect(violations, `axe on the ${name}:\n${describeViolations(violations)}`).toEqual([]);
-}
-
 for (const dialect of ['sqlite', 'postgres'] as const) {
   const skipped = !hasChromium ? 'no Chromium' : dialect === 'postgres' && postgresUrl === null ? 'no SVC_TEST_POSTGRES_URL' : undefined;
   const title = `the console's embedding settings in Chromium [${dialect}${skipped === undefined ? '' : `: SKIPPED, ${skipped}`}]`;
@@ -70,15 +57,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     let page: Page;
 
     /** An API call with `key` (the admin's unless told), as a host's backend makes it. */
-    const api = async (method: string, path: string, body?: unknown, key = DEMO_ADMIN_KEY) => {
-      const response = await fetch(`${svc.origin}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-      const text = await response.text();
-      return { status: response.status, body: text === '' ? undefined : JSON.parse(text) as Record<string, unknown> };
-    };
+    const api = (method: string, path: string, body?: unknown, key = DEMO_ADMIN_KEY) => callApi(svc.origin, key, method, path, body);
 
     /** The session id works: it is exchanged once for a token that opens `publicId` (and no other dashboard). */
     const expectSessionOpens = async (sessionId: string, publicId: string, other: string) => {
@@ -93,7 +72,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     };
 
     beforeAll(async () => {
-      svc = await startSvc({ account: demoWithMemberPassword(), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
+      svc = await startSvc({ account: demoWithMemberPassword(MEMBER_PASSWORD), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
       page = await browser!.context.newPage();
       await page.setViewportSize({ width: 1280, height: 900 });
     }, 60_000);
@@ -106,7 +85,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     it('opens from the top bar for the admin, and axe finds nothing serious on it, light or dark', async () => {
       await page.goto(`${svc.origin}/console`);
       await page.getByLabel('Email').fill(admin.email);
-      await page.getByLabel('Password').fill(admin.password!);
+      await page.getByLabel('Password').fill(admin.password);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
       await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Embedding' }).click();

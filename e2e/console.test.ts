@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { expectNoBlocking } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
+import { demoUsers } from './console-harness.js';
 import type { Chromium } from './browser.js';
 import { importFile } from '../apps/server/src/import/import.js';
 import { DEMO_ADMIN_KEY, readDemoAccount, startSvc } from './embed-harness.js';
@@ -12,7 +13,7 @@ import type { RunningSvc } from './embed-harness.js';
 // favourites kept across a reload, folders and breadcrumbs, a wrong password in words; axe-core on both pages.
 
 const demo = readDemoAccount();
-const admin = (demo as unknown as { users: Array<{ email: string; role: string; password?: string }> }).users.find((u) => u.role === 'admin' && u.password !== undefined)!;
+const { admin } = demoUsers(demo);
 
 /** More items than one page of the console's listing (50): a folder of them, to page through by the cursor. */
 const ARCHIVE_SIZE = 62;
@@ -80,7 +81,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     });
 
     it("signs the demo's admin in (by the keyboard) and shows the deployment's folders and workbooks, with their dashboards' status", async () => {
-      await page.getByLabel('Password').fill(admin.password!);
+      await page.getByLabel('Password').fill(admin.password);
       await page.getByLabel('Password').press('Enter');
       await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
       await expect.poll(() => itemNames(page)).toEqual(expect.arrayContaining(['Sales', 'Finance', 'Sales performance reports', 'Sales performance', 'Company overview']));
@@ -225,7 +226,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       }] });
       expect(await page.getByLabel('Account (tenant name)').count()).toBe(0);
       await page.getByLabel('Email').fill(admin.email);
-      await page.getByLabel('Password').fill(admin.password!);
+      await page.getByLabel('Password').fill(admin.password);
       await page.getByRole('button', { name: 'Sign in' }).click();
       const tenant = page.getByLabel('Account (tenant name)');
       await tenant.waitFor();
