@@ -6,6 +6,7 @@ import type { Database } from '../db/db.schema.js';
 import type { Kysely } from 'kysely';
 import type { CreateFolderBody, UpdateItemBody } from './workspace.items.schema.js';
 import { canChangeItem, canPlaceIn } from './workspace.policy.js';
+import type { EditorReach } from './workspace.policy.js';
 import { presentItem } from './workspace.service.js';
 import type { ListingContext } from './workspace.service.js';
 import type { WorkspaceItem } from './workspace.schema.js';
@@ -38,8 +39,9 @@ async function requireDeployment(db: Db, principal: PlatformUserPrincipal, deplo
   }
 }
 
-const reachOf = async (db: Db, principal: PlatformUserPrincipal, itemId: number) =>
-  ({ editorGrant: await hasEditorGrant(db, principal.accountId, principal.userId, itemId) });
+/** Whether `rule` allows the caller on `itemId`: its editor grants are looked up only when the rule without them says no. */
+const allowed = async (db: Db, principal: PlatformUserPrincipal, itemId: number, rule: (reach: EditorReach) => boolean): Promise<boolean> =>
+  rule({ editorGrant: false }) || rule({ editorGrant: await hasEditorGrant(db, principal.accountId, principal.userId, itemId) });
 
 /**
  * The folder `parentId` names, when the caller may put things in it: a FOLDER of the deployment (400 at `parentId`
@@ -49,8 +51,7 @@ async function requireDestination(db: Db, principal: PlatformUserPrincipal, depl
   if (parentId === undefined || parentId === null) return null;
   const folder = await findPlacedItem(db, principal.accountId, deploymentId, parentId);
   if (folder === undefined || folder.type !== 'FOLDER') throw AppError.at('invalid_body', 'parentId', `names no folder of deployment ${deploymentId} (${parentId})`);
-  const reach = canChangeItem(principal, folder, { editorGrant: false }) ? { editorGrant: false } : await reachOf(db, principal, folder.id);
-  if (!canPlaceIn(principal, folder, reach)) {
+  if (!(await allowed(db, principal, folder.id, (reach) => canPlaceIn(principal, folder, reach)))) {
     throw new AppError('forbidden', `folder ${parentId} is not one you may change: a member puts things in folders they created or below an editor grant, or at the root`, 'parentId');
   }
   return folder;
@@ -86,7 +87,7 @@ export async function changeItem(ctx: ListingContext, principal: PlatformUserPri
     if (body.parentId !== undefined) await lockDeploymentTree(trx, ctx.dialect, deploymentId);
     const item = await findPlacedItem(trx, principal.accountId, deploymentId, itemId);
     if (item === undefined) throw new AppError('not_found', `item ${itemId} not found in deployment ${deploymentId}`, 'itemId');
-    if (!canChangeItem(principal, item, canChangeItem(principal, item, { editorGrant: false }) ? { editorGrant: false } : await reachOf(trx, principal, item.id))) {
+    if (!(await allowed(trx, principal, item.id, (reach) => canChangeItem(principal, item, reach)))) {
       throw new AppError('forbidden', `item ${itemId} is not yours to change: a member changes the items they created, or those below an editor grant`, 'itemId');
     }
     if (name !== undefined && name !== item.name) {
