@@ -178,6 +178,15 @@ export interface QueryPreview {
   ignoredFilters: string[];
   /** Admins only: the statement that ran, and where. */
   statement?: { sql: string; parameters: unknown[]; on: string };
+  /**
+   * Admins only, when the data source answered (not the cache or a rollup): why each pre-aggregation of the query's
+   * view did not answer, and one (in the model's JSON shape, for that view's `preAggregations`) that would once built.
+   */
+  rollupHint?: {
+    reasons: Array<{ rollup: string; reason: string }>;
+    suggestion: { view: string; preAggregation: Record<string, unknown> & { name: string; measures: string[] } } | null;
+    unsuggested?: string;
+  };
 }
 
 // The admin API of an account (issue 33 part 4): platform users, API keys, groups, settings, embed tenants and users.

@@ -3,6 +3,7 @@ import { AppError } from '../core/core.errors.js';
 import type { PlatformUserPrincipal } from '../core/core.principal.js';
 import { runExplainedQuery, runRawSql } from './data.run.js';
 import type { PlannedStatement, SourcedResult } from './data.run.js';
+import type { RollupHint } from './preagg/preagg.suggest.js';
 import { openDataScope } from './data.scope.js';
 import type { DataContext } from './data.scope.js';
 import { ModelAccess } from './policy/policy.access.js';
@@ -10,7 +11,8 @@ import { parseSemanticQuery } from './semantic/semantic.query.js';
 
 // The authors' preview (issue 33; docs/authoring.md "Previewing a query"): a semantic query, or a report snapshot
 // as a draft holds it, run for a platform user on a deployment; an admin may run it as a viewer would see it
-// (`asViewer`), through the same policy step as the viewer's own requests, and sees the statement that ran.
+// (`asViewer`), through the same policy step as the viewer's own requests, and sees the statement that ran and,
+// when the data source answered, why no pre-aggregation did and one that would (`rollupHint`).
 
 /** Who an admin previews as: what Generate Session would have given the viewer. */
 export interface AsViewer {
@@ -29,7 +31,7 @@ export interface PreviewRequest {
   force?: boolean;
 }
 
-export type PreviewResult = SourcedResult & { timezone: string; ignoredFilters: string[]; statement?: PlannedStatement & { parameters: unknown[] } };
+export type PreviewResult = SourcedResult & { timezone: string; ignoredFilters: string[]; statement?: PlannedStatement & { parameters: unknown[] }; rollupHint?: RollupHint };
 
 /**
  * `POST /api/v1/deployments/{id}/query`. Every platform user of the account previews as themselves (their groups
@@ -56,6 +58,8 @@ export async function previewQuery(dc: DataContext, principal: PlatformUserPrinc
   const root = request.query !== undefined ? 'query' : 'snapshot.meta.query';
   const raw = request.query ?? request.snapshot?.meta?.query;
   if (raw === undefined) throw new AppError('invalid_body', 'snapshot needs meta.query or sqlQuery', 'snapshot.meta.query');
-  const { statement, ...result } = await runExplainedQuery(dc, scope, parseSemanticQuery(raw, root), root);
-  return done(result, statement);
+  const { statement, rollupHint, ...result } = await runExplainedQuery(dc, scope, parseSemanticQuery(raw, root), root);
+  // "Why is this slow" is for admins, as the statement: it names the model's rollups and the policies' members, and
+  // its suggestion is for the model page, which only admins edit.
+  return { ...done(result, statement), ...(admin && rollupHint !== undefined ? { rollupHint } : {}) };
 }

@@ -3,12 +3,15 @@ import { ResultCache } from './cache/cache.results.js';
 import type { AnswerSource, CachedRows } from './cache/cache.results.js';
 import type { DataContext, DataScope } from './data.scope.js';
 import { planQuery } from './plan/plan.query.js';
+import { builtZone } from './preagg/preagg.definitions.js';
+import { rollupHint } from './preagg/preagg.suggest.js';
+import type { RollupHint } from './preagg/preagg.suggest.js';
 import type { Plan, PlanSettings } from './plan/plan.query.js';
 import { applyPolicies } from './policy/policy.query.js';
 import { bindRawSql } from './policy/policy.raw-sql.js';
 import type { RawSql } from './policy/policy.raw-sql.js';
 import { dialectOf } from './semantic/semantic.model.js';
-import type { ResultColumn } from './semantic/semantic.model.js';
+import type { PreAggregation, ResultColumn, SemanticView } from './semantic/semantic.model.js';
 import type { SemanticQuery } from './semantic/semantic.query.js';
 import type { QueryResult } from './semantic/semantic.results.js';
 
@@ -35,10 +38,16 @@ export interface PlannedStatement {
 }
 
 /** runSemanticQuery, with the statement its plan chose. */
-export async function runExplainedQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root: string): Promise<SourcedResult & { statement: PlannedStatement }> {
-  const plan = planQuery(applyPolicies(scope.access, query, root), { ...planSettings(dc, scope), root });
+export async function runExplainedQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root: string): Promise<SourcedResult & { statement: PlannedStatement; rollupHint?: RollupHint }> {
+  const policed = applyPolicies(scope.access, query, root);
+  const plan = planQuery(policed, { ...planSettings(dc, scope), root });
   const statement = { sql: plan.compiled.sql, parameters: plan.compiled.parameters, on: plan.kind === 'rollup' ? `rollup:${plan.name}` : 'warehouse' };
-  return { ...(await runPlan(dc, scope, plan)), statement };
+  const result = await runPlan(dc, scope, plan);
+  if (result.source !== 'warehouse') return { ...result, statement };
+  // The data source answered: why no rollup did, and one that would ("why is this slow", preagg.suggest.ts).
+  const built = (view: SemanticView, rollup: PreAggregation) =>
+    dc.rollups?.currentBuild({ accountId: scope.accountId, deploymentId: scope.deploymentId, source: scope.source, model: policed.model, view, rollup, timezone: builtZone(rollup, scope.timezone) }) !== undefined;
+  return { ...result, statement, rollupHint: rollupHint(policed, { timezone: scope.timezone, now: dc.now(), built }) };
 }
 
 /** How many rows a viewer's query has, under its access policies, through the result cache. */

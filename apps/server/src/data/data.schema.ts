@@ -149,6 +149,20 @@ export const PreviewResult = Type.Object(
     statement: Type.Optional(Type.Object({
       sql: Type.String(), parameters: Type.Array(Type.Unknown()), on: Type.String({ description: '`warehouse`, or `rollup:<view>.<name>`' }),
     }, { description: 'The statement that ran (admins only)' })),
+    rollupHint: Type.Optional(Type.Object({
+      reasons: Type.Array(Type.Object({
+        rollup: Type.String({ description: '`<view>.<pre-aggregation>`' }), reason: Type.String({ description: 'Why it did not answer the query' }),
+      }), { description: 'Each pre-aggregation of the query\'s view, and why it did not answer' }),
+      suggestion: Nullable(Type.Object({
+        view: Type.String({ description: 'The view whose `preAggregations` it belongs in' }),
+        preAggregation: Type.Object({
+          name: Type.String(), measures: Type.Array(Type.String()), dimensions: Type.Optional(Type.Array(Type.String())),
+          timeDimension: Type.Optional(Type.String()), granularity: Type.Optional(Type.String()), timezones: Type.Optional(Type.Array(Type.String())),
+          additive: Type.Optional(Type.Boolean()), refresh: Type.Optional(Type.Object({ every: Type.Optional(Type.String()) }, { additionalProperties: true })),
+        }, { description: 'A pre-aggregation in the model\'s JSON shape that answers this query once added and built' }),
+      }, { description: 'A pre-aggregation that would answer the query; null when none can (`unsuggested` says why)' })),
+      unsuggested: Type.Optional(Type.String()),
+    }, { description: 'Admins only, when the data source answered (not the cache or a rollup): why no pre-aggregation did, and one that would' })),
   },
   { title: 'QueryPreview' },
 );
