@@ -31,6 +31,9 @@ const DATA_FLOW = Object.entries(DATA_ROOMS).map(([room, below]) => ({
   to: { path: '^apps/server/src/data/', pathNot: `^apps/server/src/data/(${[room, ...below].join('|')})/` },
 }));
 
+/** The embed's chart modules the console draws its preview with (apps/console/src/chart/ChartView.tsx). */
+const SHARED_CHARTS = 'dashboard/(charts\\.tsx|sankey\\.tsx|vega\\.ts|cells\\.ts|chartKeys\\.ts|tableColumns\\.ts|charts\\.css)|format\\.ts';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
   forbidden: [
@@ -82,6 +85,20 @@ export default {
       comment: 'Production code never imports a test or the test helpers.',
       from: { path: '^apps/server/src/', pathNot: '\\.test\\.ts$' },
       to: { path: ['\\.test\\.ts$', '^apps/server/test/'] },
+    },
+    {
+      name: 'console-imports-only-the-embeds-charts',
+      severity: 'error',
+      comment: "The console draws charts with the embed's own components (docs/decisions.md, issue 34): of the embed it imports those, their pure helpers, their stylesheet and the types of an answer, never the embed's session, fetching or pages.",
+      from: { path: '^apps/console/src/' },
+      to: { path: '^apps/embed/src/', pathNot: `^apps/embed/src/(${SHARED_CHARTS}|api\\.ts|assets\\.d\\.ts)$` },
+    },
+    {
+      name: 'embed-charts-stay-pure',
+      severity: 'error',
+      comment: "The embed's chart modules the console imports reach nothing of the embed but each other and the answer's types: a chart that needed the embed's session or context would break the console's preview.",
+      from: { path: `^apps/embed/src/(${SHARED_CHARTS})$` },
+      to: { path: '^apps/embed/src/', pathNot: `^apps/embed/src/(${SHARED_CHARTS}|api\\.ts)$` },
     },
     ...DATA_FLOW,
   ],

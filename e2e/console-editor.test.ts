@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { expectNoBlocking } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { demoUsers } from './console-harness.js';
+import { demoUsers, demoWithMemberPassword } from './console-harness.js';
 import type { Chromium } from './browser.js';
 import { DEMO_ADMIN_KEY, demoAccountFor, embedCaller, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc } from './embed-harness.js';
 import type { Host, RunningSvc } from './embed-harness.js';
@@ -13,7 +13,8 @@ import type { Host, RunningSvc } from './embed-harness.js';
 // conflict; version 1 is restored.
 
 const demo = demoAccountFor({ origin: 'http://localhost' });
-const { admin } = demoUsers(demo);
+const { admin, member } = demoUsers(demo);
+const MEMBER_PASSWORD = 'member-builder-pass-1';
 
 const TITLE = 'Revenue by month, completed';
 const EXPECTED_QUERY = {
@@ -62,7 +63,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const tenant = query.get('tenant') ?? 'customer-a';
         return svc.mint({ externalId: tenant === 'customer-b' ? 'ben-1' : 'ann-1', embedTenantName: tenant, securityContext: { tenant } });
       }));
-      svc = await startSvc({ account: demoAccountFor(host), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
+      svc = await startSvc({ account: demoWithMemberPassword(MEMBER_PASSWORD, demoAccountFor(host)), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
       page = await browser!.context.newPage();
       await page.setViewportSize({ width: 1280, height: 900 });
     }, 60_000);
@@ -114,6 +115,20 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(await page.locator('.preview-table tbody tr').count()).toBeGreaterThan(3);
       expect(await page.locator('.preview-table thead th').allTextContents()).toEqual(['Ordered at (month)', 'Revenue']);
       expect(await page.getByLabel('Chart', { exact: true }).inputValue()).toBe('line');
+      // The preview draws the line as the embed draws a widget: its marks in an SVG, one point per month.
+      const preview = page.locator('.preview-chart');
+      await expect.poll(() => preview.locator('.vega-chart svg .role-mark path').count(), { timeout: 15_000 }).toBeGreaterThan(3);
+      expect(await preview.locator('.vega-chart svg .role-axis').count()).toBeGreaterThan(0);
+      // The admin reads the SQL that ran, and where.
+      const sql = page.locator('details.statement');
+      expect(await sql.locator('summary').textContent()).toMatch(/^SQL \(ran on (warehouse|rollup:orders\.\w+)\)$/);
+      await sql.locator('summary').click();
+      expect((await sql.locator('pre.sql').textContent())!.toUpperCase()).toContain('SELECT');
+      expect(await sql.locator('ol.parameters li').allTextContents()).toContain('"completed"');
+      // A format for Revenue: currency with 2 decimals, in the preview's cells at once.
+      await page.getByLabel('Format of Revenue').selectOption('currency');
+      await page.getByLabel('Decimal places of Revenue').fill('2');
+      await expect.poll(() => page.locator('.preview-table tbody tr:first-child td:last-child').textContent()).toMatch(/^\$[\d,]+\.\d\d$/);
       await expectNoBlocking(page, 'editor with a preview');
       await page.emulateMedia({ colorScheme: 'dark' });
       await expectNoBlocking(page, 'editor with a preview, dark');
@@ -131,7 +146,31 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(snapshot.title).toBe('Revenue by month');
       expect(snapshot.kind).toBe('vega');
       expect((snapshot.meta as { query: unknown }).query).toEqual(EXPECTED_QUERY);
-      expect(snapshot.spec).toMatchObject({ mark: { type: 'line' }, encoding: { x: { field: 'orders.created_at.month', type: 'temporal' }, y: { field: 'orders.revenue' } } });
+      expect(snapshot.spec).toMatchObject({ mark: { type: 'line' }, encoding: { x: { field: 'orders.created_at.month', type: 'temporal' }, y: { field: 'orders.revenue', axis: { format: '$,.2f' } } } });
+      expect(snapshot.preferences).toEqual({ columnFormats: { 'orders.revenue': { type: 'currency', decimalPlaces: 2 } } });
+    });
+
+    it('draws a KPI and a table in the preview, and for a query no pre-aggregation answers, says why and which one would', async () => {
+      const preview = page.locator('.preview-chart');
+      await page.getByLabel('Time dimension').selectOption('');
+      await page.getByLabel('Chart', { exact: true }).selectOption('kpi');
+      // One figure, in the format chosen.
+      await expect.poll(() => preview.locator('.kpi-value').textContent(), { timeout: 15_000 }).toMatch(/^\$[\d,]+\.\d\d$/);
+      await page.getByLabel('Chart', { exact: true }).selectOption('table');
+      await page.getByRole('group', { name: 'Dimensions' }).getByRole('checkbox', { name: 'Status', exact: true }).check();
+      await page.getByRole('group', { name: 'Measures' }).getByRole('checkbox', { name: 'Units', exact: true }).check();
+      // Revenue and units by status: no rollup of the demo holds both with the status, so the data source answers.
+      await expect.poll(() => page.locator('.source').getAttribute('data-source'), { timeout: 15_000 }).toBe('warehouse');
+      await expect.poll(() => preview.locator('[role="grid"] [role="columnheader"]').allTextContents()).toEqual(['Status', 'Revenue', 'Units']);
+      expect(await preview.locator('[role="grid"] [role="row"]').count()).toBeGreaterThan(1);
+      const hint = page.locator('details.rollup-hint');
+      await hint.locator('summary').click();
+      expect(await hint.locator('.reasons li').allTextContents()).toContain('orders.by_status: the measure orders.units is not in it');
+      expect(JSON.parse((await hint.locator('pre.suggestion').textContent())!)).toMatchObject({ measures: ['orders.revenue', 'orders.units'], dimensions: ['orders.status'] });
+      await expectNoBlocking(page, 'builder with a table and the hint');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await expectNoBlocking(page, 'builder with a table and the hint, dark');
+      await page.emulateMedia({ colorScheme: 'light' });
     });
 
     it("publishes: customer A's viewer and customer B's each get their own figures from the new widget", async () => {
@@ -167,6 +206,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const points = await widget.locator('.vega-chart svg .role-mark path').evaluateAll((marks) => marks.filter((m) => (m.getAttribute('d') ?? '') !== '').length);
         expect(points).toBeGreaterThan(3);
         expect(await widget.locator('.vega-chart svg .role-axis').count()).toBeGreaterThan(0);
+        // The format chosen in the builder: the revenue axis in dollars with cents.
+        expect(await widget.locator('.vega-chart svg .role-axis-label text').allTextContents()).toContainEqual(expect.stringMatching(/^\$[\d,]+\.\d\d$/));
       } finally {
         await own.close();
       }
@@ -249,6 +290,27 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await page.getByRole('button', { name: `Edit ${TITLE}` }).click();
       await page.getByRole('heading', { name: `${TITLE}, draft`, level: 1 }).waitFor();
       expect(new URL(page.url()).searchParams.get('dashboard')).toBe(publicId);
+    });
+
+    it('shows a member the preview without the SQL and without the pre-aggregation hint', async () => {
+      // Signed out (the admin's console cookie gone), at the console's first page.
+      await page.context().clearCookies();
+      await page.goto(`${svc.origin}/console`);
+      await page.getByLabel('Email').fill(member.email);
+      await page.getByLabel('Password').fill(MEMBER_PASSWORD);
+      await page.getByLabel('Password').press('Enter');
+      await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
+      await page.getByRole('button', { name: 'New dashboard' }).click();
+      await page.getByLabel('Title of the new dashboard').fill('A member\'s dashboard');
+      await page.getByLabel('Title of the new dashboard').press('Enter');
+      await page.getByLabel('View').selectOption('orders');
+      await page.getByRole('group', { name: 'Measures' }).getByRole('checkbox', { name: 'Units', exact: true }).check();
+      await page.getByRole('group', { name: 'Dimensions' }).getByRole('checkbox', { name: 'Status', exact: true }).check();
+      await expect.poll(() => page.locator('.source').getAttribute('data-source'), { timeout: 15_000 }).toBe('warehouse');
+      // The demo's policies give a member without a group no order (docs/console.md): the preview says so.
+      await expect.poll(() => page.locator('.preview-chart').textContent()).toBe('The query answered no rows.');
+      expect(await page.locator('details.statement').count()).toBe(0);
+      expect(await page.locator('details.rollup-hint').count()).toBe(0);
     });
   });
 }

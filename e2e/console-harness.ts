@@ -19,9 +19,8 @@ export function demoUsers(account: DemoAccount = readDemoAccount()): { admin: De
   };
 }
 
-/** The demo account, its member given the console password `password`. */
-export function demoWithMemberPassword(password: string): DemoAccount {
-  const account = readDemoAccount();
+/** The demo account (or `account`, a demo account of embedAccountFor's), its member given the console password `password`. */
+export function demoWithMemberPassword(password: string, account: DemoAccount = readDemoAccount()): DemoAccount {
   usersOf(account).find((u) => u.role === 'member')!.password = password;
   return account;
 }

@@ -1,8 +1,11 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, previewQuery } from './api.js';
 import type { Meta, MetaCube, MetaMember, PreviewAnswer, SnapshotInput } from './api.js';
-import { CHART_KINDS, FILTER_OPERATORS, GRANULARITIES, buildQuery, chartTitle, drawingFor, emptyBuilder, orderableMembers, suggestKind, timeColumn } from './builder.js';
-import type { BuilderFilter, BuilderState, ChartKind, FilterOperator, Titles } from './builder.js';
+import type { FunctionComponent } from 'preact';
+import { formatCell } from '../../embed/src/dashboard/cells.js';
+import { CHART_KINDS, FILTER_OPERATORS, FORMAT_CHOICES, GRANULARITIES, buildQuery, chartTitle, columnFormats, drawingFor, emptyBuilder, orderableMembers, suggestKind, timeColumn, withFormats } from './builder.js';
+import type { BuilderFilter, BuilderState, ChartKind, FilterOperator, FormatChoice, FormatPick, Titles } from './builder.js';
+import type { ChartSnapshot, ChartData } from './chart/ChartView.js';
 import { describeError } from './errors.js';
 import type { MessageKey, Translate } from './i18n.js';
 
@@ -13,7 +16,37 @@ const KIND_LABELS: Record<ChartKind, MessageKey> = {
   line: 'kindLine', bar: 'kindBar', area: 'kindArea', kpi: 'kindKpi', table: 'kindTable', map: 'kindMap', sankey: 'kindSankey',
 };
 
+const FORMAT_LABELS: Record<FormatChoice, MessageKey> = { model: 'formatModel', number: 'formatNumber', currency: 'formatCurrency', percent: 'formatPercent' };
+
 const memberLabel = (member: MetaMember) => member.shortTitle ?? member.title ?? member.name;
+
+/** Whether the system asks for dark colours (the console follows prefers-color-scheme): charts draw their ink by it. */
+function usePrefersDark(): boolean {
+  const query = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : undefined;
+  const [dark, setDark] = useState(query?.matches ?? false);
+  useEffect(() => {
+    if (query === undefined) return undefined;
+    const changed = () => setDark(query.matches);
+    query.addEventListener('change', changed);
+    return () => query.removeEventListener('change', changed);
+    // One media query for the page's life.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+  return dark;
+}
+
+type ChartViewComponent = FunctionComponent<{ snapshot: ChartSnapshot; data: ChartData; dark: boolean; locale: string; label?: string }>;
+
+/** The chart view (chart/ChartView.tsx, the embed's charts), loaded as a chunk of its own when the builder opens. */
+function useChartView(): ChartViewComponent | undefined {
+  const [view, setView] = useState<{ component: ChartViewComponent } | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    import('./chart/ChartView.js').then((module) => { if (live) setView({ component: module.ChartView as ChartViewComponent }); }, () => undefined);
+    return () => { live = false; };
+  }, []);
+  return view?.component;
+}
 
 /** The titles of a deployment's members, for axes and chart titles. */
 function titlesOf(meta: Meta): Titles {
@@ -39,6 +72,9 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut }: {
   const [title, setTitle] = useState('');
   const [preview, setPreview] = useState<Preview>({ kind: 'idle' });
   const [added, setAdded] = useState('');
+  const [formatPicks, setFormatPicks] = useState<Record<string, FormatPick>>({});
+  const dark = usePrefersDark();
+  const Chart = useChartView();
   const request = useRef(0);
   const titles = useMemo(() => titlesOf(meta), [meta]);
   const cube: MetaCube | undefined = meta.cubes.find((c) => c.name === state.view);
@@ -46,6 +82,10 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut }: {
   const queryKey = JSON.stringify(query ?? null);
   const suggested = suggestKind(query);
   const kind = kindChoice ?? suggested;
+  const formats = columnFormats(formatPicks, query);
+  const snapshot: ChartSnapshot | undefined = query === undefined ? undefined : { ...drawingFor(kind, query, titles, formats), ...(formats !== undefined ? { preferences: { columnFormats: formats } } : {}) };
+  const pickFormat = (member: string, patch: Partial<FormatPick>) =>
+    setFormatPicks((before) => ({ ...before, [member]: { ...(before[member] ?? { choice: 'model', decimals: '' }), ...patch } }));
 
   const change = (patch: Partial<BuilderState>) => setState((before) => ({ ...before, ...patch }));
   const toggle = (list: 'measures' | 'dimensions', member: string, on: boolean) =>
@@ -78,7 +118,7 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut }: {
   const add = () => {
     if (query === undefined) return;
     const chartName = title.trim() !== '' ? title.trim() : chartTitle(query, titles);
-    onAdd({ title: chartName, ...drawingFor(kind, query, titles), meta: { query } });
+    onAdd({ title: chartName, ...drawingFor(kind, query, titles, formats), meta: { query }, ...(formats !== undefined ? { preferences: { columnFormats: formats } } : {}) });
     setAdded(t('chartAdded', { title: chartName }));
   };
 
@@ -211,6 +251,30 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut }: {
               <input id="b-title" value={title} placeholder={query ? chartTitle(query, titles) : ''} onInput={(e) => setTitle(e.currentTarget.value)} />
             </div>
           </div>
+          {(query?.measures ?? []).length > 0 ? (
+            <fieldset class="formats">
+              <legend>{t('formats')}</legend>
+              {(query?.measures ?? []).map((member, i) => {
+                const pick = formatPicks[member] ?? { choice: 'model', decimals: '' };
+                return (
+                  <div class="row" key={member}>
+                    <div class="field">
+                      <label for={`b-format-${i + 1}`}>{t('formatOf', { member: titles[member] ?? member })}</label>
+                      <select id={`b-format-${i + 1}`} value={pick.choice} onChange={(e) => pickFormat(member, { choice: e.currentTarget.value as FormatChoice })}>
+                        {FORMAT_CHOICES.map((c) => <option key={c} value={c}>{t(FORMAT_LABELS[c])}</option>)}
+                      </select>
+                    </div>
+                    <div class="field">
+                      <label for={`b-decimals-${i + 1}`}>{t('decimalsOf', { member: titles[member] ?? member })}</label>
+                      <input id={`b-decimals-${i + 1}`} inputMode="numeric" value={pick.decimals} disabled={pick.choice === 'model'} aria-describedby="b-decimals-hint"
+                        onInput={(e) => pickFormat(member, { decimals: e.currentTarget.value })} />
+                    </div>
+                  </div>
+                );
+              })}
+              <p id="b-decimals-hint" class="hint">{t('decimalsHint')}</p>
+            </fieldset>
+          ) : null}
           <button type="button" class="primary" disabled={query === undefined} onClick={add}>{t('addToDashboard')}</button>
           <p class="visually-hidden" role="status">{added}</p>
           <h3>{t('preview')}</h3>
@@ -220,25 +284,69 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut }: {
             {preview.kind === 'ready' ? <p class="source" data-source={preview.answer.source}>{t('previewSource', { source: preview.answer.source, rows: preview.answer.rows.length })}</p> : null}
           </div>
           {preview.kind === 'failed' ? <p class="error" role="alert">{t('previewError', { message: preview.message })}</p> : null}
-          {shown !== undefined && preview.kind !== 'failed' ? <PreviewTable answer={shown} locale={locale} t={t} /> : null}
+          {shown !== undefined && preview.kind !== 'failed' && snapshot !== undefined ? (
+            <div class="preview-chart" role="region" aria-label={t('previewChart')}>
+              {shown.rows.length === 0 ? <p class="hint">{t('previewEmpty')}</p> : Chart !== undefined ? <Chart snapshot={snapshot} data={shown} dark={dark} locale={locale} label={t('previewChart')} /> : <p class="hint">{t('previewLoading')}</p>}
+            </div>
+          ) : null}
+          {shown !== undefined && preview.kind !== 'failed' && kind !== 'table' ? <PreviewTable answer={shown} formats={formats} locale={locale} t={t} /> : null}
+          {shown?.statement !== undefined && preview.kind !== 'failed' ? <Statement statement={shown.statement} t={t} /> : null}
+          {shown?.rollupHint !== undefined && shown.source === 'warehouse' && preview.kind !== 'failed' ? <RollupHintView hint={shown.rollupHint} t={t} /> : null}
         </div>
       </div>
     </section>
   );
 }
 
-function PreviewTable({ answer, locale, t }: { answer: PreviewAnswer; locale: string; t: Translate }) {
-  const numbers = new Intl.NumberFormat(locale, { maximumFractionDigits: 2 });
-  const cell = (value: unknown) => (typeof value === 'number' ? numbers.format(value) : value === null || value === undefined ? '–' : String(value));
+/** The answer's first rows, each cell as the embed shows it (its column's format: the model's, or the one chosen). */
+function PreviewTable({ answer, formats, locale, t }: { answer: PreviewAnswer; formats: Parameters<typeof withFormats>[1]; locale: string; t: Translate }) {
+  const columns = withFormats(answer.columns, formats);
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label={t('previewTable')}>
       <table class="preview-table">
         <thead><tr>{answer.columns.map((c) => <th key={c.name} scope="col">{c.title ?? c.name}{c.granularity ? ` (${c.granularity})` : ''}</th>)}</tr></thead>
         <tbody>
-          {answer.rows.slice(0, PREVIEW_ROWS).map((row, i) => <tr key={i}>{row.map((value, j) => <td key={j}>{cell(value)}</td>)}</tr>)}
+          {answer.rows.slice(0, PREVIEW_ROWS).map((row, i) => <tr key={i}>{row.map((value, j) => <td key={j}>{formatCell(columns[j]!, value, locale)}</td>)}</tr>)}
         </tbody>
       </table>
       {answer.rows.length > PREVIEW_ROWS ? <p class="hint">{t('previewMore', { shown: PREVIEW_ROWS, rows: answer.rows.length })}</p> : null}
     </div>
+  );
+}
+
+/** The statement that ran and where (admins only: the answer carries it only for them). */
+function Statement({ statement, t }: { statement: NonNullable<PreviewAnswer['statement']>; t: Translate }) {
+  return (
+    <details class="statement">
+      <summary>{t('sqlTitle', { on: statement.on })}</summary>
+      <pre class="sql"><code>{statement.sql}</code></pre>
+      {statement.parameters.length > 0 ? (
+        <>
+          <p class="hint">{t('sqlParameters')}</p>
+          <ol class="parameters">{statement.parameters.map((value, i) => <li key={i}><code>{JSON.stringify(value)}</code></li>)}</ol>
+        </>
+      ) : null}
+    </details>
+  );
+}
+
+/**
+ * "Why is this slow": the data source answered; why each pre-aggregation of the view did not, and one that would, in
+ * the model's JSON shape, to paste into the view's `preAggregations` on the model page (admins only).
+ */
+function RollupHintView({ hint, t }: { hint: NonNullable<PreviewAnswer['rollupHint']>; t: Translate }) {
+  return (
+    <details class="rollup-hint">
+      <summary>{t('slowTitle')}</summary>
+      {hint.reasons.length === 0 ? <p>{t('slowNoRollups')}</p> : (
+        <ul class="reasons">{hint.reasons.map((r) => <li key={r.rollup}><code>{r.rollup}</code>: {r.reason}</li>)}</ul>
+      )}
+      {hint.suggestion !== null ? (
+        <>
+          <p>{t('slowSuggestion', { view: hint.suggestion.view })}</p>
+          <pre class="suggestion"><code>{JSON.stringify(hint.suggestion.preAggregation, null, 2)}</code></pre>
+        </>
+      ) : <p>{t('slowUnsuggested', { why: hint.unsuggested ?? '' })}</p>}
+    </details>
   );
 }

@@ -137,8 +137,22 @@ export interface MetaMember { name: string; title?: string; shortTitle?: string;
 export interface MetaCube { name: string; title?: string; measures: MetaMember[]; dimensions: MetaMember[] }
 export interface Meta { cubes: MetaCube[] }
 
-export interface ResultColumn { name: string; title?: string; type?: string; kind?: 'measure' | 'dimension'; granularity?: string; format?: { type?: string; decimalPlaces?: number | null } | null }
-export interface PreviewAnswer { columns: ResultColumn[]; rows: unknown[][]; truncated: boolean; timezone: string; source: string }
+/** A column of an answer: the embed's own type (its charts draw the preview: chart/ChartView.tsx). */
+import type { ResultColumn } from '../../embed/src/api.js';
+export type { ResultColumn };
+/** Admins only, when the data source answered: why no pre-aggregation did, and one that would (docs/authoring.md). */
+export interface RollupHint {
+  reasons: Array<{ rollup: string; reason: string }>;
+  suggestion: { view: string; preAggregation: Record<string, unknown> } | null;
+  unsuggested?: string;
+}
+
+export interface PreviewAnswer {
+  columns: ResultColumn[]; rows: unknown[][]; truncated: boolean; timezone: string; source: string;
+  /** Admins only: the statement that ran, and where (`warehouse`, `rollup:<view>.<name>`). */
+  statement?: { sql: string; parameters: unknown[]; on: string };
+  rollupHint?: RollupHint;
+}
 
 export const login = (input: { email: string; password: string; tenantName?: string }) =>
   call<{ expiresAt: string; user: SignedInUser }>('POST', '/api/v1/auth/login', input);

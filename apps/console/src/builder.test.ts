@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildQuery, chartTitle, drawingFor, emptyBuilder, filterReady, orderableMembers, suggestKind } from './builder.js';
+import { formatCell } from '../../embed/src/dashboard/cells.js';
+import type { ResultColumn } from '../../embed/src/api.js';
+import { buildQuery, chartTitle, columnFormats, drawingFor, emptyBuilder, filterReady, orderableMembers, suggestKind, withFormats } from './builder.js';
 import type { BuilderState } from './builder.js';
 
 const state = (patch: Partial<BuilderState>): BuilderState => ({ ...emptyBuilder('orders'), ...patch });
@@ -84,5 +86,45 @@ describe('the chart builder: the suggested chart and its drawing', () => {
   it('titles a chart from its members', () => {
     expect(chartTitle({ measures: ['orders.revenue'], timeDimensions: [{ dimension: 'orders.created_at' }] }, { 'orders.revenue': 'Revenue', 'orders.created_at': 'Ordered at' })).toBe('Revenue by Ordered at');
     expect(chartTitle({ measures: ['orders.count'] }, {})).toBe('orders.count');
+  });
+});
+
+describe('the chart builder: column formats', () => {
+  const query = { measures: ['orders.revenue', 'orders.count'], dimensions: ['orders.status'] };
+
+  it('keeps a format per member, with decimal places only when a whole number from 0 to 10 was typed; the model\'s own is no entry', () => {
+    expect(columnFormats({
+      'orders.revenue': { choice: 'currency', decimals: ' 0 ' },
+      'orders.count': { choice: 'percent', decimals: '2.5' },
+      'orders.status': { choice: 'model', decimals: '3' },
+    }, query)).toEqual({ 'orders.revenue': { type: 'currency', decimalPlaces: 0 }, 'orders.count': { type: 'percent' } });
+    expect(columnFormats({ 'orders.revenue': { choice: 'number', decimals: '11' } }, query)).toEqual({ 'orders.revenue': { type: 'number' } });
+    expect(columnFormats({ 'orders.revenue': { choice: 'model', decimals: '' } }, query)).toBeUndefined();
+  });
+
+  it('forgets the format of a member the query no longer has', () => {
+    expect(columnFormats({ 'orders.units': { choice: 'currency', decimals: '' } }, query)).toBeUndefined();
+    expect(columnFormats({ 'orders.revenue': { choice: 'currency', decimals: '' } }, undefined)).toBeUndefined();
+  });
+
+  it('puts the formats on the answer\'s columns as svc puts them on a widget\'s, so the embed\'s cells show them', () => {
+    const columns: ResultColumn[] = [
+      { name: 'orders.created_at.month', member: 'orders.created_at', title: 'Ordered at', type: 'time', kind: 'dimension', granularity: 'month' },
+      { name: 'orders.revenue', member: 'orders.revenue', title: 'Revenue', type: 'number', kind: 'measure', format: { type: 'currency', decimalPlaces: 0 } },
+    ];
+    const formatted = withFormats(columns, { 'orders.revenue': { type: 'number', decimalPlaces: 1 }, 'orders.created_at': { type: 'percent' } });
+    expect(formatted[1]!.format).toEqual({ type: 'number', decimalPlaces: 1 });
+    expect(formatCell(formatted[1]!, 1234.56, 'en-US')).toBe('1,234.6');
+    expect(formatCell(columns[1]!, 1234.56, 'en-US')).toBe('$1,235');
+    expect(formatCell(withFormats(columns, { 'orders.revenue': { type: 'percent', decimalPlaces: 0 } })[1]!, 0.256, 'en-US')).toBe('26%');
+    expect(withFormats(columns, undefined)).toEqual(columns);
+  });
+
+  it('draws the chosen format on the measure\'s axis, in d3\'s words as the embed\'s own charts do', () => {
+    const timed = { measures: ['orders.revenue'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }] };
+    expect(drawingFor('line', timed, {}, { 'orders.revenue': { type: 'currency', decimalPlaces: 0 } }).spec).toMatchObject({ encoding: { y: { axis: { format: '$,.0f' } } } });
+    expect(drawingFor('bar', { measures: ['orders.revenue'], dimensions: ['orders.status'] }, {}, { 'orders.revenue': { type: 'percent', decimalPlaces: 1 } }).spec)
+      .toMatchObject({ encoding: { x: { field: 'orders.revenue', axis: { format: '.1%' } } } });
+    expect((drawingFor('line', timed).spec as { encoding: { y: object } }).encoding.y).not.toHaveProperty('axis');
   });
 });

@@ -3,6 +3,7 @@
  * (apps/server/src/data/semantic/semantic.query.ts); the chart the query's shape suggests; and the report snapshot
  * (`kind`, `spec`) that the embed draws (apps/embed/src/dashboard/Widget.tsx, vega.ts) for the kind chosen.
  */
+import { d3NumberFormat } from '../../embed/src/format.js';
 
 /** Every operator of the query format's member filters (semantic.query.ts FILTER_OPERATORS). */
 export const FILTER_OPERATORS = [
@@ -131,16 +132,19 @@ const titled = (field: string, titles: Titles) => (titles[field] !== undefined ?
 
 /**
  * A report snapshot's drawing for a chart kind: `kind` as the embed's Widget picks its chart by, and for line, bar
- * and area a vega-lite `spec` over the answer's columns (which the embed fills with the widget's rows).
+ * and area a vega-lite `spec` over the answer's columns (which the embed fills with the widget's rows); a format
+ * chosen for the measure (`formats`, by member) goes on its axis.
  */
-export function drawingFor(kind: ChartKind, query: SemanticQuery, titles: Titles = {}): { kind: string; spec: Record<string, unknown> | null } {
+export function drawingFor(kind: ChartKind, query: SemanticQuery, titles: Titles = {}, formats?: Readonly<Record<string, ColumnFormat>>): { kind: string; spec: Record<string, unknown> | null } {
   if (kind === 'kpi' || kind === 'table' || kind === 'map' || kind === 'sankey') return { kind, spec: null };
   const measure = query.measures?.[0];
   const time = query.timeDimensions?.find((t) => t.granularity !== undefined);
   const category = query.dimensions?.[0];
   const second = query.dimensions?.[1];
   if (measure === undefined) return { kind: 'table', spec: null };
-  const y = { field: measure, type: 'quantitative', ...titled(measure, titles) };
+  // A format chosen for the measure is its axis's too, as the embed's own charts draw it (format.ts d3NumberFormat).
+  const format = formats?.[measure];
+  const y = { field: measure, type: 'quantitative', ...titled(measure, titles), ...(format !== undefined ? { axis: { format: d3NumberFormat(format) } } : {}) };
   const mark = kind === 'bar' ? { type: 'bar', tooltip: true } : kind === 'area' ? { type: 'area', line: true, tooltip: true } : { type: 'line', point: true, tooltip: true };
   if (time !== undefined) {
     const field = timeColumn(time.dimension, time.granularity!);
@@ -172,4 +176,46 @@ export function chartTitle(query: SemanticQuery, titles: Titles): string {
   const by = [...(query.timeDimensions ?? []).map((t) => name(t.dimension)), ...(query.dimensions ?? []).map(name)];
   const what = measures.length > 0 ? measures.join(', ') : by.join(', ');
   return measures.length > 0 && by.length > 0 ? `${what} by ${by.join(', ')}` : what;
+}
+
+/** A column's number format, as a report snapshot keeps it (`preferences.columnFormats`, SPEC Report snapshot). */
+export interface ColumnFormat {
+  type: 'currency' | 'percent' | 'number';
+  decimalPlaces?: number | null;
+}
+
+/** The format choices the builder offers a number column: the model's own, or one of the snapshot's types. */
+export const FORMAT_CHOICES = ['model', 'number', 'currency', 'percent'] as const;
+export type FormatChoice = (typeof FORMAT_CHOICES)[number];
+
+/** What the person chose for one column: a type (or the model's) and decimal places ('' for the type's default). */
+export interface FormatPick {
+  choice: FormatChoice;
+  decimals: string;
+}
+
+/**
+ * The snapshot's `columnFormats` from the builder's picks, keyed by member as the server and the embed read them
+ * (semantic.results.ts applyColumnFormats): the model's own format is no entry; decimal places only when a whole
+ * number from 0 to 10 was typed. Picks of members the query no longer has are left out. Undefined: no entry at all.
+ */
+export function columnFormats(picks: Readonly<Record<string, FormatPick>>, query: SemanticQuery | undefined): Record<string, ColumnFormat> | undefined {
+  if (query === undefined) return undefined;
+  const members = new Set([...(query.measures ?? []), ...(query.dimensions ?? [])]);
+  const formats: Record<string, ColumnFormat> = {};
+  for (const [member, pick] of Object.entries(picks)) {
+    if (!members.has(member) || pick.choice === 'model') continue;
+    const decimals = pick.decimals.trim();
+    formats[member] = /^(10|[0-9])$/.test(decimals) ? { type: pick.choice, decimalPlaces: Number(decimals) } : { type: pick.choice };
+  }
+  return Object.keys(formats).length > 0 ? formats : undefined;
+}
+
+/** An answer's columns with the snapshot's formats on them, as the server gives a widget's (by column name, else member). */
+export function withFormats<C extends { name: string; member: string; format?: ColumnFormat }>(columns: readonly C[], formats: Readonly<Record<string, ColumnFormat>> | undefined): C[] {
+  if (formats === undefined) return [...columns];
+  return columns.map((column) => {
+    const format = formats[column.name] ?? formats[column.member];
+    return format === undefined ? column : { ...column, format };
+  });
 }

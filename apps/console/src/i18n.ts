@@ -260,6 +260,22 @@ const en = {
   kindTable: 'Table',
   kindMap: 'Map',
   kindSankey: 'Sankey',
+  previewChart: 'Preview of the chart',
+  previewEmpty: 'The query answered no rows.',
+  formats: 'Formats',
+  formatOf: 'Format of {member}',
+  decimalsOf: 'Decimal places of {member}',
+  decimalsHint: 'A whole number from 0 to 10; empty: the format\'s own.',
+  formatModel: 'As the model says',
+  formatNumber: 'Number',
+  formatCurrency: 'Currency (USD)',
+  formatPercent: 'Percent',
+  sqlTitle: 'SQL (ran on {on})',
+  sqlParameters: 'Parameters, in order:',
+  slowTitle: 'Why is this slow? The data source answered, not a pre-aggregation',
+  slowNoRollups: 'This view has no pre-aggregation.',
+  slowSuggestion: 'A pre-aggregation that would answer this query: add it to the preAggregations of view {view} on the model page, then build it.',
+  slowUnsuggested: 'No pre-aggregation can answer this query: {why}',
 };
 
 export type Messages = typeof en;

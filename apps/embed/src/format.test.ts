@@ -1,6 +1,6 @@
 import * as vega from 'vega';
 import { describe, expect, it } from 'vitest';
-import { formatNumber } from './dashboard/data.js';
+import { formatNumber } from './dashboard/cells.js';
 import { vegaNumberLocale } from './format.js';
 
 // vega exports vega-format's locale(), the formatters a view draws with (its typings leave it out).

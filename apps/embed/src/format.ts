@@ -59,6 +59,21 @@ export function numberFormatOf(locale: string, format?: NumberFormatSpec, curren
   return formatter;
 }
 
+/**
+ * A column format as a d3 format, which charts draw with the viewer's locale ({@link vegaNumberLocale}): currency
+ * with the column's decimal places, as its KPI and table cells show it. The embed's default charts (vega.ts) and the
+ * console's chart builder (apps/console/src/builder.ts) put it on a measure's axis.
+ *
+ * @example d3NumberFormat({ type: 'currency', decimalPlaces: 0 }) // '$,.0f'
+ */
+export function d3NumberFormat(format: NumberFormatSpec | undefined): string {
+  const digits = format?.decimalPlaces ?? undefined;
+  if (format?.type === 'percent') return `.${digits ?? 0}%`;
+  if (format?.type === 'currency') return `$,.${digits ?? 0}f`;
+  if (format?.type === 'number' && digits !== undefined) return `,.${digits}f`;
+  return ',.4~g';
+}
+
 /** A d3-format locale definition, as vega's `formatLocale` takes it (vega-format, d3-format's `formatLocale`). */
 export type VegaNumberLocale = {
   decimal: string;

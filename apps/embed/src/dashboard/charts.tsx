@@ -2,7 +2,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { KeyboardEvent, MutableRefObject } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { ReportSnapshot, ResultColumn, WidgetData } from '../api.js';
-import { formatCell, formatNumber, rowObjects } from './data.js';
+import { formatCell, formatNumber, rowObjects } from './cells.js';
 import { useChartKeys } from './chartKeys.js';
 import type { RenderedChart } from './vega.js';
 import { tableColumnTemplate } from './tableColumns.js';

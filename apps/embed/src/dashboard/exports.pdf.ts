@@ -10,7 +10,7 @@
  */
 import { jsPDF } from 'jspdf';
 import type { WidgetData } from '../api.js';
-import { formatCell } from './data.js';
+import { formatCell } from './cells.js';
 import { snapshot } from './exports.image.js';
 
 export interface PdfSource {

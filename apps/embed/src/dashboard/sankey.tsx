@@ -3,7 +3,7 @@ import { sankey, sankeyLinkHorizontal } from 'd3-sankey';
 import { useChartKeys } from './chartKeys.js';
 import type { ChartProps } from './charts.js';
 import { pointOf } from './charts.js';
-import { formatNumber } from './data.js';
+import { formatNumber } from './cells.js';
 
 /**
  * Flows between the values of two dimensions, sized by the first measure (d3-sankey's layout, drawn as SVG). One tab

@@ -1,5 +1,5 @@
 import type { ResultColumn } from '../api.js';
-import { formatCell } from './data.js';
+import { formatCell } from './cells.js';
 
 /** Rows read to size the columns: a table shows the first screenful, and a longer value later is cut with an ellipsis. */
 const SAMPLED_ROWS = 200;

@@ -10,7 +10,7 @@ import { expressionInterpreter } from 'vega-interpreter';
 // svc under /embed/assets/ with the rest (the page's CSP lets it fetch from svc only), fetched by the first map.
 import worldUrl from 'world-atlas/countries-110m.json?url';
 import type { ResultColumn, WidgetData } from '../api.js';
-import { vegaNumberLocale } from '../format.js';
+import { d3NumberFormat, vegaNumberLocale } from '../format.js';
 
 type Spec = Record<string, unknown>;
 
@@ -51,16 +51,8 @@ export function followSwaps(node: unknown, fields: Readonly<Record<string, strin
   return result;
 }
 
-/**
- * A measure's d3 format on axes and tooltips, drawn with the viewer's locale ({@link vegaNumberLocale}): currency
- * with the column's decimal places, as its KPI and table cells show it.
- */
-function axisFormat(column: ResultColumn): Spec {
-  const digits = column.format?.decimalPlaces ?? undefined;
-  if (column.format?.type === 'percent') return { format: `.${digits ?? 0}%` };
-  if (column.format?.type === 'currency') return { format: `$,.${digits ?? 0}f` };
-  return { format: ',.4~g' };
-}
+/** A measure's d3 format on axes and tooltips ({@link d3NumberFormat}). */
+const axisFormat = (column: ResultColumn): Spec => ({ format: d3NumberFormat(column.format) });
 
 const timeUnits: Record<string, string> = { year: 'utcyear', quarter: 'utcyearquarter', month: 'utcyearmonth', week: 'utcyearmonthdate', day: 'utcyearmonthdate', hour: 'utcyearmonthdatehours' };
 
