@@ -82,8 +82,15 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut }: {
   const queryKey = JSON.stringify(query ?? null);
   const suggested = suggestKind(query);
   const kind = kindChoice ?? suggested;
-  const formats = columnFormats(formatPicks, query);
-  const snapshot: ChartSnapshot | undefined = query === undefined ? undefined : { ...drawingFor(kind, query, titles, formats), ...(formats !== undefined ? { preferences: { columnFormats: formats } } : {}) };
+  const formatsKey = JSON.stringify(columnFormats(formatPicks, query) ?? null);
+  // One drawing per query, kind and formats: the chart is drawn again only when one of them changes (not as a title
+  // is typed). formatsKey and queryKey stand for the formats and the query.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const formats = useMemo(() => columnFormats(formatPicks, query), [formatsKey]);
+  const snapshot = useMemo((): ChartSnapshot | undefined => (query === undefined ? undefined
+    : { ...drawingFor(kind, query, titles, formats), ...(formats !== undefined ? { preferences: { columnFormats: formats } } : {}) }),
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  [queryKey, kind, titles, formats]);
   const pickFormat = (member: string, patch: Partial<FormatPick>) =>
     setFormatPicks((before) => ({ ...before, [member]: { ...(before[member] ?? { choice: 'model', decimals: '' }), ...patch } }));
 
