@@ -114,6 +114,15 @@ describeEachDialect('the preview\'s pre-aggregation hint', (t) => {
     expect(filtered.rollupHint!.reasons[0]!.reason).toBe('a filter names orders.status, which is not in it');
     // A filtered member goes into the suggestion, so that the rollup can apply the filter.
     expect(filtered.rollupHint!.suggestion!.preAggregation).toMatchObject({ measures: ['orders.count'], dimensions: ['products.category', 'orders.status'] });
+    // A count_distinct does not re-aggregate: the suggestion answers at its own grain only.
+    const distinct = await preview({ measures: ['orders.customers'], dimensions: ['orders.status'] });
+    expect(distinct.rollupHint!.suggestion!.preAggregation).toEqual({ name: 'customers_by_status', measures: ['orders.customers'], dimensions: ['orders.status'], additive: false, refresh: { every: '1 hour' } });
+    // Two time dimensions: no rollup buckets both, and the hint says so instead of suggesting one that would not answer.
+    const twoTimes = await preview({
+      measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }],
+      filters: [{ member: 'customers.created_at', operator: 'afterDate', values: ['2024-01-01'] }],
+    });
+    expect(twoTimes.rollupHint).toMatchObject({ suggestion: null, unsuggested: 'it reads 2 time dimensions (orders.created_at, customers.created_at); a rollup buckets one' });
   });
 
   it('gives no hint for an answer from a rollup, and none to a member', async () => {
