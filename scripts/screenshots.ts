@@ -1,9 +1,10 @@
 // `npm run screenshots`: writes docs/images/ from the real demo in Debian's Chromium (SVC_CHROMIUM elsewhere):
 // the demo host at its default size (1280 x 800) in light and dark, and the embedded dashboard alone at 420, 1046
-// and 1920 px. It starts svc with the demo account (SQLite in a temporary file), the demo host, and a bare host page
+// and 1920 px, and each page of the console (consoleShots: sign-in, workspace, the editor with a chart being built, the
+// model, the embedding settings). It starts svc with the demo account (SQLite in a temporary file), the demo host, and a bare host page
 // with the SDK, on free ports; it needs a build (`npm run build`, which the npm script runs first).
 import { mkdirSync, readFileSync } from 'node:fs';
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import type { ImportAccount } from '../apps/server/src/import/import.js';
 import { launchChromium } from '../e2e/browser.js';
 import { bundle, freePort, serve, startSvc } from '../e2e/embed-harness.js';
@@ -103,6 +104,7 @@ async function main(): Promise<void> {
       });
       await page.close();
     }
+    await consoleShots(browser.context, svc.origin);
     for (const width of EMBED_WIDTHS) {
       const page = await browser.context.newPage();
       await page.setViewportSize({ width, height: 900 });
@@ -115,6 +117,57 @@ async function main(): Promise<void> {
     await host.close();
     await svc.close();
     bare.server.close();
+  }
+}
+
+/** Takes the page as it is (the console's pages draw no iframe, so no settling but their own content). */
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.waitForTimeout(400);
+  await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: true });
+  console.log(`wrote ${OUT}/${name}.png`);
+}
+
+/**
+ * The console's pages as the demo's admin sees them at 1280 x 800 (docs/console.md, docs/quickstart.md "Your first
+ * dashboard in five minutes"): the steps of that section, clicked and typed as a person would.
+ */
+async function consoleShots(context: BrowserContext, origin: string): Promise<void> {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  try {
+    await page.goto(`${origin}/console`);
+    await page.getByLabel('Email').fill('alice@demo.test');
+    await shoot(page, 'console-sign-in');
+    await page.getByLabel('Password').fill('demo-password');
+    await page.getByLabel('Password').press('Enter');
+    await page.getByRole('heading', { name: 'Production', level: 1 }).waitFor();
+    await shoot(page, 'console-workspace');
+    await page.getByRole('button', { name: 'New dashboard' }).click();
+    await page.getByLabel('Title of the new dashboard').fill('Revenue, completed orders');
+    await page.getByLabel('Title of the new dashboard').press('Enter');
+    await page.getByRole('heading', { name: 'Revenue, completed orders', level: 1 }).waitFor();
+    await page.getByLabel('View').selectOption('orders');
+    await page.getByRole('group', { name: 'Measures' }).getByRole('checkbox', { name: 'Revenue', exact: true }).check();
+    await page.getByLabel('Time dimension').selectOption('orders.created_at');
+    await page.getByLabel('Grain').selectOption('month');
+    await page.getByRole('button', { name: 'Add a filter' }).click();
+    await page.getByLabel('Filter 1: member').selectOption('orders.status');
+    await page.getByLabel('Filter 1: operator').selectOption('equals');
+    await page.getByLabel('Filter 1: values').fill('completed');
+    await page.locator('p.source[data-source]').waitFor({ timeout: 30_000 });
+    await page.getByLabel('Chart title').fill('Revenue by month');
+    await page.getByRole('button', { name: 'Add to dashboard' }).click();
+    await page.getByRole('status').filter({ hasText: 'Draft saved' }).waitFor();
+    await shoot(page, 'console-editor');
+    const address = new URL(page.url());
+    for (const [name, query] of [['console-model', 'page=model'], ['console-embedding', 'page=embedding']] as const) {
+      await page.goto(`${origin}/console?deployment=${address.searchParams.get('deployment')}&${query}`);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      await shoot(page, name);
+    }
+  } finally {
+    await page.close();
   }
 }
 
