@@ -2,17 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { describeEachDialect } from '../../../test/dialects.js';
 import { bearer, seedAccount } from '../../../test/factory.js';
 import type { SeededAccount } from '../../../test/factory.js';
 import { testConfig } from '../../../test/config.js';
+import { createOwnDatabase } from '../../../test/own-database.js';
+import { openDatabase } from '../../db/db.database.js';
+import { migrateToLatest } from '../../db/db.migrations.js';
 import { buildApp } from '../../app.js';
 import { DEMO_PRE_AGGREGATIONS, DEMO_SEMANTIC_VIEWS, ensureDemoWarehouseSqlite } from '../warehouse/warehouse.demo.js';
 import { WarehouseRegistry } from '../warehouse/warehouse.registry.js';
 import { buildDue, rollupStatus } from './preagg.scheduler.js';
 import type { BuilderContext } from './preagg.scheduler.js';
-import { presentStatus } from './preagg.routes.js';
 import { RollupStore } from './preagg.store.js';
 
 interface Status {
@@ -101,12 +103,27 @@ describeEachDialect('pre-aggregations\' build status through the API', (t) => {
     expect((await statuses('other', other.refs.prod!)).json()).toEqual({ items: [] });
   });
 
-  it('names the last failed build of this process\'s builder, until it builds again', () => {
-    const failed = { deploymentId: 1, rollup: 'orders.daily', timezone: 'UTC', due: 'never built' };
-    const failures = new Map([['1:orders.daily:UTC', { error: 'no such table: orders', at: '2026-11-29T06:00:00.000Z' }]]);
-    const scheduler = { lastFailure: (r: { deploymentId: number; rollup: string; timezone: string }) => failures.get(`${r.deploymentId}:${r.rollup}:${r.timezone}`) };
-    expect(presentStatus(failed, scheduler).lastError).toEqual({ message: 'no such table: orders', at: '2026-11-29T06:00:00.000Z' });
-    expect(presentStatus({ ...failed, timezone: 'Europe/Berlin' }, scheduler).lastError).toBeNull();
-    expect(presentStatus(failed, undefined).lastError).toBeNull();
-  });
+  it('names the last failed build of the serving process\'s own builder (SVC_PREAGG_REFRESH)', async () => {
+    // A database of its own: the builder of `svc serve` builds every deployment it holds.
+    const database = await createOwnDatabase(t().dialect === 'sqlite' ? null : inject('postgresUrl'), 'svc_preagg_status');
+    const db = openDatabase(database.url);
+    const ownDir = mkdtempSync(join(tmpdir(), 'svc-preagg-failing-'));
+    let serving: FastifyInstance | undefined;
+    try {
+      await migrateToLatest(db);
+      const broken = views.map((v) => (v.name === 'orders' ? { ...v, table: 'no_such_orders', preAggregations: [rollups[1]!] } : v));
+      const seeded = await seedAccount(db.kysely, { users: [{ ref: 'alice', role: 'admin' }], deployments: [{ ref: 'prod', name: 'Broken', semanticViews: broken, items: [] }] });
+      serving = await buildApp(testConfig({ data: { preAggregationDir: join(ownDir, 'rollups'), preAggregationRefresh: true } }), { db });
+      const read = async () => ((await serving!.inject({ url: `/api/v1/deployments/${seeded.refs.prod}/pre-aggregations`, headers: bearer(seeded.keys.alice!) })).json() as { items: Status[] }).items;
+      await expect.poll(async () => (await read())[0]?.lastError?.message, { timeout: 20_000 }).toMatch(/no_such_orders/);
+      const [failed] = await read();
+      expect(failed).toMatchObject({ name: 'by_status', built: false, due: 'never built' });
+      expect(Date.now() - Date.parse(failed!.lastError!.at)).toBeLessThan(60_000);
+    } finally {
+      await serving?.close();
+      await db.close();
+      await database.drop();
+      rmSync(ownDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

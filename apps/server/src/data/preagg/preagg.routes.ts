@@ -34,7 +34,7 @@ export interface PreAggregationRoutesContext extends BuilderContext {
   scheduler?: Pick<RollupScheduler, 'lastFailure'> | undefined;
 }
 
-export function presentStatus(status: RollupStatus, scheduler: PreAggregationRoutesContext['scheduler']) {
+function presentStatus(status: RollupStatus, scheduler: PreAggregationRoutesContext['scheduler']) {
   const [view, ...rest] = status.rollup.split('.');
   const failure = scheduler?.lastFailure(status);
   const manifest = status.manifest;
