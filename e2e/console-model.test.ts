@@ -5,6 +5,14 @@ import { hasChromium, launchChromium } from './browser.js';
 import type { Chromium } from './browser.js';
 import { callApi, demoUsers, demoWithMemberPassword } from './console-harness.js';
 import { DEMO_ADMIN_KEY, startSvc } from './embed-harness.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../apps/server/src/core/core.config.js';
+import { buildDue } from '../apps/server/src/data/preagg/preagg.scheduler.js';
+import { RollupStore } from '../apps/server/src/data/preagg/preagg.store.js';
+import { ensureDemoWarehouseSqlite } from '../apps/server/src/data/warehouse/warehouse.demo.js';
+import { WarehouseRegistry } from '../apps/server/src/data/warehouse/warehouse.registry.js';
 import type { RunningSvc } from './embed-harness.js';
 
 // Issue 34, part 6: the console's model page, in Chromium on the demo account, on both databases. Every platform
@@ -17,6 +25,14 @@ const MEMBER_PASSWORD = 'member-password-2';
 const { admin, member } = demoUsers();
 
 type View = { name: string; measures: Array<Record<string, unknown>>; [key: string]: unknown };
+
+/** The demo with its member's password, its pre-aggregations in UTC only: three builds instead of nine, for the build test. */
+function demoInUtc() {
+  const account = demoWithMemberPassword(MEMBER_PASSWORD);
+  const views = (account as unknown as { deployments: Array<{ semanticViews: Array<{ preAggregations?: Array<{ timezones?: string[] }> }> }> }).deployments[0]!.semanticViews;
+  for (const view of views) for (const rollup of view.preAggregations ?? []) rollup.timezones = ['UTC'];
+  return account;
+}
 
 const postgresUrl = inject('postgresUrl');
 let browser: Chromium | undefined;
@@ -35,6 +51,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
   (skipped === undefined ? describe : describe.skip)(title, () => {
     let svc: RunningSvc;
     let page: Page;
+    let rollupDir: string | undefined;
 
     const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
       const { status, body: answer } = await callApi(svc.origin, DEMO_ADMIN_KEY, method, path, body, headers);
@@ -51,7 +68,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     };
 
     beforeAll(async () => {
-      svc = await startSvc({ account: demoWithMemberPassword(MEMBER_PASSWORD), adminKey: DEMO_ADMIN_KEY, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
+      rollupDir = mkdtempSync(join(tmpdir(), 'svc-console-rollups-'));
+      svc = await startSvc({ account: demoInUtc(), adminKey: DEMO_ADMIN_KEY, data: { preAggregationDir: rollupDir }, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
       page = await browser!.context.newPage();
       await page.setViewportSize({ width: 1280, height: 900 });
     }, 60_000);
@@ -59,6 +77,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     afterAll(async () => {
       await page?.close();
       await svc?.close();
+      if (rollupDir !== undefined) rmSync(rollupDir, { recursive: true, force: true });
     }, 120_000);
 
     it('lists the views with their members, joins, pre-aggregations and (for an admin) access policies; axe finds nothing serious', async () => {
@@ -82,6 +101,39 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await expectNoBlocking(page, 'model page, dark');
       await page.emulateMedia({ colorScheme: 'light' });
     });
+
+    it('shows each pre-aggregation\'s build status: not built and why, then built with its time once `svc preagg build` ran', async () => {
+      const orders = page.locator('details.view-card[data-view="orders"]');
+      const build = (rollup: string, timezone: string) => orders.locator(`li:has(> code:text-is("${rollup}")) li.build[data-timezone="${timezone}"]`);
+      await expect.poll(() => build('monthly', 'UTC').textContent()).toContain('Not built');
+      expect(await build('monthly', 'UTC').textContent()).toContain('due: never built');
+      // The builder, as `svc preagg build` runs it, on svc's database and pre-aggregation directory.
+      const warehouses = new WarehouseRegistry({ timeoutMs: 60_000, demoPath: () => ensureDemoWarehouseSqlite(loadConfig().data.demoWarehousePath) });
+      const store = new RollupStore(rollupDir!);
+      try {
+        const reports = await buildDue({ db: svc.db, warehouses, store, timeoutMs: 60_000, now: () => new Date() }, { deploymentId: svc.refs.prod! });
+        expect(reports.filter((r) => r.status !== 'built')).toEqual([]);
+      } finally {
+        store.close();
+        await warehouses.close();
+      }
+      const { body } = await api('GET', `/api/v1/deployments/${svc.refs.prod}/pre-aggregations`);
+      const daily = (body as unknown as { items: Array<{ name: string; timezone: string; builtAt: string; partitions: unknown[] }> }).items.find((b) => b.name === 'daily' && b.timezone === 'UTC')!;
+      await page.reload();
+      await page.getByRole('heading', { name: 'Model', level: 1 }).waitFor();
+      await orders.locator('summary').click();
+      await expect.poll(() => build('daily', 'UTC').getAttribute('data-built')).toBe('true');
+      const shown = build('daily', 'UTC');
+      expect(await shown.textContent()).toContain('Built');
+      expect(await shown.textContent()).toContain(`${daily.partitions.length} partitions`);
+      expect(await shown.textContent()).toContain('next due');
+      expect(await shown.locator('time').getAttribute('datetime')).toBe(daily.builtAt);
+      expect(await orders.locator('li.build[data-built="false"]').count()).toBe(0);
+      await expectNoBlocking(page, 'model page with builds');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await expectNoBlocking(page, 'model page with builds, dark');
+      await page.emulateMedia({ colorScheme: 'light' });
+    }, 120_000);
 
     it('checks as the admin types: a syntax error by line and column, svc\'s refusal at its JSON path, and saves nothing', async () => {
       const before = await editor().inputValue();

@@ -3,6 +3,7 @@ import { ApiError, getDashboard, getMeta, listVersions, publishDashboard, restor
 import type { AuthoredDashboard, DashboardVersion, DashboardWidget, Draft, Meta, SnapshotInput } from './api.js';
 import { Builder } from './Builder.js';
 import { Board } from './Board.js';
+import { ReadOnlyDashboard } from './ReadOnly.js';
 import { addChart, addText, draftOf, placeWidgets, record, redo, removeWidget, snapshotIndexFor, startHistory, undo, widgetsOf } from './draft.js';
 import type { History } from './draft.js';
 import { describeError } from './errors.js';
@@ -226,6 +227,7 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
       </main>
     );
   }
+  if (dashboard!.canEdit === false) return <ReadOnlyDashboard t={t} dashboard={dashboard!} title={title} breadcrumbs={breadcrumbs} onBack={back} />;
   const draft = history!.present;
   const widgets = widgetsOf(draft);
   const hasDraft = dashboard!.draft !== null || draft !== saved.current;

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, createDashboard, createFolder, getDashboard, listWorkspace, renameItem, setFavorite } from './api.js';
-import type { AuthoredDashboard, FolderPathEntry, OrderDirection, OrderField, PageInfo, WorkspaceItem } from './api.js';
+import { ApiError, copyDashboard, createDashboard, createFolder, getDashboard, listWorkspace, moveItem, renameItem, setFavorite, workspacePermissions } from './api.js';
+import type { AuthoredDashboard, FolderPathEntry, OrderDirection, OrderField, PageInfo, WorkspaceItem, WorkspacePermissions } from './api.js';
 import { editorUrl } from './pages.js';
 import type { WorkspacePageProps } from './pages.js';
 import { describeError } from './errors.js';
@@ -40,6 +40,10 @@ function placeUrl(place: Place): string {
 }
 
 type DashboardState = { kind: 'loading' } | { kind: 'loaded'; dashboard: AuthoredDashboard } | { kind: 'failed'; message: string };
+/** What the caller may do with an item (`GET .../workspace/permissions`); unknown until asked, and nothing is offered until then. */
+type ItemPermission = WorkspacePermissions['items'][number];
+/** A folder the caller may move things to: the root is `id` null. */
+interface Destination { id: number | null; name: string }
 
 /**
  * The workspace page (issue 34, SPEC part A): a deployment's folders, workbooks and reports as the listing API
@@ -57,6 +61,8 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
   const [error, setError] = useState<string | undefined>(undefined);
   const [announcement, setAnnouncement] = useState('');
   const [dashboards, setDashboards] = useState<Record<string, DashboardState>>({});
+  const [permissions, setPermissions] = useState<Record<number, ItemPermission | undefined>>({});
+  const [canCreate, setCanCreate] = useState<Record<string, boolean>>({});
   const headingRef = useRef<HTMLHeadingElement>(null);
   const listRequest = useRef(0);
 
@@ -112,10 +118,36 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [deploymentId, place.folderId, search, order]);
 
+  // What the caller may do here and with the items shown: asked once per item, and once per folder. Edit, Rename,
+  // Move, New dashboard and New folder are offered only where svc says the caller may.
+  const folderKey = `${deploymentId}:${place.folderId ?? 'root'}`;
+  useEffect(() => {
+    if (deploymentId === undefined) return;
+    const asked = items.filter((item) => !(item.id in permissions)).map((item) => item.id).slice(0, 200);
+    if (asked.length === 0 && folderKey in canCreate) return;
+    setPermissions((before) => ({ ...before, ...Object.fromEntries(asked.map((id) => [id, undefined])) }));
+    workspacePermissions(deploymentId, asked, place.folderId).then(
+      (answer) => {
+        setCanCreate((before) => ({ ...before, [folderKey]: answer.folder.canCreate }));
+        setPermissions((before) => ({ ...before, ...Object.fromEntries(answer.items.map((p) => [p.id, p])) }));
+      },
+      (caught: unknown) => {
+        const message = failed(caught);
+        if (message !== undefined) setError(t('listError', { message }));
+      },
+    );
+    // `permissions` and `canCreate` are what was asked already.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [items, folderKey]);
+
+  /** The dashboard a workbook opens: a published one's, or a draft's for who may change it. */
+  const publicIdOf = (item: WorkspaceItem): string | undefined =>
+    item.type !== 'WORKBOOK' ? undefined : (permissions[item.id]?.dashboardPublicId ?? item.publishedDashboard?.publicId ?? undefined);
+
   // Each workbook's dashboard, read once: its status and title come from the authoring API.
   useEffect(() => {
     for (const item of items) {
-      const publicId = item.publishedDashboard?.publicId;
+      const publicId = publicIdOf(item);
       if (publicId === undefined || dashboards[publicId] !== undefined) continue;
       setDashboards((before) => ({ ...before, [publicId]: { kind: 'loading' } }));
       getDashboard(publicId).then(
@@ -128,7 +160,7 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
     }
     // Only new items need a read; `dashboards` is what was read.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [items]);
+  }, [items, permissions]);
 
   const go = (next: Place) => {
     history.pushState({ path: next.path }, '', placeUrl(next));
@@ -161,6 +193,13 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
   }
 
   const current = place.path[place.path.length - 1];
+  const mayCreate = canCreate[folderKey] === true;
+  // Where a row may be moved: the root, the folders above this one, and the folders shown (never into itself).
+  const destinations: Destination[] = [
+    { id: null, name: t('moveRoot') },
+    ...place.path.map((entry) => ({ id: entry.id, name: entry.name })),
+    ...items.filter((item) => item.type === 'FOLDER' && !place.path.some((entry) => entry.id === item.id)).map((item) => ({ id: item.id, name: item.name })),
+  ];
   const title = place.folderId === undefined ? deployment.name : (current?.name ?? t('folder'));
   const dates = new Intl.DateTimeFormat(locale, { dateStyle: 'medium' });
 
@@ -207,19 +246,19 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
             {Object.entries(ORDERS).map(([key, o]) => <option key={key} value={key}>{t(o.label)}</option>)}
           </select>
         </div>
-        <NameForm t={t} id="ws-new-title" opener={t('newDashboard')} openerClass="primary new-dashboard" label={t('newDashboardTitle')} submitLabel={t('create')}
+        {mayCreate ? <NameForm t={t} id="ws-new-title" opener={t('newDashboard')} openerClass="primary new-dashboard" label={t('newDashboardTitle')} submitLabel={t('create')}
           emptyMessage={t('titleRequired')} failMessage={(message) => t('createError', { message })} onSignedOut={onSignedOut}
           onSubmit={async (title) => {
             const created = await createDashboard(deployment.id, { title, ...(place.folderId !== undefined ? { folderId: place.folderId } : {}) });
             navigate(editorUrl(deployment.id, created.publicId, place.folderId));
-          }} />
-        <NameForm t={t} id="ws-new-folder" opener={t('newFolder')} openerClass="new-folder" label={t('newFolderName')} submitLabel={t('create')}
+          }} /> : null}
+        {mayCreate ? <NameForm t={t} id="ws-new-folder" opener={t('newFolder')} openerClass="new-folder" label={t('newFolderName')} submitLabel={t('create')}
           emptyMessage={t('folderNameRequired')} failMessage={(message) => t('folderCreateError', { message })} onSignedOut={onSignedOut}
           onSubmit={async (name) => {
             const folder = await createFolder(deployment.id, { name, ...(place.folderId !== undefined ? { parentId: place.folderId } : {}) });
             setAnnouncement(t('folderCreated', { name: folder.name }));
             await load(undefined);
-          }} />
+          }} /> : null}
       </div>
       <p class="visually-hidden" role="status">{announcement}</p>
       {error !== undefined ? (
@@ -235,7 +274,9 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
         <ul class="items" aria-label={t('items')} aria-busy={loading}>
           {items.map((item) => (
             <Item key={item.id} item={item} t={t} dates={dates} showLocation={search !== ''}
-              dashboard={item.publishedDashboard?.publicId !== undefined ? dashboards[item.publishedDashboard.publicId] : undefined}
+              publicId={publicIdOf(item)} permission={permissions[item.id]}
+              dashboard={publicIdOf(item) !== undefined ? dashboards[publicIdOf(item)!] : undefined}
+              destinations={destinations.filter((d) => d.id !== item.id && d.id !== (item.folderId ?? null))}
               onOpen={() => openFolder(item)} onFavorite={() => void toggleFavorite(item)}
               onEdit={(publicId) => navigate(editorUrl(deployment.id, publicId, place.folderId))}
               onSignedOut={onSignedOut}
@@ -243,6 +284,15 @@ export function WorkspacePage({ t, locale, deployments, navigate, onSignedOut }:
                 const renamed = await renameItem(deployment.id, item.id, name);
                 setItems((before) => before.map((x) => (x.id === item.id ? { ...x, name: renamed.name } : x)));
                 setAnnouncement(t('renamed', { name: renamed.name }));
+              }}
+              onCopy={async (title, copyOf) => {
+                const copy = await copyDashboard(deployment.id, { title, copyOf, ...(mayCreate && place.folderId !== undefined ? { folderId: place.folderId } : {}) });
+                navigate(editorUrl(deployment.id, copy.publicId, mayCreate ? place.folderId : undefined));
+              }}
+              onMove={async (to) => {
+                await moveItem(deployment.id, item.id, to.id);
+                setAnnouncement(t('moved', { name: item.name, folder: to.name }));
+                await load(undefined);
               }} />
           ))}
         </ul>
@@ -311,15 +361,61 @@ function NameForm({ t, id, opener, openerAria, openerClass, label, initial = '',
   );
 }
 
+/**
+ * Move in place: a button opens a small form (focused) choosing the destination among `destinations`; svc's refusal
+ * (a folder into itself, a folder the caller may not change) is shown in words in the form, which keeps the choice.
+ */
+function MoveForm({ t, item, destinations, onMove, onSignedOut }: {
+  t: Translate; item: WorkspaceItem; destinations: Destination[]; onMove: (to: Destination) => Promise<void>; onSignedOut: () => void;
+}) {
+  const [open, setOpen] = useState(false);
+  const [choice, setChoice] = useState(0);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const select = useRef<HTMLSelectElement>(null);
+  useEffect(() => {
+    if (open) select.current?.focus();
+  }, [open]);
+  const id = `ws-move-${item.id}`;
+  if (!open) return <button type="button" class="move" aria-label={t('moveNamed', { name: item.name })} onClick={() => setOpen(true)}>{t('move')}</button>;
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await onMove(destinations[choice]!);
+      setOpen(false);
+    } catch (caught) {
+      if (caught instanceof ApiError && caught.status === 401) onSignedOut();
+      else setError(t('moveError', { message: describeError(t, caught) }));
+    }
+    setBusy(false);
+  };
+  return (
+    <form class="name-form" onSubmit={(event) => void submit(event)} aria-label={t('moveNamed', { name: item.name })}>
+      <div class="field">
+        <label for={id}>{t('moveTo', { name: item.name })}</label>
+        <select id={id} ref={select} value={String(choice)} aria-invalid={error !== undefined} aria-describedby={error !== undefined ? `${id}-error` : undefined}
+          onChange={(event) => setChoice(Number(event.currentTarget.value))}>
+          {destinations.map((d, i) => <option key={d.id ?? 'root'} value={String(i)}>{d.name}</option>)}
+        </select>
+      </div>
+      <button type="submit" class="primary" disabled={busy}>{t('move')}</button>
+      <button type="button" onClick={() => { setOpen(false); setError(undefined); }}>{t('cancel')}</button>
+      {error !== undefined ? <p id={`${id}-error`} class="form-error" role="alert">{error}</p> : null}
+    </form>
+  );
+}
+
 const KIND: Record<WorkspaceItem['type'], MessageKey> = { FOLDER: 'folder', WORKBOOK: 'workbook', REPORT: 'report' };
 const ICON: Record<WorkspaceItem['type'], string> = { FOLDER: '📁', WORKBOOK: '📊', REPORT: '📄' };
 
-function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite, onEdit, onRename, onSignedOut }: {
-  item: WorkspaceItem; t: Translate; dates: Intl.DateTimeFormat; showLocation: boolean;
-  dashboard: DashboardState | undefined; onOpen: () => void; onFavorite: () => void; onEdit: (publicId: string) => void;
-  onRename: (name: string) => Promise<void>; onSignedOut: () => void;
+function Item({ item, t, dates, showLocation, publicId, permission, dashboard, destinations, onOpen, onFavorite, onEdit, onRename, onCopy, onMove, onSignedOut }: {
+  item: WorkspaceItem; t: Translate; dates: Intl.DateTimeFormat; showLocation: boolean; publicId: string | undefined; permission: ItemPermission | undefined;
+  dashboard: DashboardState | undefined; destinations: Destination[]; onOpen: () => void; onFavorite: () => void; onEdit: (publicId: string) => void;
+  onRename: (name: string) => Promise<void>; onCopy: (title: string, copyOf: string) => Promise<void>; onMove: (to: Destination) => Promise<void>; onSignedOut: () => void;
 }) {
-  const publicId = item.type === 'WORKBOOK' ? item.publishedDashboard?.publicId : undefined;
+  const canEdit = permission?.canEdit === true;
   const favorite = item.isFavorite === true;
   const location = showLocation && item.folderPath !== undefined && item.folderPath.length > 0 ? item.folderPath.map((p) => p.name).join(' / ') : undefined;
   return (
@@ -335,12 +431,20 @@ function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite, onE
       </div>
       <span class="meta when">{t('updated', { date: dates.format(new Date(item.updatedAt)) })}</span>
       <span class="item-actions">
-        {publicId !== undefined
-          ? <button type="button" class="edit" aria-label={t('editNamed', { name: item.name })} onClick={() => onEdit(publicId)}>{t('edit')}</button>
+        {publicId !== undefined && permission !== undefined
+          ? <button type="button" class={canEdit ? 'edit' : 'view'} aria-label={t(canEdit ? 'editNamed' : 'viewNamed', { name: item.name })} onClick={() => onEdit(publicId)}>{t(canEdit ? 'edit' : 'view')}</button>
           : null}
-        <NameForm t={t} id={`ws-rename-${item.id}`} opener={t('rename')} openerAria={t('renameNamed', { name: item.name })} openerClass="rename" label={t('newNameOf', { name: item.name })}
-          initial={item.name} submitLabel={t('save')} emptyMessage={t('folderNameRequired')} failMessage={(message) => t('renameError', { message })}
-          onSubmit={onRename} onSignedOut={onSignedOut} />
+        {publicId !== undefined && permission !== undefined ? (
+          <NameForm t={t} id={`ws-copy-${item.id}`} opener={t('copy')} openerAria={t('copyNamed', { name: item.name })} openerClass="copy" label={t('copyNameOf', { name: item.name })}
+            initial={t('copyOf', { name: item.name })} submitLabel={t('copy')} emptyMessage={t('titleRequired')} failMessage={(message) => t('copyError', { message })}
+            onSubmit={(title) => onCopy(title, publicId)} onSignedOut={onSignedOut} />
+        ) : null}
+        {canEdit ? (
+          <NameForm t={t} id={`ws-rename-${item.id}`} opener={t('rename')} openerAria={t('renameNamed', { name: item.name })} openerClass="rename" label={t('newNameOf', { name: item.name })}
+            initial={item.name} submitLabel={t('save')} emptyMessage={t('folderNameRequired')} failMessage={(message) => t('renameError', { message })}
+            onSubmit={onRename} onSignedOut={onSignedOut} />
+        ) : null}
+        {canEdit && destinations.length > 0 ? <MoveForm t={t} item={item} destinations={destinations} onMove={onMove} onSignedOut={onSignedOut} /> : null}
       </span>
       <button type="button" class="star" aria-pressed={favorite} aria-label={t('favorite', { name: item.name })} onClick={onFavorite}>
         <span aria-hidden="true">{favorite ? '★' : '☆'}</span>
@@ -354,13 +458,13 @@ function Item({ item, t, dates, showLocation, dashboard, onOpen, onFavorite, onE
  * publicId of published dashboards only; one never published shows as a draft, by the listing's `dashboardDraft`.
  */
 function DashboardStatus({ t, item, dashboard }: { t: Translate; item: WorkspaceItem; dashboard: DashboardState | undefined }) {
-  if (item.publishedDashboard == null) {
+  if (item.publishedDashboard == null && dashboard?.kind !== 'loaded') {
     return item.dashboardDraft != null ? <span class="badge draft">{t('draft')}</span> : <span>{t('noDashboard')}</span>;
   }
   if (dashboard === undefined || dashboard.kind === 'loading') return <span>{t('loading')}</span>;
   if (dashboard.kind === 'failed') return <span class="error">{t('dashboardError', { message: dashboard.message })}</span>;
   const { status, draft, published } = dashboard.dashboard;
-  const title = published?.title ?? draft?.title ?? item.publishedDashboard.title ?? item.name;
+  const title = published?.title ?? draft?.title ?? item.publishedDashboard?.title ?? item.name;
   return (
     <span class="dashboard-status">
       <span class="dashboard-title">{title}</span>{' '}

@@ -211,3 +211,27 @@ export const getMeta = (deploymentId: number) => call<Meta>('GET', `/api/v1/depl
 
 export const previewQuery = (deploymentId: number, query: unknown) =>
   call<PreviewAnswer>('POST', `/api/v1/deployments/${deploymentId}/query`, { query });
+
+/** Whether the caller may change the dashboard (its draft, publish, restore): a read-only page otherwise. */
+export interface AuthoredDashboard { canEdit?: boolean }
+
+/** `GET .../workspace/permissions`: what the caller may do in the folder shown and with the listed items. */
+export interface WorkspacePermissions {
+  folder: { id: number | null; canCreate: boolean };
+  items: Array<{ id: number; canEdit: boolean; dashboardPublicId: string | null }>;
+}
+
+export function workspacePermissions(deploymentId: number, itemIds: readonly number[], folderId: number | undefined): Promise<WorkspacePermissions> {
+  const params = new URLSearchParams();
+  for (const id of itemIds) params.append('itemId', String(id));
+  if (folderId !== undefined) params.set('folderId', String(folderId));
+  return call<WorkspacePermissions>('GET', `/api/v1/deployments/${deploymentId}/workspace/permissions?${params.toString()}`);
+}
+
+/** Moves an item (with everything below it) into the folder `parentId`; null: the root. */
+export const moveItem = (deploymentId: number, itemId: number, parentId: number | null) =>
+  call<WorkspaceItem>('PATCH', `/api/v1/deployments/${deploymentId}/workspace/${itemId}`, { parentId });
+
+/** A new dashboard whose draft copies `copyOf` (Metabase's "Duplicate"), in `folderId` or the root. */
+export const copyDashboard = (deploymentId: number, input: { title: string; copyOf: string; folderId?: number }) =>
+  call<AuthoredDashboard>('POST', `/api/v1/deployments/${deploymentId}/dashboards`, input);

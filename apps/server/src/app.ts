@@ -38,6 +38,7 @@ import { ResultCache } from './data/cache/cache.results.js';
 import { MetadataReads } from './data/data.metadata.js';
 import { RollupStore } from './data/preagg/preagg.store.js';
 import { RollupScheduler, ROLLUP_BUILD_TIMEOUT_MS } from './data/preagg/preagg.scheduler.js';
+import { preAggregationRoutes } from './data/preagg/preagg.routes.js';
 import { consoleRoutes } from './console/console.routes.js';
 import { embedRoutes } from './embed/embed.routes.js';
 import { sdkRoutes } from './embed/embed.sdk.js';
@@ -246,6 +247,8 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
     rollups.close();
     await warehouses.close();
   });
+  // Issue 34, the console's model page: each pre-aggregation's build status (admins).
+  await app.register(preAggregationRoutes({ db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer, scheduler }));
   await app.register(dataRoutes({ ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(db.changes, options.metadataCacheEntries ?? 10_000) }, config.ai));
   await app.ready();
   scheduler?.start();

@@ -380,6 +380,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     replaceItemGrants: { path: { deploymentId: prod, itemId: main.refs['f-grantable']! }, body: { grants: [{ userId: main.refs.bob!, role: 'editor' }, { groupId: main.refs.sales!, role: 'viewer' }] } },
     // Issue 34: who is calling; folders.
     getMe: {},
+    workspacePermissions: { path: { deploymentId: prod } },
+    listPreAggregations: { path: { deploymentId: prod } },
     createWorkspaceFolder: { path: { deploymentId: prod }, body: { name: 'Made by the fuzzer', parentId: main.refs['f-destination']! } },
     updateWorkspaceItem: { path: { deploymentId: prod, itemId: main.refs['f-movable']! }, body: { name: 'Moved by the fuzzer', parentId: main.refs['f-destination']! } },
   };

@@ -53,7 +53,7 @@ describeEachDialect('@svc/client against a real server', (t) => {
       reportSnapshots: [{ title, kind: 'kpi', meta: { query: { measures: ['orders.count'] } } }],
     });
     const created = await client.createDashboard(deploymentId, { ...chart('One'), publicId: `client-${deploymentId}` });
-    expect(created).toMatchObject({ status: 'draft', published: null, draftRevision: 1 });
+    expect(created).toMatchObject({ status: 'draft', published: null, draftRevision: 1, canEdit: true });
     const stale = await client.replaceDraft(created.publicId, chart('Two'), { revision: 7 }).catch((e: unknown) => e);
     expect(stale).toMatchObject({ status: 412, code: 'precondition_failed', field: 'If-Match' });
     await client.publishDashboard(created.publicId);
@@ -139,6 +139,15 @@ describeEachDialect('@svc/client against a real server', (t) => {
     expect(other).toMatchObject({ status: 404, field: 'deploymentId' });
   });
 
+  it('lists the pre-aggregations\' build status (issue 34)', async () => {
+    // The demo's model: each rollup in each of its time zones, not built here, and why a build is due.
+    const statuses = await client.listPreAggregations(deploymentId);
+    expect(statuses.map((s) => `${s.view}.${s.name}`)).toEqual(expect.arrayContaining(['orders.monthly', 'orders.daily', 'orders.by_status']));
+    for (const s of statuses) expect(s).toMatchObject({ built: false, builtAt: null, due: 'never built', partitions: [] });
+    const missing = await client.listPreAggregations(2147483000).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 404, field: 'deploymentId' });
+  });
+
   it('answers who is calling (issue 34)', async () => {
     const me = await client.me();
     expect(me).toMatchObject({ user: { role: 'admin' }, signedInWith: 'api-key' });
@@ -156,5 +165,9 @@ describeEachDialect('@svc/client against a real server', (t) => {
     expect(await client.updateWorkspaceItem(deploymentId, inner.id, { parentId: null })).toMatchObject({ folderId: null, folderPath: [] });
     const names = (await client.listWorkspace(deploymentId, { types: ['FOLDER'] })).items.map((i) => i.name);
     expect(names).toEqual(expect.arrayContaining(['Inner', 'Renamed']));
+    const permissions = await client.workspacePermissions(deploymentId, { folderId: made.id, itemIds: [made.id, inner.id, 2147483000] });
+    expect(permissions).toEqual({ folder: { id: made.id, canCreate: true }, items: [{ id: made.id, canEdit: true, dashboardPublicId: null }, { id: inner.id, canEdit: true, dashboardPublicId: null }] });
+    const missing = await client.workspacePermissions(deploymentId, { folderId: 2147483000 }).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 404, field: 'folderId' });
   });
 });

@@ -4,7 +4,7 @@ import type {
   DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelCheck, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
   PlatformUserChange, PlatformUserInput, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
-import type { ItemGrant, ItemGrantInput, Me } from './types.js';
+import type { ItemGrant, ItemGrantInput, Me, PreAggregationStatus, WorkspacePermissions } from './types.js';
 
 export interface SvcClientOptions {
   /** The tenant host, e.g. `https://analytics.example.com`. */
@@ -292,6 +292,23 @@ export class SvcClient {
   /** Renames an item (`name`), or moves it with everything below it into another folder (`parentId`; null: the root). */
   async updateWorkspaceItem(deploymentId: number, itemId: number, change: { name?: string; parentId?: number | null }): Promise<WorkspaceItem> {
     return this.#call('PATCH', `/api/v1/deployments/${deploymentId}/workspace/${itemId}`, change);
+  }
+
+  /**
+   * What the caller may do in `folderId` (absent: the root) and with `itemIds` (`workspacePermissions`): rename, move,
+   * edit a workbook's dashboard, and its publicId (a draft's only for who may change it). Items out of reach are left out.
+   */
+  async workspacePermissions(deploymentId: number, query: { itemIds?: readonly number[]; folderId?: number } = {}): Promise<WorkspacePermissions> {
+    const params = new URLSearchParams();
+    for (const id of query.itemIds ?? []) params.append('itemId', String(id));
+    if (query.folderId !== undefined) params.set('folderId', String(query.folderId));
+    const qs = params.toString();
+    return this.#get(`/api/v1/deployments/${deploymentId}/workspace/permissions${qs ? `?${qs}` : ''}`);
+  }
+
+  /** Each pre-aggregation's build status in a deployment (admins): built or not, when, rows, size, partitions, why due. */
+  async listPreAggregations(deploymentId: number): Promise<PreAggregationStatus[]> {
+    return (await this.#get<{ items: PreAggregationStatus[] }>(`/api/v1/deployments/${deploymentId}/pre-aggregations`)).items;
   }
 
   async #get<T>(path: string): Promise<T> {

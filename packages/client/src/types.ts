@@ -138,6 +138,8 @@ export interface AuthoredDashboard {
   draft: (Required<Pick<DashboardDraftInput, 'config'>> & { title: string | null; description: string | null; allowEmbed: boolean; reportSnapshots: Array<Record<string, unknown>> }) | null;
   /** The draft's revision: a change names it (`revision` of replaceDraft). */
   draftRevision: number;
+  /** Whether the caller may change it (its draft, publish, restore, archive). */
+  canEdit: boolean;
 }
 
 export interface DashboardVersion {
@@ -296,6 +298,30 @@ export type ItemGrantInput = ({ userId: number; groupId?: never } | { groupId: n
 // Issue 34, the console.
 
 /** Who is calling (`GET /api/v1/me`); never the credential itself. */
+/** `workspacePermissions`: what the caller may do in a folder and with listed items (issue 34). */
+export interface WorkspacePermissions {
+  folder: { id: number | null; canCreate: boolean };
+  /** The items asked about that the caller can access; a workbook's dashboard is named when published, or when the caller may change it. */
+  items: Array<{ id: number; canEdit: boolean; dashboardPublicId: string | null }>;
+}
+
+/** `listPreAggregations`: a pre-aggregation's build status in one time zone (issue 34, admins). */
+export interface PreAggregationStatus {
+  view: string;
+  name: string;
+  timezone: string;
+  built: boolean;
+  builtAt: string | null;
+  buildMs: number | null;
+  rows: number | null;
+  sizeBytes: number | null;
+  partitions: Array<{ partition: string; rows: number }>;
+  /** Why a build is due now; null when up to date. */
+  due: string | null;
+  nextDueAt: string | null;
+  lastError: { message: string; at: string } | null;
+}
+
 export interface Me {
   user: { id: number; email: string; firstName: string | null; role: UserRole };
   account: { id: number; tenantName: string };

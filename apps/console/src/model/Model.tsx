@@ -3,8 +3,8 @@ import { ApiError } from '../api.js';
 import type { Deployment } from '../api.js';
 import { describeError } from '../errors.js';
 import type { Translate } from '../i18n.js';
-import { checkModel, getMeta, getModel, replaceModel } from './api.js';
-import type { DeploymentModel, MetaCube, ModelCheck, ModelMeta } from './api.js';
+import { checkModel, getMeta, getModel, listPreAggregations, replaceModel } from './api.js';
+import type { DeploymentModel, MetaCube, ModelCheck, ModelMeta, PreAggregationStatus } from './api.js';
 import { jsonSyntaxProblem } from './json.js';
 
 /** What the shell gives the model page, which it loads as a chunk of its own. */
@@ -37,6 +37,7 @@ export function ModelPage({ t, deployments, isAdmin, onSignedOut }: ModelPagePro
   const [deploymentId, setDeploymentId] = useState(deployments[0]?.id);
   const [meta, setMeta] = useState<ModelMeta | undefined>(undefined);
   const [model, setModel] = useState<DeploymentModel | undefined>(undefined);
+  const [builds, setBuilds] = useState<{ items: PreAggregationStatus[] } | { error: string } | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
 
   const fail = (caught: unknown): string | undefined => {
@@ -57,11 +58,19 @@ export function ModelPage({ t, deployments, isAdmin, onSignedOut }: ModelPagePro
     } catch (caught) {
       setError(fail(caught));
     }
+    // The builds' status (admins): read on its own, so that a slow data source never holds the views back.
+    if (isAdmin) {
+      listPreAggregations(deploymentId).then(setBuilds, (caught: unknown) => {
+        const message = fail(caught);
+        if (message !== undefined) setBuilds({ error: message });
+      });
+    }
   };
 
   useEffect(() => {
     setMeta(undefined);
     setModel(undefined);
+    setBuilds(undefined);
     void load();
     // load reads the deployment (and t, which never changes).
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -88,7 +97,8 @@ export function ModelPage({ t, deployments, isAdmin, onSignedOut }: ModelPagePro
         <section class="panel" aria-labelledby="views-title">
           <h2 id="views-title">{t('views')}</h2>
           <p class="hint">{t('modelRevision', { revision: meta.modelRevision })}{model?.demoModel === true ? ` · ${t('demoModel')}` : ''}</p>
-          {meta.cubes.map((cube) => <ViewCard key={cube.name} t={t} cube={cube} policies={policiesOf(cube.name)} showPolicies={isAdmin} />)}
+          {meta.cubes.map((cube) => <ViewCard key={cube.name} t={t} cube={cube} policies={policiesOf(cube.name)} showPolicies={isAdmin}
+            builds={builds === undefined ? undefined : 'error' in builds ? builds : { items: builds.items.filter((b) => b.view === cube.name) }} />)}
         </section>
       ) : null}
       {isAdmin && model !== undefined ? <ModelEditor key={`${deploymentId}-${model.modelRevision}`} t={t} deploymentId={deploymentId} model={model} fail={fail} onSaved={load} /> : null}
@@ -96,7 +106,9 @@ export function ModelPage({ t, deployments, isAdmin, onSignedOut }: ModelPagePro
   );
 }
 
-function ViewCard({ t, cube, policies, showPolicies }: { t: Translate; cube: MetaCube; policies: unknown[] | undefined; showPolicies: boolean }) {
+function ViewCard({ t, cube, policies, showPolicies, builds }: {
+  t: Translate; cube: MetaCube; policies: unknown[] | undefined; showPolicies: boolean; builds: { items: PreAggregationStatus[] } | { error: string } | undefined;
+}) {
   return (
     <details class="view-card" data-view={cube.name}>
       <summary>
@@ -120,11 +132,13 @@ function ViewCard({ t, cube, policies, showPolicies }: { t: Translate; cube: Met
               <li key={p.name}>
                 <code>{p.name}</code>: {[...p.measures, ...p.dimensions].join(', ')}
                 {p.timeDimension !== null ? ` · ${p.timeDimension}${p.granularity !== null ? ` ${t('by')} ${p.granularity}` : ''}` : ''}
+                {builds !== undefined && 'items' in builds ? <BuildStatus t={t} builds={builds.items.filter((b) => b.name === p.name)} /> : null}
               </li>
             ))}
           </ul>
         )}
       </div>
+      {builds !== undefined && 'error' in builds ? <p class="form-error">{t('buildsError', { message: builds.error })}</p> : null}
       {showPolicies ? (
         <div>
           <strong>{t('accessPolicies')}:</strong>{' '}
@@ -132,6 +146,28 @@ function ViewCard({ t, cube, policies, showPolicies }: { t: Translate; cube: Met
         </div>
       ) : null}
     </details>
+  );
+}
+
+/** A pre-aggregation's builds, one per time zone: built when, rows, size, partitions, when next due; or why due, and the last failure. */
+function BuildStatus({ t, builds }: { t: Translate; builds: PreAggregationStatus[] }) {
+  const when = (iso: string) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const kb = (bytes: number) => `${Math.max(1, Math.round(bytes / 1024))} KB`;
+  return (
+    <ul class="plain builds">
+      {builds.map((b) => (
+        <li key={b.timezone} class="build" data-built={String(b.built)} data-timezone={b.timezone}>
+          <span class={`badge ${b.built ? 'published' : 'draft'}`}>{t(b.built ? 'built' : 'notBuilt')}</span>{' '}
+          {b.timezone}
+          {b.built && b.builtAt !== null
+            ? <>{' · '}<time dateTime={b.builtAt}>{t('builtAt', { when: when(b.builtAt) })}</time>{` · ${t('buildRows', { rows: b.rows ?? 0 })}`}
+              {b.sizeBytes !== null ? ` · ${kb(b.sizeBytes)}` : ''}{` · ${t('buildPartitions', { count: b.partitions.length })}`}</>
+            : null}
+          {b.due !== null ? ` · ${t('buildDue', { why: b.due })}` : b.nextDueAt !== null ? ` · ${t('buildNextDue', { when: when(b.nextDueAt) })}` : ''}
+          {b.lastError !== null ? <span class="error">{` · ${t('buildFailed', { when: when(b.lastError.at), message: b.lastError.message })}`}</span> : null}
+        </li>
+      ))}
+    </ul>
   );
 }
 

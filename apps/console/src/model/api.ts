@@ -35,3 +35,21 @@ export const getModel = (deploymentId: number) => call<DeploymentModel>('GET', `
 export const checkModel = (deploymentId: number, body: unknown) => call<ModelCheck>('POST', `/api/v1/deployments/${deploymentId}/model/check`, body);
 export const replaceModel = (deploymentId: number, body: unknown, revision: number, force: boolean) =>
   call<DeploymentModel>('PUT', `/api/v1/deployments/${deploymentId}/model${force ? '?force=true' : ''}`, body, { 'if-match': `"model-${revision}"` });
+
+/** `GET .../pre-aggregations` (admins): each pre-aggregation's build in each of its time zones. */
+export interface PreAggregationStatus {
+  view: string;
+  name: string;
+  timezone: string;
+  built: boolean;
+  builtAt: string | null;
+  buildMs: number | null;
+  rows: number | null;
+  sizeBytes: number | null;
+  partitions: Array<{ partition: string; rows: number }>;
+  due: string | null;
+  nextDueAt: string | null;
+  lastError: { message: string; at: string } | null;
+}
+
+export const listPreAggregations = (deploymentId: number) => call<{ items: PreAggregationStatus[] }>('GET', `/api/v1/deployments/${deploymentId}/pre-aggregations`);

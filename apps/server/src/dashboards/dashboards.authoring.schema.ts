@@ -46,6 +46,7 @@ export const AuthoredDashboard = Type.Object({
   published: Described(Nullable(Dashboard), 'The version viewers see, or null before the first publish'),
   draft: Described(Nullable(Draft), 'The draft, or null when nothing changed since the last publish'),
   draftRevision: Type.Integer({ description: 'The draft\'s ETag is "draft-<draftRevision>"' }),
+  canEdit: Type.Boolean({ description: 'Whether the caller may change it (its draft, publish, restore, archive)' }),
 }, { title: 'AuthoredDashboard' });
 
 const DashboardVersion = Type.Object({

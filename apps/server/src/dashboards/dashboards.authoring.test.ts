@@ -124,14 +124,16 @@ describeEachDialect('dashboards through the authoring API', (t) => {
     expect(huge.statusCode).toBe(413);
   });
 
-  it('refuses bad input at its JSON path, with 404 and 409 where they belong, and writes nothing', async () => {
+  it('refuses bad input at its JSON path, with 409 where it belongs, and writes nothing', async () => {
     const cases: Array<[string, Record<string, unknown>, number, string]> = [
       ['no config', { title: 'x' }, 400, 'config'],
       ['a member the model lacks', { ...revenueByMonth(), reportSnapshots: [{ kind: 'table', meta: { query: { measures: ['orders.nope'] } } }] }, 400, 'reportSnapshots[0].meta.query.measures[0]'],
       ['a filter on no dimension', { title: 'x', config: { widgets: [{ id: 'f', type: 'FILTER', position: { x: 0, y: 0, w: 2, h: 1 }, config: { member: 'orders.gone' } }] } }, 400, 'config.widgets[0].config.member'],
       ['two widgets of one id', { title: 'x', config: { widgets: [{ id: 'a', type: 'TEXT', position: { x: 0, y: 0, w: 1, h: 1 } }, { id: 'a', type: 'TEXT', position: { x: 0, y: 1, w: 1, h: 1 } }] } }, 400, 'config.widgets[1].id'],
       ['a reportId that is no REPORT', { ...revenueByMonth(), reportSnapshots: [{ ...revenueByMonth().reportSnapshots[0], reportId: s.refs['wb-old'] }] }, 400, 'reportSnapshots[0].reportId'],
-      ['an unknown folder', { ...revenueByMonth(), folderId: 2147483000 }, 404, 'folderId'],
+      // A body field naming nothing is a 400, as parentId on the folder routes (docs/decisions.md "a bad folderId").
+      ['an unknown folder', { ...revenueByMonth(), folderId: 2147483000 }, 400, 'folderId'],
+      ['a workbook as the folder', { ...revenueByMonth(), folderId: s.refs['wb-old'] }, 400, 'folderId'],
       ['a taken publicId', { ...revenueByMonth(), publicId: `authored-${suffix}` }, 409, 'publicId'],
     ];
     const before = await t().db.kysely.selectFrom('dashboards').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();

@@ -72,6 +72,8 @@ export interface AuthoredDashboard {
   draft: Draft | null;
   /** The draft's revision: its ETag is `"draft-<draftRevision>"`. */
   draftRevision: number;
+  /** Whether the caller may change it (dashboards.policy.ts): the console offers a read-only page otherwise. */
+  canEdit: boolean;
 }
 
 export interface DashboardVersion {
@@ -100,10 +102,15 @@ async function editorReachOf(ctx: ServiceContext, principal: PlatformUserPrincip
   return { editorGrant: await hasEditorGrant(ctx.db, principal.accountId, principal.userId, itemId) };
 }
 
+/** Whether the caller may change the dashboard (dashboards.policy.ts `canEditDashboard`); its grants are read only when needed. */
+async function mayEdit(ctx: ServiceContext, principal: PlatformUserPrincipal, row: DashboardRow): Promise<boolean> {
+  return canEditWithoutGrants(principal, row) || canEditDashboard(principal, row, await editorReachOf(ctx, principal, row.workbook_id));
+}
+
 /** The dashboard, when the caller may change it (dashboards.policy.ts `canEditDashboard`); 404 or 403 otherwise. */
 async function requireEditable(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<DashboardRow> {
   const row = await requireDashboard(ctx, principal, publicId);
-  if (canEditWithoutGrants(principal, row) || canEditDashboard(principal, row, await editorReachOf(ctx, principal, row.workbook_id))) return row;
+  if (await mayEdit(ctx, principal, row)) return row;
   throw new AppError('forbidden', `dashboard ${publicId} is not yours to change: a member edits the dashboards they created, or those below an editor grant`, 'Authorization');
 }
 
@@ -163,11 +170,14 @@ const draftOf = (row: DashboardRow): Draft | null => {
   return { ...(JSON.parse(row.draft_document) as Omit<Draft, 'config'>), config: parseJson<DashboardConfig>(row.draft_config) ?? {} };
 };
 
-async function present(ctx: ServiceContext, row: DashboardRow): Promise<AuthoredDashboard> {
-  const published = row.version_number > 0 ? presentDashboard(row, await selectReportSnapshots(ctx.db, row.account_id, [row.id])) : null;
+async function present(ctx: ServiceContext, principal: PlatformUserPrincipal, row: DashboardRow): Promise<AuthoredDashboard> {
+  const [published, canEdit] = await Promise.all([
+    row.version_number > 0 ? selectReportSnapshots(ctx.db, row.account_id, [row.id]).then((snapshots) => presentDashboard(row, snapshots)) : null,
+    mayEdit(ctx, principal, row),
+  ]);
   return {
     publicId: row.public_id, deploymentId: row.deployment_id, workbookId: row.workbook_id, status: row.status, createdBy: row.created_by,
-    published, draft: draftOf(row), draftRevision: row.draft_revision,
+    published, draft: draftOf(row), draftRevision: row.draft_revision, canEdit,
   };
 }
 
@@ -192,7 +202,8 @@ export async function createDashboard(
   let folder: { id: number; depth: number; created_by: number | null } | null = null;
   if (input.folderId !== undefined) {
     folder = (await findFolder(ctx.db, principal.accountId, deploymentId, input.folderId)) ?? null;
-    if (folder === null) throw new AppError('not_found', `folder ${input.folderId} not found in deployment ${deploymentId}`, 'folderId');
+    // A body field naming nothing is the request's fault (400), as `parentId` on the folder routes (docs/decisions.md).
+    if (folder === null) throw AppError.at('invalid_body', 'folderId', `names no folder of deployment ${deploymentId} (${input.folderId})`);
     const reach = isAdmin(principal) ? { editorGrant: false } : await editorReachOf(ctx, principal, folder.id);
     if (!canCreateDashboardIn(principal, folder, reach)) {
       throw new AppError('forbidden', `folder ${input.folderId} is not one you may change: a member creates dashboards in folders they created or below an editor grant, or at the root`, 'folderId');
@@ -241,7 +252,7 @@ async function copiedContent(
   }
   const source = await requireReadable(ctx, principal, request.copyOf!, 'copyOf');
   if (source.deployment_id !== deploymentId) throw AppError.at('invalid_body', 'copyOf', `dashboard ${source.public_id} is in deployment ${source.deployment_id}: copy it there`);
-  const mayChange = canEditWithoutGrants(principal, source) || canEditDashboard(principal, source, await editorReachOf(ctx, principal, source.workbook_id));
+  const mayChange = await mayEdit(ctx, principal, source);
   const draft = mayChange ? draftOf(source) : null;
   if (draft === null && source.version_number === 0) {
     throw new AppError('conflict', `dashboard ${source.public_id} has no published version to copy`, 'copyOf');
@@ -271,7 +282,7 @@ async function copiedContent(
 
 /** `GET /api/v1/dashboards/{publicId}`: the published version and the draft (an admin, its creator, or whoever reaches its workbook). */
 export async function readAuthoredDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal, publicId: string): Promise<AuthoredDashboard> {
-  return present(ctx, await requireReadable(ctx, principal, publicId));
+  return present(ctx, principal, await requireReadable(ctx, principal, publicId));
 }
 
 /** The dashboard, for an admin, its creator, or whoever reaches its workbook (403 otherwise). */

@@ -237,6 +237,11 @@ const EXPECTED = {
     aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
   },
+  // Issue 34, the model page: the pre-aggregations' build status is the admins', as the model itself.
+  listPreAggregations: {
+    aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
   checkDeploymentModel: {
     aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
@@ -314,6 +319,12 @@ const EXPECTED = {
     aEditableToViewer:                     [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bRename:                               [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
     aItemViaBDeployment:                   [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  // Issue 34: what the caller may do with listed items; an item the caller cannot access is left out (as the listing does).
+  workspacePermissions: {
+    aProdFolder:                           [401, 200, 200, 200, 404, 403, 403, 403, 403, 403, 200, 401, 401],
+    bProdRoot:                             [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
+    aFolderViaBDeployment:                 [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
   },
   listUsers: {
     callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
@@ -949,7 +960,26 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
         };
       },
     });
+    /** `workspacePermissions` over A's folder F and its workbook: alice changes both, mona reads the workbook, nick neither. */
+    const permissionsAsked = (deploymentId: number, folderId: number | undefined): Variant => ({
+      prepare: async (credential: Credential) => ({
+        url: `/api/v1/deployments/${deploymentId}/workspace/permissions?itemId=${a.refs.folder}&itemId=${a.refs.wbProd}&itemId=${b.refs.wbB}${folderId === undefined ? '' : `&folderId=${folderId}`}`,
+        check: async (res: LightMyRequestResponse) => {
+          if (!isSuccess(res)) return;
+          const { items } = res.json() as { items: Array<{ id: number; canEdit: boolean; dashboardPublicId: string | null }> };
+          const user = PLATFORM_CALLERS[credential]?.user;
+          const expected = user === 'alice'
+            ? [{ id: a.refs.folder, canEdit: true, dashboardPublicId: null }, { id: a.refs.wbProd, canEdit: true, dashboardPublicId: w.publicIds.aProd }]
+            : user === 'mona' ? [{ id: a.refs.folder, canEdit: false, dashboardPublicId: null }, { id: a.refs.wbProd, canEdit: false, dashboardPublicId: w.publicIds.aProd }]
+              : user === 'admin' ? [{ id: b.refs.wbB, canEdit: true, dashboardPublicId: w.publicIds.bProd }] : [];
+          expect(items, 'the items answered').toEqual(expected);
+        },
+      }),
+    });
     const workspaceItemOperations = {
+      workspacePermissions: {
+        aProdFolder: permissionsAsked(prodA, a.refs.folder), bProdRoot: permissionsAsked(b.refs.prod!, undefined), aFolderViaBDeployment: permissionsAsked(b.refs.prod!, a.refs.folder),
+      },
       createWorkspaceFolder: { aRoot: folderMade('a'), bRoot: folderMade('b'), aViewerFolder: folderMade('a', a.refs.folder), aEditorFolder: folderMade('a', a.refs.editFolder) },
       updateWorkspaceItem: {
         aRootRename: itemChanged('a', undefined, 'rename'),
@@ -977,6 +1007,7 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       },
       getDeployment: { aProd: deploymentVariant('a', '', ['aProdData']), bProd: deploymentVariant('b', '', ['bData']) },
       getDeploymentMeta: { aProd: deploymentVariant('a', '/meta', []), bProd: deploymentVariant('b', '/meta', []) },
+      listPreAggregations: { aProd: deploymentVariant('a', '/pre-aggregations', []), bProd: deploymentVariant('b', '/pre-aggregations', []) },
       replaceDeploymentModel: { aProd: modelVariant('a'), bProd: modelVariant('b') },
       checkDeploymentModel: { aProd: modelCheckVariant('a'), bProd: modelCheckVariant('b') },
       previewQuery: {

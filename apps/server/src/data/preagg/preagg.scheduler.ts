@@ -6,7 +6,7 @@ import { TimerLoop } from '../../core/core.timer-loop.js';
 import type { Db } from '../../db/db.database.js';
 import { withAdvisoryLock } from '../../db/db.locks.js';
 import { parseInterval } from '../cache/cache.results.js';
-import { buildRollup, deploymentsWithRollups, dueReason, rollupTargets } from './preagg.store.js';
+import { buildRollup, deploymentsWithRollups, dueReason, rollupDeployment, rollupTargets } from './preagg.store.js';
 import type { Manifest, RollupDeployment, RollupStore, RollupTarget } from './preagg.store.js';
 import type { WarehouseRegistry } from '../warehouse/warehouse.registry.js';
 import { dialectOf } from '../semantic/semantic.model.js';
@@ -86,26 +86,68 @@ export async function buildDue(ctx: BuilderContext, options: { force?: boolean; 
   return reports;
 }
 
+/** A rollup × time zone's current build and whether a build is due, and when the next one is. */
+export interface RollupStatus {
+  deploymentId: number;
+  rollup: string;
+  timezone: string;
+  manifest?: Manifest;
+  /** Why a build is due now; undefined when it is up to date. */
+  due?: string;
+  /** When it falls due by its `refresh.every` (default 1 hour) while up to date; undefined with a refresh SQL (due when its value changes). */
+  nextDueAt?: string;
+  /** The bytes of its build's files, when they could be read. */
+  sizeBytes?: number;
+}
+
 /** Each rollup × time zone's current build and whether a build is due (`svc preagg status`). */
-export async function rollupStatus(ctx: BuilderContext, deploymentId?: number): Promise<Array<{ deploymentId: number; rollup: string; timezone: string; manifest?: Manifest; due?: string }>> {
+export async function rollupStatus(ctx: BuilderContext, deploymentId?: number): Promise<RollupStatus[]> {
   const statuses = [];
   for (const deployment of await deploymentsWithRollups(ctx.db.kysely, ctx.sealer)) {
     if (deploymentId !== undefined && deployment.deploymentId !== deploymentId) continue;
-    if (deployment.source === undefined) {
-      statuses.push(...unopenedTargets(deployment).map((target) => ({ ...target, due: `its data source cannot be read (${deployment.sourceError})` })));
-      continue;
-    }
-    for (const target of rollupTargets(deployment.accountId, deployment.deploymentId, deployment.source, deployment.model)) {
-      let due: string | undefined;
-      try {
-        due = dueReason(ctx.store, target, ctx.now(), await refreshValueOf(ctx, target));
-      } catch (error) {
-        due = `its refresh SQL failed (${error instanceof Error ? error.message : String(error)})`;
-      }
-      statuses.push({ deploymentId: target.deploymentId, rollup: `${target.view.name}.${target.rollup.name}`, timezone: target.timezone, manifest: ctx.store.manifest(target, Number.POSITIVE_INFINITY), due });
-    }
+    statuses.push(...await statusesOf(ctx, deployment));
   }
   return statuses;
+}
+
+/** The statuses of one deployment of the account (the admin API's `listPreAggregations`); undefined when the account has no such deployment. */
+export async function deploymentRollupStatus(ctx: BuilderContext, accountId: number, deploymentId: number): Promise<RollupStatus[] | undefined> {
+  const deployment = await rollupDeployment(ctx.db.kysely, accountId, deploymentId, ctx.sealer);
+  return deployment === undefined ? undefined : statusesOf(ctx, deployment);
+}
+
+async function statusesOf(ctx: BuilderContext, deployment: RollupDeployment): Promise<RollupStatus[]> {
+  if (deployment.source === undefined) {
+    return unopenedTargets(deployment).map((target) => ({ ...target, due: `its data source cannot be read (${deployment.sourceError})` }));
+  }
+  const statuses: RollupStatus[] = [];
+  for (const target of rollupTargets(deployment.accountId, deployment.deploymentId, deployment.source, deployment.model)) {
+    let due: string | undefined;
+    try {
+      due = dueReason(ctx.store, target, ctx.now(), await refreshValueOf(ctx, target));
+    } catch (error) {
+      due = `its refresh SQL failed (${error instanceof Error ? error.message : String(error)})`;
+    }
+    const manifest = ctx.store.manifest(target, Number.POSITIVE_INFINITY);
+    const status: RollupStatus = { deploymentId: target.deploymentId, rollup: `${target.view.name}.${target.rollup.name}`, timezone: target.timezone, manifest, due };
+    if (manifest !== undefined) {
+      const every = target.rollup.refresh?.sql === undefined ? parseInterval(target.rollup.refresh?.every ?? '1 hour') : undefined;
+      if (due === undefined && every !== undefined) status.nextDueAt = new Date(Date.parse(manifest.builtAt) + every).toISOString();
+      const sizeBytes = sizeOf(ctx.store.directoryOf(target), manifest);
+      if (sizeBytes !== undefined) status.sizeBytes = sizeBytes;
+    }
+    statuses.push(status);
+  }
+  return statuses;
+}
+
+/** The bytes of a build's files; undefined when one cannot be read (another process replaced the build meanwhile). */
+function sizeOf(directory: string, manifest: Manifest): number | undefined {
+  try {
+    return manifest.files.reduce((total, f) => total + statSync(join(directory, f.file)).size, 0);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The rollups × time zones of a deployment whose data source does not open, named as the reports name them. */
@@ -163,6 +205,8 @@ function lockIsStale(path: string): boolean {
   }
 }
 
+const failureKey = (r: Pick<RollupStatus, 'deploymentId' | 'rollup' | 'timezone'>) => `${r.deploymentId}:${r.rollup}:${r.timezone}`;
+
 export interface RollupSchedulerOptions {
   /** How often the builder checks what is due (ms); default 10 s. */
   intervalMs?: number;
@@ -179,14 +223,29 @@ export interface RollupSchedulerOptions {
  */
 export class RollupScheduler {
   readonly #loop: TimerLoop;
+  /** This process's last failed build of each rollup × time zone (cleared by its next build). */
+  readonly #failures = new Map<string, { error: string; at: string }>();
 
   constructor(ctx: BuilderContext, options: RollupSchedulerOptions = {}) {
     const onReport = options.onReport ?? (() => undefined);
     this.#loop = new TimerLoop({
       intervalMs: options.intervalMs ?? parseInterval('10 seconds')!,
-      run: async () => onReport(await buildDue(ctx)),
+      run: async () => {
+        const reports = await buildDue(ctx);
+        for (const report of reports) {
+          const key = failureKey(report);
+          if (report.status === 'failed') this.#failures.set(key, { error: report.error ?? 'failed', at: ctx.now().toISOString() });
+          else if (report.status === 'built') this.#failures.delete(key);
+        }
+        onReport(reports);
+      },
       onError: options.onError ?? (() => undefined),
     });
+  }
+
+  /** The last failure of this process's builds of a rollup × time zone since it last built, if any. */
+  lastFailure(status: Pick<RollupStatus, 'deploymentId' | 'rollup' | 'timezone'>): { error: string; at: string } | undefined {
+    return this.#failures.get(failureKey(status));
   }
 
   /** Starts the loop with a check at once. */

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/db.schema.js';
-import { selectDeploymentsWithPreAggregations } from '../../accounts/accounts.store.js';
+import { findDeploymentData, selectDeploymentsWithPreAggregations } from '../../accounts/accounts.store.js';
 import { AppError } from '../../core/core.errors.js';
 import { Sealer } from '../../core/core.sealed.js';
 import { parseJson } from '../../workspace/workspace.presenter.js';
@@ -383,12 +383,23 @@ export type RollupDeployment = { accountId: number; deploymentId: number; model:
  * that its builds fail visibly while the others go on.
  */
 export async function deploymentsWithRollups(db: Kysely<Database>, sealer: Sealer = new Sealer([])): Promise<RollupDeployment[]> {
-  return (await selectDeploymentsWithPreAggregations(db)).map((row) => {
-    const deployment = { accountId: row.account_id, deploymentId: row.id, model: new SemanticModel(parseJson<SemanticView[]>(row.semantic_views) ?? DEMO_SEMANTIC_VIEWS) };
-    try {
-      return { ...deployment, source: openDataSource(row.data_source, sealer) };
-    } catch (error) {
-      return { ...deployment, sourceError: error instanceof Error ? error.message : String(error) };
-    }
-  });
+  return (await selectDeploymentsWithPreAggregations(db)).map((row) => rollupDeploymentOf(row.account_id, row.id, row, sealer));
+}
+
+/** One deployment of the account as the builder sees it (its rollups may be none), or undefined when the account has no such deployment. */
+export async function rollupDeployment(db: Kysely<Database>, accountId: number, deploymentId: number, sealer: Sealer = new Sealer([])): Promise<RollupDeployment | undefined> {
+  const row = await findDeploymentData(db, accountId, deploymentId);
+  if (row === undefined) return undefined;
+  // As the builder's work list (selectDeploymentsWithPreAggregations): a model that declares none has none to build.
+  if (row.semantic_views === null || !row.semantic_views.includes('"preAggregations"')) return { accountId, deploymentId, model: new SemanticModel([]), sourceError: 'none' } satisfies RollupDeployment;
+  return rollupDeploymentOf(accountId, deploymentId, row, sealer);
+}
+
+function rollupDeploymentOf(accountId: number, deploymentId: number, row: { data_source: string | null; semantic_views: string | null }, sealer: Sealer): RollupDeployment {
+  const deployment = { accountId, deploymentId, model: new SemanticModel(parseJson<SemanticView[]>(row.semantic_views) ?? DEMO_SEMANTIC_VIEWS) };
+  try {
+    return { ...deployment, source: openDataSource(row.data_source, sealer) };
+  } catch (error) {
+    return { ...deployment, sourceError: error instanceof Error ? error.message : String(error) };
+  }
 }
