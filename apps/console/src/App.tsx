@@ -6,8 +6,8 @@ import { translator } from './i18n.js';
 import type { MessageKey } from './i18n.js';
 import { SignIn } from './SignIn.js';
 import { describeError } from './errors.js';
-import { readRoute } from './pages.js';
-import type { EditorPageProps, ModelPageProps, Route, SettingsPageProps, WorkspacePageProps } from './pages.js';
+import { editorUrl, previewUrl, readRoute } from './pages.js';
+import type { EditorPageProps, ModelPageProps, PreviewPageProps, Route, SettingsPageProps, WorkspacePageProps } from './pages.js';
 
 /**
  * Each page is a chunk of its own, loaded when it is first shown: the sign-in page waits for none of them, and only
@@ -18,11 +18,12 @@ const PAGES = {
   editor: () => import('./Editor.js').then((module) => module.EditorPage as FunctionComponent<never>),
   embedding: () => import('./settings/Settings.js').then((module) => module.SettingsPage as FunctionComponent<never>),
   model: () => import('./model/Model.js').then((module) => module.ModelPage as FunctionComponent<never>),
+  preview: () => import('./preview/Preview.js').then((module) => module.PreviewPage as FunctionComponent<never>),
 };
 type PageName = keyof typeof PAGES;
 
 /** The pages of the top bar, with their titles; the editor titles itself. */
-const NAV: Array<{ page: Exclude<PageName, 'editor'>; label: MessageKey; href: string; adminsOnly: boolean }> = [
+const NAV: Array<{ page: Exclude<PageName, 'editor' | 'preview'>; label: MessageKey; href: string; adminsOnly: boolean }> = [
   { page: 'workspace', label: 'workspace', href: '/console', adminsOnly: false },
   { page: 'model', label: 'model', href: '/console?page=model', adminsOnly: false },
   { page: 'embedding', label: 'embeddingSettings', href: '/console?page=embedding', adminsOnly: true },
@@ -91,6 +92,10 @@ export function App({ locale }: { locale: string }) {
 
   useEffect(() => {
     if (route.page === 'editor') return;
+    if (route.page === 'preview') {
+      document.title = `${t('previewTitle')} · ${t('appName')}`;
+      return;
+    }
     const label = NAV.find((entry) => entry.page === route.page)?.label ?? 'workspace';
     document.title = state.kind === 'signed-in' ? `${t(label)} · ${t('appName')}` : t('appName');
   }, [state.kind, t, route.page]);
@@ -134,7 +139,14 @@ export function App({ locale }: { locale: string }) {
       const back = new URLSearchParams({ deployment: String(deploymentId) });
       if (route.folderId !== undefined) back.set('folder', String(route.folderId));
       const Editor = Page as FunctionComponent<EditorPageProps>;
-      return <Editor key={route.publicId} t={t} locale={locale} deploymentId={deploymentId} publicId={route.publicId} backUrl={`/console?${back.toString()}`} navigate={navigate} onSignedOut={sessionEnded} />;
+      return <Editor key={route.publicId} t={t} locale={locale} deploymentId={deploymentId} publicId={route.publicId} backUrl={`/console?${back.toString()}`} {...(isAdmin ? { previewHref: previewUrl(deploymentId, route.publicId) } : {})} navigate={navigate} onSignedOut={sessionEnded} />;
+    }
+    if (route.page === 'preview') {
+      // An admin's page: a member is not offered it (the API refuses them a preview session, 403).
+      if (!isAdmin) return <main><p class="error" role="alert">{t('previewAdminsOnly')}</p></main>;
+      const deploymentId = route.deploymentId ?? state.deployments[0]?.id;
+      const Preview = Page as FunctionComponent<PreviewPageProps>;
+      return <Preview key={route.publicId} t={t} publicId={route.publicId} editorUrl={deploymentId === undefined ? '/console' : editorUrl(deploymentId, route.publicId, undefined)} navigate={navigate} onSignedOut={sessionEnded} />;
     }
     if (route.page === 'embedding') {
       const Settings = Page as FunctionComponent<SettingsPageProps>;

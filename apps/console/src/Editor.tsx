@@ -20,7 +20,7 @@ type Save = { kind: 'saved' } | { kind: 'pending' } | { kind: 'saving' } | { kin
  * builder, the dashboard's widgets, the draft saved as it changes (`PUT .../draft` over the ETag read, a 412 shown
  * as a conflict and never overwritten), undo and redo, publish, and the versions with restore.
  */
-export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigate, onSignedOut }: EditorPageProps) {
+export function EditorPage({ t, locale, deploymentId, publicId, backUrl, previewHref, navigate, onSignedOut }: EditorPageProps) {
   const [loaded, setLoaded] = useState<Loaded>({ kind: 'loading' });
   const [dashboard, setDashboard] = useState<AuthoredDashboard | undefined>(undefined);
   const [history, setHistory] = useState<History | undefined>(undefined);
@@ -253,6 +253,7 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
         <button type="button" disabled={history!.past.length === 0} onClick={() => setHistory((h) => (h === undefined ? h : undo(h)))} aria-keyshortcuts="Control+Z">{t('undo')}</button>
         <button type="button" disabled={history!.future.length === 0} onClick={() => setHistory((h) => (h === undefined ? h : redo(h)))} aria-keyshortcuts="Control+Shift+Z">{t('redo')}</button>
         <button type="button" class="primary" disabled={action.busy || save.kind !== 'saved' || !hasDraft} onClick={() => void publish()}>{t('publish')}</button>
+        {previewHref !== undefined ? <button type="button" onClick={() => navigate(previewHref)}>{t('viewAsCustomer')}</button> : null}
         <button type="button" onClick={back}>{t('back')}</button>
       </div>
       <div aria-live="polite">{action.done !== undefined ? <p class="done">{action.done}</p> : null}</div>

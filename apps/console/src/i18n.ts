@@ -301,6 +301,19 @@ const en = {
   slowNoRollups: 'This view has no pre-aggregation.',
   slowSuggestion: 'A pre-aggregation that would answer this query: add it to the preAggregations of view {view} on the model page, then build it.',
   slowUnsuggested: 'No pre-aggregation can answer this query: {why}',
+  viewAsCustomer: 'View as a customer',
+  previewTitle: 'View as a customer',
+  previewIntro: 'The dashboard through the embed itself, as a viewer of this customer with this security context sees it: the same access policies, the same layouts. Only admins can do this.',
+  previewBack: 'Back to {title}',
+  previewNoTenant: 'No customer (security context only)',
+  previewVersion: 'Version',
+  previewShow: 'Show the dashboard',
+  previewWidth: 'Width',
+  previewPixels: '{width} px',
+  previewFrame: 'The dashboard as {who} sees it ({version})',
+  previewNothingYet: 'Choose a customer or type a security context, then Show the dashboard.',
+  previewNeverPublished: 'This dashboard was never published, so no viewer sees it yet: choose Draft to see the draft, or publish it first.',
+  previewAdminsOnly: 'Only an admin can view a dashboard as a customer: ask an admin of this account.',
 };
 
 export type Messages = typeof en;

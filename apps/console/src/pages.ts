@@ -22,8 +22,25 @@ export interface EditorPageProps {
   publicId: string;
   /** The workspace's address the editor goes back to (its folder). */
   backUrl: string;
+  /** "View as a customer" of this dashboard, for an admin; undefined for a member, who is not offered it. */
+  previewHref?: string;
   navigate: (url: string) => void;
   onSignedOut: () => void;
+}
+
+/** What the shell gives "View as a customer" (preview/Preview.tsx), a chunk of its own. */
+export interface PreviewPageProps {
+  t: Translate;
+  publicId: string;
+  /** The editor's address, which the page goes back to. */
+  editorUrl: string;
+  navigate: (url: string) => void;
+  onSignedOut: () => void;
+}
+
+/** "View as a customer" of a dashboard: its address survives a reload, as the editor's does. */
+export function previewUrl(deploymentId: number, publicId: string): string {
+  return `/console?${new URLSearchParams({ deployment: String(deploymentId), dashboard: publicId, page: 'preview' }).toString()}`;
 }
 
 /** The editor's address: it survives a reload. */
@@ -33,12 +50,16 @@ export function editorUrl(deploymentId: number, publicId: string, folderId: numb
   return `/console?${params.toString()}`;
 }
 
-/** The page an address shows: the editor of `?dashboard=`, the page `?page=` names, else the workspace. */
+/**
+ * The page an address shows: the editor of `?dashboard=` (its "View as a customer" with `&page=preview`), the page
+ * `?page=` names, else the workspace.
+ */
 export type Route =
   | { page: 'workspace' }
   | { page: 'embedding' }
   | { page: 'model' }
-  | { page: 'editor'; deploymentId: number | undefined; publicId: string; folderId: number | undefined };
+  | { page: 'editor'; deploymentId: number | undefined; publicId: string; folderId: number | undefined }
+  | { page: 'preview'; deploymentId: number | undefined; publicId: string };
 
 export function readRoute(search: string): Route {
   const params = new URLSearchParams(search);
@@ -47,8 +68,9 @@ export function readRoute(search: string): Route {
     return value !== null && /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : undefined;
   };
   const publicId = params.get('dashboard');
-  if (publicId !== null && /^[A-Za-z0-9_.-]{1,200}$/.test(publicId)) return { page: 'editor', deploymentId: number('deployment'), publicId, folderId: number('folder') };
   const page = params.get('page');
+  if (publicId !== null && /^[A-Za-z0-9_.-]{1,200}$/.test(publicId) && page === 'preview') return { page: 'preview', deploymentId: number('deployment'), publicId };
+  if (publicId !== null && /^[A-Za-z0-9_.-]{1,200}$/.test(publicId)) return { page: 'editor', deploymentId: number('deployment'), publicId, folderId: number('folder') };
   if (page === 'embedding' || page === 'model') return { page };
   return { page: 'workspace' };
 }

@@ -35,7 +35,9 @@ async function boot(): Promise<void> {
   const url = readUrlOptions(new URL(location.href));
   // The `path` option of the SDK opens an in-embed path first (surfaces app and chat).
   const initialRoute = parseRoute(url.path !== undefined ? normalizePath(url.path) : location.pathname);
-  const channel = createHostChannel(window, config.allowedOrigins, initialRoute.surface);
+  // An admin's preview ("View as a customer") is framed by the console, on svc's own origin, and by nothing else
+  // (the page's frame-ancestors say so): it talks to that origin only.
+  const channel = createHostChannel(window, config.preview === true ? [location.origin] : config.allowedOrigins, initialRoute.surface);
   const lapseListeners = new Set<() => void>();
   const isSigned = early !== undefined ? early.signed : url.sessionId !== undefined;
   const session = new EmbedSession(isSigned ? 'signed' : 'private', {

@@ -3,13 +3,16 @@ import type { Surface } from '@svc/protocol';
 /** What svc's server put into the page (apps/server embed.service `EmbedPageConfig`). */
 export interface PageConfig {
   allowedOrigins: string[];
+  /** An admin's preview session's page: svc's own origin (the console) frames it, and is its only host. */
+  preview?: true;
 }
 
 /** The page's config from its inert JSON block; an empty allow-list when it is missing or unreadable. */
 export function readPageConfig(doc: Document = document): PageConfig {
   try {
     const parsed = JSON.parse(doc.getElementById('svc-embed-config')?.textContent ?? '{}') as Partial<PageConfig>;
-    return { allowedOrigins: Array.isArray(parsed.allowedOrigins) ? parsed.allowedOrigins.filter((o) => typeof o === 'string') : [] };
+    const allowedOrigins = Array.isArray(parsed.allowedOrigins) ? parsed.allowedOrigins.filter((o) => typeof o === 'string') : [];
+    return parsed.preview === true ? { allowedOrigins, preview: true } : { allowedOrigins };
   } catch {
     return { allowedOrigins: [] };
   }

@@ -351,6 +351,7 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     listDashboardVersions: { path: mainDashboard },
     restoreDashboardVersion: { path: { ...mainDashboard, versionNumber: 1 } },
     archiveDashboard: { path: { publicId: id('archivable') } },
+    createPreviewSession: { path: mainDashboard, body: { embedTenantName: 'customer-a', securityContext: { tenant: 'customer-a' }, groups: ['sales'], userAttributes: { plan: 'pro' }, draft: true } },
     previewQuery: { path: { deploymentId: prod }, body: { query: { measures: ['orders.count'], dimensions: ['orders.status'] } } },
     getDeployment: { path: { deploymentId: prod } },
     getDeploymentMeta: { path: { deploymentId: prod } },

@@ -88,6 +88,19 @@ describeEachDialect('@svc/client against a real server', (t) => {
     expect((await client.getDashboard(created.publicId)).status).toBe('archived');
   });
 
+  it('mints a preview session (View as a customer) that the exchange redeems once, and names a bad field', async () => {
+    const publicId = `client-preview-${deploymentId}`;
+    await client.createDashboard(deploymentId, { title: 'Preview', publicId, config: { widgets: [] } });
+    const drafted = await client.createPreviewSession(publicId, { securityContext: { tenant: 'customer-a' }, draft: true });
+    expect(drafted).toMatchObject({ url: `/embed/dashboard/${publicId}`, version: 'draft', sessionId: expect.stringMatching(/^ses_/) as string });
+    const base = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+    const exchange = () => fetch(`${base}/api/v1/embed/session/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: drafted.sessionId }) });
+    expect((await exchange()).status).toBe(200);
+    expect((await exchange()).status).toBe(401);
+    await expect(client.createPreviewSession(publicId)).rejects.toMatchObject({ status: 409, field: 'draft' });
+    await expect(client.createPreviewSession(publicId, { embedTenantName: 'no-such-tenant', draft: true })).rejects.toMatchObject({ status: 404, field: 'embedTenantName' });
+  });
+
   it("administers the account: a user and their key (shown once, refused once deleted), a group, the settings, a tenant and its viewer", async () => {
     const suffix = Math.random().toString(36).slice(2, 10);
     const user = await client.createUser({ email: `client-${suffix}@example.test`, role: 'member', firstName: 'Client' });

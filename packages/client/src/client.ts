@@ -2,7 +2,7 @@ import { SvcApiError, isSvcErrorBody } from './errors.js';
 import type {
   AccountSettings, ApiKeySummary, AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment,
   DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelCheck, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
-  PlatformUserChange, PlatformUserInput, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
+  PlatformUserChange, PlatformUserInput, PreviewSession, PreviewSessionRequest, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
 import type { ItemGrant, ItemGrantInput, Me, PreAggregationStatus, WorkspacePermissions } from './types.js';
 
@@ -130,6 +130,14 @@ export class SvcClient {
    */
   async previewQuery(deploymentId: number, request: QueryPreviewRequest): Promise<QueryPreview> {
     return this.#call('POST', `/api/v1/deployments/${deploymentId}/query`, request);
+  }
+
+  /**
+   * Admins: a single-use session with which the embed page shows one dashboard (published, or its draft) as a viewer
+   * of this tenant and context would see it. Only svc's own origin (its console) may frame that page.
+   */
+  async createPreviewSession(publicId: string, request: PreviewSessionRequest = {}): Promise<PreviewSession> {
+    return this.#call('POST', `/api/v1/dashboards/${encodeURIComponent(publicId)}/preview-sessions`, request);
   }
 
   /** Every audit event of the account, newest first, page after page (admins). */

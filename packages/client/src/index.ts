@@ -7,3 +7,4 @@ export type {
   AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment, DeploymentSummary, MetaMember, ModelCheck, ModelInput, ModelMeta,
   PageInfo, QueryPreview, QueryPreviewRequest, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';
 export type { GrantRole, ItemGrant, ItemGrantInput, Me } from './types.js';
+export type { PreviewSession, PreviewSessionRequest } from './types.js';

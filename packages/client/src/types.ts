@@ -171,6 +171,25 @@ export interface QueryPreviewRequest {
   force?: boolean;
 }
 
+/** Whom an admin previews a dashboard as ("View as a customer"), and which version. */
+export interface PreviewSessionRequest {
+  /** An embed tenant of the account; default: none. */
+  embedTenantName?: string;
+  securityContext?: Record<string, unknown>;
+  userAttributes?: Record<string, unknown>;
+  groups?: string[];
+  /** true: the dashboard's draft; default: the published version. */
+  draft?: boolean;
+}
+
+/** A preview session: open `url?session=<sessionId>` in a frame of svc's own console before `expiresAt`. */
+export interface PreviewSession {
+  sessionId: string;
+  expiresAt: string;
+  url: string;
+  version: 'published' | 'draft';
+}
+
 export interface QueryPreview {
   columns: Array<{ name: string; member: string; title: string; type: string; kind: 'measure' | 'dimension' }>;
   rows: unknown[][];

@@ -37,7 +37,7 @@ export function requireCommenter(principal: Principal, hasAuthorization: boolean
       ? 'invalid, expired or revoked embed token in the Authorization header'
       : 'missing Authorization header: send Authorization: Embed-Token <embed token>', 'Authorization');
   }
-  const what = principal.kind === 'embed' ? 'an embed session minted with internalId' : principal.via === 'console' ? 'a console session' : 'an API key';
+  const what = principal.kind === 'embed' ? (principal.preview !== undefined ? "an admin's preview session (View as a customer)" : principal.userId !== null ? 'an embed session minted with internalId' : 'this embed session') : principal.via === 'console' ? 'a console session' : 'an API key';
   throw new AppError('forbidden', `comments need an embed token of an embed tenant (a session minted with externalId); ${what} has none`, 'Authorization');
 }
 

@@ -15,7 +15,9 @@ const ONE_YEAR_S = 365 * 24 * 3600;
  * The console page's CSP (issue 34): everything from svc's own origin, no inline script, and never framed
  * (`frame-ancestors 'none'`, with X-Frame-Options DENY for older browsers): the console signs a platform user in
  * with the console cookie, so a page of another origin must not be able to lay it under a user's clicks. The
- * embed's page differs only where the embed must be framed by its hosts and frame its app sandbox.
+ * embed's page differs only where the embed must be framed by its hosts and frame its app sandbox. The console frames
+ * svc's own pages only (`frame-src 'self'`): "View as a customer" shows the embed page of a preview session, which
+ * in turn lets only svc's own origin frame it (embed.service.ts `frameAncestorsOf`).
  */
 export const CONSOLE_CSP = [
   "default-src 'self'",
@@ -25,7 +27,7 @@ export const CONSOLE_CSP = [
   "connect-src 'self'",
   "font-src 'self' data:",
   "object-src 'none'",
-  "frame-src 'none'",
+  "frame-src 'self'",
   "child-src 'none'",
   "worker-src 'none'",
   "base-uri 'none'",

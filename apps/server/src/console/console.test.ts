@@ -42,6 +42,8 @@ describeEachDialect('the console page', (t) => {
       expect(res.body).toContain('<div id="root">');
       const csp = String(res.headers['content-security-policy']);
       expect(csp).toContain("frame-ancestors 'none'");
+      // It frames svc's own pages only: the embed page of an admin's preview session (View as a customer).
+      expect(csp).toContain("frame-src 'self'");
       expect(csp).toContain("script-src 'self'");
       expect(csp).not.toContain('unsafe-inline');
       expect(res.headers['x-frame-options']).toBe('DENY');

@@ -49,6 +49,11 @@ export interface EmbedPrincipal {
    * ends a long-lived request such as a comment stream. Null only for a session never redeemed, which has no token.
    */
   tokenExpiresAt: number | null;
+  /**
+   * An admin's "View as a customer" session (issue 34; sessions.preview.ts): which version of its one dashboard it
+   * reads, `draft` being the only way any session reads a draft. Absent for every viewer's session.
+   */
+  preview?: 'published' | 'draft';
 }
 
 /**

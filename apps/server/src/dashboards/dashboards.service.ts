@@ -3,8 +3,8 @@ import { AppError } from '../core/core.errors.js';
 import { accessFactsOf, accessViewerOf, canAccessItem, reachesSubtree } from '../workspace/workspace.policy.js';
 import { selectAncestorChain, selectGrantedItemIds } from '../workspace/workspace.store.js';
 import type { ServiceContext } from '../db/db.context.js';
-import { presentDashboard } from '../workspace/workspace.presenter.js';
-import type { Dashboard } from '../workspace/workspace.dashboard-schema.js';
+import { parseJson, presentDashboard } from '../workspace/workspace.presenter.js';
+import type { Dashboard, DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
 import { findDashboardByPublicId, findDashboardByWorkbook, selectReportSnapshots } from './dashboards.store.js';
 import type { DashboardRow } from './dashboards.store.js';
 
@@ -22,6 +22,8 @@ export interface DashboardReader {
   platformUser?: WorkspaceUser;
   /** The publicIds an embed session was limited to (Generate Session's `dashboards`); null or absent: no such limit. */
   dashboards?: readonly string[] | null;
+  /** An admin's preview session's version ("View as a customer"): `draft` reads the dashboard's draft. */
+  preview?: 'published' | 'draft';
 }
 
 /**
@@ -37,8 +39,10 @@ export async function requireReadableDashboard(ctx: ServiceContext, reader: Dash
 /** requireReadableDashboard with the dashboard found by `find` (the widget data path's is held in memory). */
 export async function checkReadableDashboard<T extends DashboardRow>(ctx: ServiceContext, reader: DashboardReader, publicId: string, find: (publicId: string) => Promise<T | undefined>): Promise<T> {
   // No publicId holds U+0000 (nor can PostgreSQL compare one): such a path names nothing.
-  const dashboard = publicId.includes('\u0000') ? undefined : await find(publicId);
-  if (dashboard === undefined) throw new AppError('not_found', `dashboard ${publicId} not found`, 'publicId');
+  const found = publicId.includes('\u0000') ? undefined : await find(publicId);
+  if (found === undefined) throw new AppError('not_found', `dashboard ${publicId} not found`, 'publicId');
+  // A draft preview reads the draft (a dashboard never published has one), and nothing else ever does.
+  const dashboard = reader.preview === 'draft' && found.status !== 'archived' ? asDraft(found) : found;
   if (dashboard.status !== 'published') throw new AppError('forbidden', `dashboard ${publicId} is ${dashboard.status}, not published`, 'publicId');
   if (dashboard.allow_embed === 0) throw new AppError('forbidden', `dashboard ${publicId} does not allow embedding`, 'publicId');
   if (reader.deploymentId !== null && dashboard.deployment_id !== reader.deploymentId) {
@@ -51,6 +55,28 @@ export async function checkReadableDashboard<T extends DashboardRow>(ctx: Servic
     throw new AppError('forbidden', `dashboard ${publicId} is on a workbook this user was not granted`, 'publicId');
   }
   return dashboard;
+}
+
+/** The draft's content in the row's place, as it will show once published; the row itself when it has no draft. */
+function asDraft<T extends DashboardRow>(row: T): T {
+  if (row.draft_document === null) return row;
+  const document = JSON.parse(row.draft_document) as { title?: string | null; description?: string | null; allowEmbed?: boolean };
+  const config = row.draft_config ?? row.config;
+  return {
+    ...row, status: 'published', config, title: document.title ?? null, description: document.description ?? null, allow_embed: document.allowEmbed === false ? 0 : 1,
+    // The data path's held row carries its config parsed.
+    ...('parsedConfig' in row ? { parsedConfig: parseJson<DashboardConfig>(config) ?? {} } : {}),
+  };
+}
+
+/**
+ * The report snapshots a draft preview shows: the draft's, numbered as the draft's checks number them (a snapshot
+ * without a report yet gets a negative reportId); undefined when the reader reads the published version.
+ */
+export function previewSnapshots(reader: Pick<DashboardReader, 'preview'>, row: DashboardRow): ReportSnapshot[] | undefined {
+  if (reader.preview !== 'draft' || row.draft_document === null) return undefined;
+  const snapshots = (JSON.parse(row.draft_document) as { reportSnapshots?: Array<Omit<ReportSnapshot, 'id' | 'versionNumber'> & { reportId?: number | null }> }).reportSnapshots ?? [];
+  return snapshots.map((snapshot, s) => ({ ...snapshot, id: s + 1, reportId: snapshot.reportId ?? -(s + 1), versionNumber: 1 }));
 }
 
 /**
@@ -71,6 +97,7 @@ export function readerOf(principal: PlatformUserPrincipal | EmbedPrincipal): Das
   if (principal.kind === 'embed') {
     return {
       accountId: principal.accountId, deploymentId: principal.deploymentId, dashboards: principal.dashboards,
+      ...(principal.preview !== undefined ? { preview: principal.preview } : {}),
       ...(principal.userId !== null && principal.userRole !== null ? { platformUser: { accountId: principal.accountId, userId: principal.userId, role: principal.userRole } } : {}),
     };
   }
@@ -78,7 +105,10 @@ export function readerOf(principal: PlatformUserPrincipal | EmbedPrincipal): Das
 }
 
 export async function readDashboard(ctx: ServiceContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string): Promise<Dashboard> {
-  const dashboard = await requireReadableDashboard(ctx, readerOf(principal), publicId);
+  const reader = readerOf(principal);
+  const dashboard = await requireReadableDashboard(ctx, reader, publicId);
+  const drafted = previewSnapshots(reader, dashboard);
+  if (drafted !== undefined) return { ...presentDashboard(dashboard, []), reportSnapshots: drafted };
   return presentDashboard(dashboard, await selectReportSnapshots(ctx.db, principal.accountId, [dashboard.id]));
 }
 

@@ -2,7 +2,7 @@ import type { EmbedPrincipal, PlatformUserPrincipal } from '../core/core.princip
 import { AppError } from '../core/core.errors.js';
 import { parseJson } from '../workspace/workspace.presenter.js';
 import type { DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
-import { checkReadableDashboard, readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
+import { checkReadableDashboard, previewSnapshots, readerOf, requireReadableDashboard } from '../dashboards/dashboards.service.js';
 import type { AnswerSource } from './cache/cache.results.js';
 import { drilldown } from './data.drill.js';
 import type { Drill } from './data.drill.js';
@@ -53,12 +53,15 @@ export interface WidgetData extends QueryResult {
  * dashboard is checked as for reading it.
  */
 export async function widgetData(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, widgetId: string, request: WidgetDataRequest): Promise<WidgetData> {
-  const dashboard = await checkReadableDashboard(dc, readerOf(principal), publicId, (id) => dc.reads.dashboard(dc, principal.accountId, id));
+  const reader = readerOf(principal);
+  const dashboard = await checkReadableDashboard(dc, reader, publicId, (id) => dc.reads.dashboard(dc, principal.accountId, id));
   const widgets = dashboard.parsedConfig.widgets ?? [];
   const widget = widgets.find((w) => w.id === widgetId);
   if (widget === undefined) throw new AppError('not_found', `dashboard ${publicId} has no widget ${widgetId}`, 'widgetId');
-  // A CHART widget's snapshots are read alongside the deployment's model (two reads, one round trip of waiting).
-  const reading = widget.type === 'CHART' ? dc.reads.snapshots(dc, principal.accountId, dashboard.id) : undefined;
+  // A CHART widget's snapshots are read alongside the deployment's model (two reads, one round trip of waiting); a
+  // draft preview's are the draft's.
+  const drafted = previewSnapshots(reader, dashboard);
+  const reading = widget.type !== 'CHART' ? undefined : drafted !== undefined ? Promise.resolve(drafted) : dc.reads.snapshots(dc, principal.accountId, dashboard.id);
   reading?.catch(() => undefined);
   const scope = await openDataScope(dc, principal, dashboard.deployment_id, request.timezone, request.force === true);
   const { model, timezone } = scope;

@@ -17,6 +17,7 @@ import { authoring } from './migrations/0013-authoring.js';
 import { dashboardVersions } from './migrations/0014-dashboard-versions.js';
 import { grantRoles } from './migrations/0015-grant-roles.js';
 import { apiKeyLabels } from './migrations/0016-api-key-labels.js';
+import { previewSessions } from './migrations/0017-preview-sessions.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -41,6 +42,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0014_dashboard_versions': dashboardVersions(dialect),
       '0015_grant_roles': grantRoles(),
       '0016_api_key_labels': apiKeyLabels(),
+      '0017_preview_sessions': previewSessions(),
     }),
   };
 }

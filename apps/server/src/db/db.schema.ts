@@ -224,6 +224,8 @@ export interface EmbedSessionsTable {
   access_context: string | null;
   /** JSON list of the publicIds the session may open; null: any embeddable dashboard of its deployment. */
   dashboards: string | null;
+  /** An admin's "View as a customer" session (0017): which version of its one dashboard it shows; null: a viewer's session. */
+  preview: 'published' | 'draft' | null;
 }
 
 /** The server's token signing key (DESIGN "Credentials"): server-wide, not account data, so no account_id. */

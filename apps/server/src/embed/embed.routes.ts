@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { consoleCookieOf } from '../http/http.auth.js';
 import type { ServiceContext } from '../db/db.context.js';
-import { bootScriptHashes, describeEmbedPage, embedContentSecurityPolicy, renderEmbedHtml } from './embed.service.js';
+import { bootScriptHashes, describeEmbedPage, embedContentSecurityPolicy, frameAncestorsOf, renderEmbedHtml } from './embed.service.js';
 import type { EmbedPageRequest } from './embed.service.js';
 
 /** Where `npm run build` puts apps/embed (Vite): index.html and content-hashed assets/. */
@@ -86,7 +86,7 @@ export function embedRoutes(ctx: ServiceContext, assets: EmbedAssets = {}): Fast
       const sessionId = typeof given === 'string' ? given : undefined;
       const config = await describeEmbedPage(ctx, { ...named, sessionId, consoleCookie: consoleCookieOf(request) });
       reply
-        .header('content-security-policy', embedContentSecurityPolicy(config.allowedOrigins, scriptHashes))
+        .header('content-security-policy', embedContentSecurityPolicy(frameAncestorsOf(config), scriptHashes))
         .header('cache-control', 'no-store')
         // The URL carries a single-use session id until the page strips it: never hand it on as a referrer.
         .header('referrer-policy', 'no-referrer')

@@ -20,6 +20,17 @@ export interface EmbedPageRequest {
 export interface EmbedPageConfig {
   /** The host origins that may frame this page and exchange messages with it (SPEC "Embed messaging"). */
   allowedOrigins: string[];
+  /**
+   * Present for an admin's "View as a customer" session (sessions.preview.ts): the page is framed by svc's own
+   * origin, the console, and by nothing else, and exchanges messages with it alone.
+   */
+  preview?: true;
+}
+
+/** The account that frames the page, and whether its session id is an admin's preview session's. */
+interface Framing {
+  accountId: number;
+  preview: boolean;
 }
 
 /**
@@ -27,29 +38,42 @@ export interface EmbedPageConfig {
  * without redeeming it), else the console cookie's (private embedding), else the account of the dashboard or
  * deployment the URL names. Undefined when none resolves: such a page may be framed by nobody.
  */
-export async function findFramingAccount(ctx: ServiceContext, request: EmbedPageRequest): Promise<number | undefined> {
+async function findFraming(ctx: ServiceContext, request: EmbedPageRequest): Promise<Framing | undefined> {
   const { sessionId, consoleCookie, publicId, deploymentId } = request;
   if (sessionId !== undefined && sessionId.startsWith(SESSION_ID_PREFIX) && sessionId.length <= 200) {
-    const account = await findAccountOfSessionDigest(ctx.db, digestSecret(sessionId));
-    if (account !== undefined) return account;
+    const session = await findAccountOfSessionDigest(ctx.db, digestSecret(sessionId));
+    if (session !== undefined) return { accountId: session.accountId, preview: session.preview !== null };
   }
-  if (sessionId === undefined && consoleCookie !== undefined && consoleCookie.startsWith(CONSOLE_SESSION_PREFIX)) {
-    const account = await findAccountOfConsoleDigest(ctx.db, digestSecret(consoleCookie), isoTimestamp(ctx.now()));
-    if (account !== undefined) return account;
-  }
-  if (publicId !== undefined && !publicId.includes('\u0000')) {
-    const account = await findAccountOfPublicId(ctx.db, publicId);
-    if (account !== undefined) return account;
-  }
-  if (deploymentId !== undefined) return findAccountOfDeployment(ctx.db, deploymentId);
-  return undefined;
+  const account = async (): Promise<number | undefined> => {
+    if (sessionId === undefined && consoleCookie !== undefined && consoleCookie.startsWith(CONSOLE_SESSION_PREFIX)) {
+      const found = await findAccountOfConsoleDigest(ctx.db, digestSecret(consoleCookie), isoTimestamp(ctx.now()));
+      if (found !== undefined) return found;
+    }
+    if (publicId !== undefined && !publicId.includes('\u0000')) {
+      const found = await findAccountOfPublicId(ctx.db, publicId);
+      if (found !== undefined) return found;
+    }
+    if (deploymentId !== undefined) return findAccountOfDeployment(ctx.db, deploymentId);
+    return undefined;
+  };
+  const accountId = await account();
+  return accountId === undefined ? undefined : { accountId, preview: false };
 }
 
-/** The page's config: the framing account's allowed origins, or none. */
+/**
+ * The page's config: the framing account's allowed origins, or none. A preview session's page lists none of them:
+ * it is the console's to frame (`frameAncestorsOf`), never a host's.
+ */
 export async function describeEmbedPage(ctx: ServiceContext, request: EmbedPageRequest): Promise<EmbedPageConfig> {
-  const accountId = await findFramingAccount(ctx, request);
-  if (accountId === undefined) return { allowedOrigins: [] };
-  return { allowedOrigins: (await findEmbedAccountSettings(ctx.db, accountId)).allowedEmbedOrigins };
+  const framing = await findFraming(ctx, request);
+  if (framing === undefined) return { allowedOrigins: [] };
+  if (framing.preview) return { allowedOrigins: [], preview: true };
+  return { allowedOrigins: (await findEmbedAccountSettings(ctx.db, framing.accountId)).allowedEmbedOrigins };
+}
+
+/** Who may frame the page: the allowed origins, or, for a preview session's page only, svc's own origin ('self'). */
+export function frameAncestorsOf(config: EmbedPageConfig): string[] {
+  return config.preview === true ? ["'self'"] : config.allowedOrigins;
 }
 
 /**

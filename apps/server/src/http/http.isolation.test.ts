@@ -262,6 +262,12 @@ const EXPECTED = {
     aCopyOfAProd:                          [401, 201, 201, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
     bCopyOfAProd:                          [401, 404, 404, 404, 404, 403, 403, 403, 403, 403, 404, 401, 401],
   },
+  // Issue 34 part 4, View as a customer: an admin of the dashboard's account (key or console) mints a preview session;
+  // a member is refused before the dashboard is looked up, another account's dashboard does not resolve.
+  createPreviewSession: {
+    aProd:                                 [401, 201, 403, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    bProd:                                 [401, 404, 403, 403, 201, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
   getAuthoredDashboard: {
     aProd:                                 [401, 200, 200, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 404, 401, 401],
@@ -884,7 +890,20 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       prepare: async () => ({ url: `/api/v1/dashboards/${publicIds[target]}${suffix}` }),
       mustSee: suffix === '' ? [title] : [],
     });
+    // A preview session is a row of embed_sessions marked `preview`: one more on a 2xx, none on a refusal.
+    const previewRows = async () => (await t().db.kysely.selectFrom('embed_sessions').select('id').where('preview', 'is not', null).execute()).length;
+    const previewVariant = (target: 'aProd' | 'bProd'): Variant => ({
+      prepare: async () => {
+        const before = await previewRows();
+        return {
+          url: `/api/v1/dashboards/${publicIds[target]}/preview-sessions`,
+          payload: { securityContext: { tenant: 'customer-a' } },
+          check: async (res) => expect(await previewRows(), 'the preview sessions').toBe(isSuccess(res) ? before + 1 : before),
+        };
+      },
+    });
     const dashboardAuthoring = {
+      createPreviewSession: { aProd: previewVariant('aProd'), bProd: previewVariant('bProd') },
       createDashboard: { aProd: createVariant('a'), bProd: createVariant('b'), aViewerFolder: createVariant('a', a.refs.folder), aEditorFolder: createVariant('a', a.refs.editFolder),
         aCopyOfAProd: createVariant('a', undefined, publicIds.aProd), bCopyOfAProd: createVariant('b', undefined, publicIds.aProd),
       },

@@ -5,10 +5,12 @@ import { rateLimitFor } from '../http/http.rate-limit.js';
 import type { RateLimits } from '../http/http.rate-limit.js';
 import { describeCurrentSession, exchangeSession, generateSession, listEmbedUsers, removeEmbedUser, revokeSessions } from './sessions.service.js';
 import type { SessionContext } from './sessions.service.js';
+import { createPreviewSession } from './sessions.preview.js';
 import {
-  CurrentSessionResponse, EmbedUsersQuery, EmbedUsersResponse, ExchangeBody, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody, sessionErrorResponses,
+  CurrentSessionResponse, EmbedUsersQuery, EmbedUsersResponse, ExchangeBody, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, PreviewSessionBody,
+  PreviewSessionResponse, RevokeBody, sessionErrorResponses,
 } from './sessions.schema.js';
-import { Id, NoContent } from '../core/core.schema.js';
+import { Described, ErrorResponse, Id, NoContent } from '../core/core.schema.js';
 
 const adminSecurity = [{ bearerAuth: [] }];
 
@@ -29,6 +31,21 @@ export function sessionRoutes(ctx: SessionContext, limits: RateLimits): FastifyP
         return principal.kind === 'platform-user' ? `generate:${principal.via}:${principal.credentialId}` : `generate-anonymous:${request.ip}`;
       }, 'preHandler'),
     }, async (request) => generateSession(ctx, requirePlatformUser(request), request.body));
+
+    app.post('/api/v1/dashboards/:publicId/preview-sessions', {
+      schema: {
+        operationId: 'createPreviewSession', tags: ['Embed sessions'], security: adminSecurity,
+        summary: "View as a customer: a single-use session id with which the embed page shows one dashboard (published, or its draft) as a viewer with this tenant and context would see it, framed by the console only",
+        params: Type.Object({ publicId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        body: PreviewSessionBody,
+        response: { 201: Described(PreviewSessionResponse, 'The preview session: its single-use id, until when it can be redeemed, and the embed page to open with it'), ...sessionErrorResponses, 409: ErrorResponse },
+      },
+      // As Generate Session: counted per resolved credential.
+      config: rateLimitFor(limits.generateSession, limits.windowMs, (request) => {
+        const principal = request.principal;
+        return principal.kind === 'platform-user' ? `generate:${principal.via}:${principal.credentialId}` : `generate-anonymous:${request.ip}`;
+      }, 'preHandler'),
+    }, async (request, reply) => reply.status(201).send(await createPreviewSession(ctx, requirePlatformUser(request), request.params.publicId, request.body)));
 
     app.post('/api/v1/embed/session/token', {
       schema: {

@@ -155,3 +155,21 @@ export const EmbedUsersQuery = Type.Object({
 export const EmbedUsersResponse = Type.Object({ users: Type.Array(EmbedUser) });
 
 export const sessionErrorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
+
+/** Issue 34 part 4, "View as a customer": whom an admin previews a dashboard as, and which version. */
+export const PreviewSessionBody = Type.Object({
+  embedTenantName: Type.Optional(Type.String({ pattern: EMBED_TENANT_NAME_PATTERN, description: 'An embed tenant of the account the viewer belongs to; default: none' })),
+  securityContext: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'What access policies read as {securityContext.<key>}: a JSON object of at most 8 KiB' })),
+  userAttributes: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  groups: Type.Optional(Type.Array(Text(255), { maxItems: 100 })),
+  draft: Type.Optional(Type.Boolean({ description: "true: the embed shows the dashboard's draft; default: the published version" })),
+}, { additionalProperties: false });
+export type PreviewSessionBody = Static<typeof PreviewSessionBody>;
+
+export const PreviewSessionResponse = Type.Object({
+  sessionId: Type.String({ description: 'Single-use; open url?session=<sessionId> in a frame of the console within expiresAt' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+  url: Type.String({ description: "The embed page's path, without the session id" }),
+  version: Type.Union([Type.Literal('published'), Type.Literal('draft')]),
+});
+export type PreviewSessionResponse = Static<typeof PreviewSessionResponse>;

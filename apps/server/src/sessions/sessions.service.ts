@@ -29,6 +29,7 @@ import {
   revokeSessionByDigest,
   revokeSessionsOfEmbedUser,
   selectEmbedUsers,
+  shortenTokenExpiry,
   upsertEmbedTenant,
   upsertEmbedUser,
 } from './sessions.store.js';
@@ -50,6 +51,9 @@ export interface SessionContext extends ServiceContext {
 }
 
 export const SESSION_ID_PREFIX = 'ses_';
+
+/** The longest an admin's preview session's token lives ("View as a customer", sessions.preview.ts). */
+export const PREVIEW_TOKEN_TTL_MS = 3_600_000;
 
 /** The embed tenant a call names, or the account's default one (its tenant name). */
 async function tenantNameOf(db: Kysely<Database>, accountId: number, given: string | undefined): Promise<string> {
@@ -120,7 +124,7 @@ export async function generateSession(ctx: SessionContext, principal: PlatformUs
       account_id: accountId, deployment_id: body.deploymentId, embed_tenant_id: embedTenantId, embed_user_id: embedUserId, user_id: userId,
       digest: digestSecret(sessionId), theme: JSON.stringify(body.embedTheme ?? {}), settings: JSON.stringify(body.settings ?? {}),
       created_at: nowIso, expires_at: expiresAt,
-      access_context: JSON.stringify({ securityContext, ...access }), dashboards: dashboards === null ? null : JSON.stringify(dashboards),
+      access_context: JSON.stringify({ securityContext, ...access }), dashboards: dashboards === null ? null : JSON.stringify(dashboards), preview: null,
     });
   });
   return { sessionId, expiresAt };
@@ -134,15 +138,20 @@ const REFUSED_EXCHANGE = 'session id is unknown, already redeemed, revoked or ex
  */
 export async function exchangeSession(ctx: SessionContext, sessionId: string): Promise<ExchangeResponse> {
   const now = ctx.now();
-  const timeline = tokenTimeline(ctx.lifetimes, now.getTime());
+  let timeline = tokenTimeline(ctx.lifetimes, now.getTime());
   const row = sessionId.startsWith(SESSION_ID_PREFIX)
     ? await redeemEmbedSession(ctx.db, digestSecret(sessionId), isoTimestamp(now), isoTimestamp(new Date(timeline.expiresAt)))
     : undefined;
   if (row === undefined) throw new AppError('unauthorized', REFUSED_EXCHANGE, 'sessionId');
+  if (row.preview !== null) {
+    // An admin's preview is a look, not a viewer's day: its token lives an hour at most.
+    timeline = tokenTimeline({ ...ctx.lifetimes, tokenTtlMs: Math.min(ctx.lifetimes.tokenTtlMs, PREVIEW_TOKEN_TTL_MS) }, now.getTime());
+    await shortenTokenExpiry(ctx.db, row.account_id, row.id, isoTimestamp(new Date(timeline.expiresAt)));
+  }
   const tenantName = row.embed_tenant_id === null ? null : await findEmbedTenantName(ctx.db, row.account_id, row.embed_tenant_id);
   const token = await ctx.signer.sign({
     sid: row.id, acc: row.account_id, dep: row.deployment_id, ten: tenantName, eu: row.embed_user_id, pu: row.user_id,
-    eff: timeline.effectiveEnd, wrn: timeline.warnAt,
+    eff: timeline.effectiveEnd, wrn: timeline.warnAt, ...(row.preview === null ? {} : { pv: row.preview }),
   }, now.getTime(), timeline.expiresAt);
   return {
     token,
@@ -159,6 +168,8 @@ export async function exchangeSession(ctx: SessionContext, sessionId: string): P
 export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: number; acc: number }): Promise<EmbedPrincipal | undefined> {
   const row = await findLiveSession(ctx.db, claims.acc, claims.sid);
   if (row === undefined || row.redeemed_at === null) return undefined;
+  // A session of no viewer is an admin's preview, or nothing.
+  if (row.preview === null && row.embed_user_id === null && row.user_id === null) return undefined;
   // An internalId session opens what its platform user could: their role is read with the session.
   const userRole = row.user_id === null ? null : (await findUserRole(ctx.db, row.account_id, row.user_id)) ?? null;
   if (row.user_id !== null && userRole === null) return undefined;
@@ -183,6 +194,7 @@ export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: num
     // Anything but a list of names opens nothing: a session is never widened by a bad row.
     dashboards: dashboards === null ? null : Array.isArray(dashboards) ? dashboards.filter((d): d is string => typeof d === 'string') : [],
     tokenExpiresAt: row.token_expires_at === null ? null : Date.parse(row.token_expires_at),
+    ...(row.preview === 'published' || row.preview === 'draft' ? { preview: row.preview } : {}),
   };
 }
 

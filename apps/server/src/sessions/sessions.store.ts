@@ -80,7 +80,7 @@ const newEmbedSession = prepare((db, p: NewEmbedSession) =>
   db.insertInto('embed_sessions').values({
     account_id: p.account_id, deployment_id: p.deployment_id, embed_tenant_id: p.embed_tenant_id, embed_user_id: p.embed_user_id,
     user_id: p.user_id, digest: p.digest, theme: p.theme, settings: p.settings, created_at: p.created_at, expires_at: p.expires_at,
-    access_context: p.access_context, dashboards: p.dashboards,
+    access_context: p.access_context, dashboards: p.dashboards, preview: p.preview,
   }));
 
 /**
@@ -202,9 +202,14 @@ export async function insertServerKeyIfAbsent(db: Kysely<Database>, row: Inserta
  * The account a session id (by digest) was minted in, whatever its state: the page that will try to redeem it is
  * framed by that account's allowed origins, and learns it was refused from the exchange, not from a blank frame.
  */
-export async function findAccountOfSessionDigest(db: Kysely<Database>, digest: string): Promise<number | undefined> {
-  const row = await db.selectFrom('embed_sessions').select('account_id').where('digest', '=', digest).executeTakeFirst();
-  return row?.account_id;
+export async function findAccountOfSessionDigest(db: Kysely<Database>, digest: string): Promise<{ accountId: number; preview: EmbedSessionRow['preview'] } | undefined> {
+  const row = await db.selectFrom('embed_sessions').select(['account_id', 'preview']).where('digest', '=', digest).executeTakeFirst();
+  return row === undefined ? undefined : { accountId: row.account_id, preview: row.preview };
+}
+
+/** Shortens a just-redeemed preview session's token (its `token_expires_at`), scoped by account. */
+export async function shortenTokenExpiry(db: Kysely<Database>, accountId: number, sessionRowId: number, tokenExpiresAt: string): Promise<void> {
+  await db.updateTable('embed_sessions').set({ token_expires_at: tokenExpiresAt }).where('account_id', '=', accountId).where('id', '=', sessionRowId).execute();
 }
 
 /** A keyset position in the mentionable-user list: the folded username and id. */

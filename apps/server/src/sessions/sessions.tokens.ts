@@ -19,6 +19,8 @@ export interface EmbedTokenClaims {
   /** Embed user id (`externalId` sessions) or platform user id (`internalId` sessions). */
   eu: number | null;
   pu: number | null;
+  /** An admin's preview session ("View as a customer"), which has neither an embed user nor a platform user. */
+  pv?: 'published' | 'draft';
   /** Effective end and expiring warning, epoch ms (sessions.config.ts tokenTimeline). */
   eff: number;
   wrn: number;
@@ -40,8 +42,10 @@ function claimsOf(payload: JWTPayload): EmbedTokenClaims | undefined {
   const p = payload as Record<string, unknown>;
   if (!isId(p.sid) || !isId(p.acc) || !isId(p.dep) || !isNullableId(p.eu) || !isNullableId(p.pu)) return undefined;
   if (!(p.ten === null || typeof p.ten === 'string') || typeof p.eff !== 'number' || typeof p.wrn !== 'number' || typeof p.exp !== 'number') return undefined;
-  if ((p.eu === null) === (p.pu === null)) return undefined;
-  return { sid: p.sid, acc: p.acc, dep: p.dep, ten: p.ten, eu: p.eu, pu: p.pu, eff: p.eff, wrn: p.wrn, exp: p.exp };
+  // Exactly one viewer: an embed user or a platform user; neither only for an admin's preview session.
+  const preview = p.pv === 'published' || p.pv === 'draft' ? p.pv : undefined;
+  if (preview === undefined ? (p.eu === null) === (p.pu === null) : p.eu !== null || p.pu !== null) return undefined;
+  return { sid: p.sid, acc: p.acc, dep: p.dep, ten: p.ten, eu: p.eu, pu: p.pu, eff: p.eff, wrn: p.wrn, exp: p.exp, ...(preview === undefined ? {} : { pv: preview }) };
 }
 
 function signer(algorithm: 'EdDSA' | 'HS256', signingKey: CryptoKey | Uint8Array, verifyKey: CryptoKey | Uint8Array, kid: string): TokenSigner {
@@ -52,7 +56,7 @@ function signer(algorithm: 'EdDSA' | 'HS256', signingKey: CryptoKey | Uint8Array
         .setProtectedHeader({ alg: algorithm, typ: 'JWT', kid })
         .setIssuer(TOKEN_ISSUER)
         .setAudience(TOKEN_AUDIENCE)
-        .setSubject(claims.eu !== null ? `embed-user:${claims.eu}` : `user:${claims.pu}`)
+        .setSubject(claims.eu !== null ? `embed-user:${claims.eu}` : claims.pu !== null ? `user:${claims.pu}` : `preview:${claims.sid}`)
         .setIssuedAt(Math.floor(issuedAtMs / 1000))
         .setExpirationTime(Math.floor(expiresAtMs / 1000))
         .sign(signingKey),
