@@ -391,6 +391,32 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       }
     });
 
+    it('puts the filter and the time grain in a new container, drawn inside it on the board; its Edit takes one out again', async () => {
+      const form = page.locator('form.widget-form');
+      await page.getByRole('button', { name: 'New container' }).click();
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => form.locator('#w-title-problem').textContent()).toBe('Type a title for the container.');
+      await form.getByLabel('Title on the dashboard').fill('Controls');
+      await form.getByRole('checkbox', { name: 'Region' }).check();
+      await form.getByRole('checkbox', { name: 'Time grain' }).check();
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      const container = page.locator('[data-widget-id="container-1"]');
+      await expect.poll(() => container.locator('.board-child').evaluateAll((children) => children.map((c) => c.getAttribute('data-widget-id')))).toEqual(['filter-1', 'grain-1']);
+      await expect.poll(() => container.getByLabel('Region').locator('option').count(), { timeout: 15_000 }).toBeGreaterThan(1);
+      await saved();
+      const widgets = await draftWidgets();
+      const at = (id: string) => widgets.find((w) => w.id === id)!;
+      expect(at('filter-1')).toMatchObject({ position: { x: 0, y: 0, w: 3, h: 2 }, config: { member: 'customers.region', title: 'Region', parentId: 'container-1' } });
+      expect(at('grain-1')).toMatchObject({ position: { x: 3, y: 0, w: 3, h: 2 }, config: { parentId: 'container-1' } });
+      expect(at('container-1')).toMatchObject({ type: 'CONTAINER', position: { x: 0, w: 12, h: 3 }, config: { title: 'Controls' } });
+      await container.getByRole('button', { name: 'Edit Controls' }).click();
+      await form.getByRole('checkbox', { name: 'Time grain' }).uncheck();
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => container.locator('.board-child').count()).toBe(1);
+      await saved();
+      expect((await draftWidgets()).find((w) => w.id === 'grain-1')!.config).toEqual({ options: ['week', 'month', 'quarter'] });
+    });
+
     it('goes back to the workspace by the breadcrumb, saving a change made just before; the new workbook has an Edit action that opens it', async () => {
       await page.getByLabel('Dashboard title').fill(`${TITLE}, draft`);
       await page.getByLabel('Dashboard title').press('Enter');

@@ -263,7 +263,15 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
   const editedSnapshotIndex = editing?.type === 'CHART' && editedWidget !== undefined ? snapshotIndexFor(draft, editedWidget) : undefined;
   const editedSnapshot = editedSnapshotIndex !== undefined ? draft.reportSnapshots[editedSnapshotIndex] : undefined;
   const chartEdit = editedSnapshot !== undefined ? chartStart(editedSnapshot, loaded.meta) : undefined;
-  const announceSaved = (name: string) => setAction({ busy: false, done: t('widgetSaved', { name }) });
+  /** A form closed: says what was saved, and takes the focus back to the board (the form it was in is gone). */
+  const announceSaved = (name: string) => {
+    setAction({ busy: false, done: t('widgetSaved', { name }) });
+    requestAnimationFrame(() => document.getElementById('board-title')?.focus());
+  };
+  const closeForm = () => {
+    setEditing(undefined);
+    requestAnimationFrame(() => document.getElementById('board-title')?.focus());
+  };
   const openEdit = (widget: DashboardWidget) => {
     if (widget.type === 'CHART') {
       setEditing({ type: 'CHART', widgetId: widget.id });
@@ -323,13 +331,13 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
           <p id="chart-edit" tabIndex={-1}>{t('editingChart', { name: nameOf(editedWidget!) })}</p>
           {!chartEdit.complete ? <p class="hint">{t('chartIncomplete')}</p> : null}
           {refused?.widgetId === editing.widgetId ? <p class="error" role="alert">{t('widgetRefused', { message: refused.message })}</p> : null}
-          <button type="button" onClick={() => setEditing(undefined)}>{t('cancelEdit')}</button>
+          <button type="button" onClick={closeForm}>{t('cancelEdit')}</button>
         </div>
       ) : null}
       {editing?.type === 'CHART' && chartEdit === undefined ? (
         <div class="chart-edit">
           <p id="chart-edit" tabIndex={-1}>{t('chartNotEditable')}</p>
-          <button type="button" onClick={() => setEditing(undefined)}>{t('cancelEdit')}</button>
+          <button type="button" onClick={closeForm}>{t('cancelEdit')}</button>
         </div>
       ) : null}
       <Builder key={editing?.type === 'CHART' && chartEdit !== undefined ? `edit-${editing.widgetId}` : 'new'}
@@ -347,7 +355,7 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
         }} />
 
       <section class="board" aria-labelledby="board-title">
-        <h2 id="board-title">{t('widgets')}</h2>
+        <h2 id="board-title" tabIndex={-1}>{t('widgets')}</h2>
         <p id="board-keys" class="hint">{t('boardKeys')}</p>
         {widgets.length === 0 ? <p class="hint">{t('noWidgets')}</p> : (
           <Board t={t} widgets={widgets} nameOf={nameOf} ctx={boardContext}
@@ -359,7 +367,7 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
           <WidgetForm key={`${editing.type}-${editing.widgetId ?? 'new'}`} t={t} meta={loaded.meta} draft={draft} type={editing.type} widget={editedWidget}
             name={editedWidget !== undefined ? nameOf(editedWidget) : ''} nameOf={nameOf}
             refused={refused !== undefined && refused.widgetId === editing.widgetId ? refused.message : undefined}
-            onSave={saveForm} onCancel={() => setEditing(undefined)} />
+            onSave={saveForm} onCancel={closeForm} />
         ) : null}
         <div class="field text-widget">
           <label for="e-text">{t('textMarkdown')}</label>
