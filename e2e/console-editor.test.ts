@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { expectNoBlocking } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { demoUsers } from './console-harness.js';
+import { callApi, demoUsers } from './console-harness.js';
 import type { Chromium } from './browser.js';
 import { DEMO_ADMIN_KEY, demoAccountFor, embedCaller, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc } from './embed-harness.js';
 import type { Host, RunningSvc } from './embed-harness.js';
@@ -415,6 +415,33 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await expect.poll(() => container.locator('.board-child').count()).toBe(1);
       await saved();
       expect((await draftWidgets()).find((w) => w.id === 'grain-1')!.config).toEqual({ options: ['week', 'month', 'quarter'] });
+    });
+
+    it("shows svc's refusal of a widget at its JSON path on the widget and in its form: a filter on a dimension the model lost since the editor opened", async () => {
+      type View = { name: string; dimensions: Array<{ name: string }> };
+      const before = await api<{ modelRevision: number; semanticViews: View[] }>('GET', `/api/v1/deployments/${svc.refs.prod}`);
+      const without = before.semanticViews.map((v) => (v.name === 'customers' ? { ...v, dimensions: v.dimensions.filter((d) => d.name !== 'segment') } : v));
+      const modelPath = `/api/v1/deployments/${svc.refs.prod}/model`;
+      expect((await callApi(svc.origin, DEMO_ADMIN_KEY, 'PUT', modelPath, { semanticViews: without }, { 'if-match': `"model-${before.modelRevision}"` })).status).toBe(200);
+      try {
+        const form = page.locator('form.widget-form');
+        await page.getByRole('button', { name: 'New filter control' }).click();
+        await form.getByLabel('Dimension to filter by').selectOption('customers.segment');
+        await form.getByRole('button', { name: 'Save', exact: true }).click();
+        const refused = page.locator('[data-widget-id="filter-2"] [role="alert"]');
+        await expect.poll(() => refused.textContent(), { timeout: 15_000 }).toMatch(/^svc refused this widget: .*segment/);
+        await page.getByRole('button', { name: 'Edit Segment' }).click();
+        await expect.poll(() => form.getByRole('alert').first().textContent()).toMatch(/^svc refused this widget: .*segment/);
+        await form.getByLabel('Dimension to filter by').selectOption('customers.city');
+        await form.getByLabel('Title on the dashboard').fill('City');
+        await form.getByRole('button', { name: 'Save', exact: true }).click();
+        await saved();
+        expect(await refused.count()).toBe(0);
+        expect((await draftWidgets()).find((w) => w.id === 'filter-2')!.config).toEqual({ member: 'customers.city', title: 'City' });
+      } finally {
+        const { modelRevision } = await api<{ modelRevision: number }>('GET', `/api/v1/deployments/${svc.refs.prod}`);
+        expect((await callApi(svc.origin, DEMO_ADMIN_KEY, 'PUT', modelPath, { semanticViews: before.semanticViews }, { 'if-match': `"model-${modelRevision}"` })).status).toBe(200);
+      }
     });
 
     it('goes back to the workspace by the breadcrumb, saving a change made just before; the new workbook has an Edit action that opens it', async () => {
