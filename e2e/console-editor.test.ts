@@ -289,7 +289,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await page.getByRole('button', { name: 'New divider' }).click();
       await page.locator('[data-widget-id="divider-1"] hr').waitFor();
       await saved();
-      expect((await draftWidgets()).map((w) => [w.id, w.type, w.config])).toEqual([
+      await expect.poll(async () => (await draftWidgets()).map((w) => [w.id, w.type, w.config])).toEqual([
         ['chart-1', 'CHART', { snapshotIndex: 0 }],
         ['filter-1', 'FILTER', { member: 'customers.region', title: 'Region' }],
         ['grain-1', 'TIME_GRAIN', { options: ['week', 'month', 'quarter'] }],
@@ -303,6 +303,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const text = page.locator('[data-widget-id="text-1"]');
       await expect.poll(() => text.locator('.markdown strong').textContent()).toBe('Completed orders only.');
       await saved();
+      await expect.poll(async () => (await draftWidgets()).some((w) => w.id === 'text-1')).toBe(true);
       const before = (await draftWidgets()).find((w) => w.id === 'text-1')!;
       await page.getByRole('button', { name: 'Edit Text' }).click();
       const form = page.locator('form.widget-form');
@@ -312,8 +313,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await expect.poll(() => text.locator('.markdown h2').textContent()).toBe('Orders');
       expect(await text.locator('.markdown em').textContent()).toBe('Completed');
       await saved();
-      const after = (await draftWidgets()).find((w) => w.id === 'text-1')!;
-      expect(after).toEqual({ ...before, config: { markdown: '## Orders\n\n*Completed* ones only.' } });
+      await expect.poll(async () => (await draftWidgets()).find((w) => w.id === 'text-1')).toEqual({ ...before, config: { markdown: '## Orders\n\n*Completed* ones only.' } });
       await page.getByRole('button', { name: 'Undo' }).click();
       await expect.poll(() => text.locator('.markdown strong').count()).toBe(1);
       await saved();
@@ -341,6 +341,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await page.getByRole('button', { name: 'Move or resize Orders by month' }).waitFor();
       expect(await page.getByRole('button', { name: 'Save chart' }).count()).toBe(0);
       await saved();
+      await expect.poll(async () => (await api<Authored>('GET', `/api/v1/dashboards/${publicId}`)).draft!.reportSnapshots[0]!.title).toBe('Orders by month');
       const stored = await api<Authored>('GET', `/api/v1/dashboards/${publicId}`);
       const after = stored.draft!.config.widgets!.find((w) => w.id === 'chart-1')!;
       expect(after).toEqual(before);
@@ -404,6 +405,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await expect.poll(() => container.locator('.board-child').evaluateAll((children) => children.map((c) => c.getAttribute('data-widget-id')))).toEqual(['filter-1', 'grain-1']);
       await expect.poll(() => container.getByLabel('Region').locator('option').count(), { timeout: 15_000 }).toBeGreaterThan(1);
       await saved();
+      await expect.poll(async () => (await draftWidgets()).find((w) => w.id === 'grain-1')!.config?.parentId).toBe('container-1');
       const widgets = await draftWidgets();
       const at = (id: string) => widgets.find((w) => w.id === id)!;
       expect(at('filter-1')).toMatchObject({ position: { x: 0, y: 0, w: 3, h: 2 }, config: { member: 'customers.region', title: 'Region', parentId: 'container-1' } });
@@ -414,7 +416,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await form.getByRole('button', { name: 'Save', exact: true }).click();
       await expect.poll(() => container.locator('.board-child').count()).toBe(1);
       await saved();
-      expect((await draftWidgets()).find((w) => w.id === 'grain-1')!.config).toEqual({ options: ['week', 'month', 'quarter'] });
+      await expect.poll(async () => (await draftWidgets()).find((w) => w.id === 'grain-1')!.config).toEqual({ options: ['week', 'month', 'quarter'] });
     });
 
     it("shows svc's refusal of a widget at its JSON path on the widget and in its form: a filter on a dimension the model lost since the editor opened", async () => {
@@ -437,7 +439,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         await form.getByRole('button', { name: 'Save', exact: true }).click();
         await saved();
         expect(await refused.count()).toBe(0);
-        expect((await draftWidgets()).find((w) => w.id === 'filter-2')!.config).toEqual({ member: 'customers.city', title: 'City' });
+        await expect.poll(async () => (await draftWidgets()).find((w) => w.id === 'filter-2')!.config).toEqual({ member: 'customers.city', title: 'City' });
       } finally {
         const { modelRevision } = await api<{ modelRevision: number }>('GET', `/api/v1/deployments/${svc.refs.prod}`);
         expect((await callApi(svc.origin, DEMO_ADMIN_KEY, 'PUT', modelPath, { semanticViews: before.semanticViews }, { 'if-match': `"model-${modelRevision}"` })).status).toBe(200);

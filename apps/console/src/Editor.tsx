@@ -334,7 +334,7 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, navigat
           <button type="button" onClick={closeForm}>{t('cancelEdit')}</button>
         </div>
       ) : null}
-      {editing?.type === 'CHART' && chartEdit === undefined ? (
+      {editing?.type === 'CHART' && editedWidget !== undefined && chartEdit === undefined ? (
         <div class="chart-edit">
           <p id="chart-edit" tabIndex={-1}>{t('chartNotEditable')}</p>
           <button type="button" onClick={closeForm}>{t('cancelEdit')}</button>
