@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { expectNoBlocking } from './axe.js';
 import { hasChromium, launchChromium } from './browser.js';
-import { demoUsers, demoWithMemberPassword } from './console-harness.js';
+import { callApi, demoUsers, demoWithMemberPassword } from './console-harness.js';
 import type { Chromium } from './browser.js';
 import { DEMO_ADMIN_KEY, demoAccountFor, embedCaller, hostPageHtml, mountEmbed, openHostPage, serveHost, sessionRoute, startSvc } from './embed-harness.js';
 import type { Host, RunningSvc } from './embed-harness.js';
@@ -279,6 +279,212 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const restored = await api<Authored>('GET', `/api/v1/dashboards/${publicId}`);
       expect(restored.draft?.config.widgets?.map((w) => [w.id, w.type])).toEqual([['chart-1', 'CHART']]);
       expect((restored.draft?.reportSnapshots[0]?.meta as { query: unknown }).query).toEqual(EXPECTED_QUERY);
+    });
+
+    const saved = () => expect.poll(() => page.locator('.save-status').textContent()).toBe('Draft saved');
+    const draftWidgets = async () => (await api<Authored>('GET', `/api/v1/dashboards/${publicId}`)).draft!.config.widgets ?? [];
+
+    it('adds a filter, a time grain and a divider through their forms, each drawn on the board as its control; a form names what is missing; axe light and dark with each form open', async () => {
+      const form = page.locator('form.widget-form');
+      await page.getByRole('button', { name: 'New filter control' }).click();
+      await form.getByRole('heading', { name: 'New filter control' }).waitFor();
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => form.locator('#w-member-problem').textContent()).toBe('Pick the dimension to filter by.');
+      expect(await form.getByLabel('Dimension to filter by').getAttribute('aria-invalid')).toBe('true');
+      await expectNoBlocking(page, 'editor with a filter form and its problem');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await expectNoBlocking(page, 'editor with a filter form and its problem, dark');
+      await page.emulateMedia({ colorScheme: 'light' });
+      await form.getByLabel('Dimension to filter by').selectOption('customers.region');
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => form.count()).toBe(0);
+      // On the board, the filter is its control: a select of the dimension's values, under its title.
+      const filter = page.locator('[data-widget-id="filter-1"]');
+      await expect.poll(() => filter.getByLabel('Region').locator('option').count(), { timeout: 15_000 }).toBeGreaterThan(1);
+      expect(await filter.getByLabel('Region').locator('option').first().textContent()).toBe('All values');
+
+      await page.getByRole('button', { name: 'New time grain control' }).click();
+      for (const grain of ['day', 'week', 'month', 'quarter', 'year']) await form.getByRole('checkbox', { name: grain }).uncheck();
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => form.locator('#w-grains-problem').textContent()).toBe('Pick at least one grain to offer.');
+      for (const grain of ['week', 'month', 'quarter']) await form.getByRole('checkbox', { name: grain }).check();
+      await expectNoBlocking(page, 'editor with a time grain form');
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      const grain = page.locator('[data-widget-id="grain-1"]');
+      await expect.poll(() => grain.getByLabel('Time grain').locator('option').allTextContents()).toEqual(['As designed', 'week', 'month', 'quarter']);
+
+      // The field swap's and the container's forms, checked by axe and left unsaved.
+      await page.getByRole('button', { name: 'New field swap' }).click();
+      await form.getByLabel('Member to swap').selectOption('orders.revenue');
+      await form.getByRole('checkbox', { name: 'Orders', exact: true }).check();
+      await expectNoBlocking(page, 'editor with a field swap form');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await expectNoBlocking(page, 'editor with a field swap form, dark');
+      await page.emulateMedia({ colorScheme: 'light' });
+      await form.getByRole('button', { name: 'Cancel' }).click();
+      await page.getByRole('button', { name: 'New container' }).click();
+      await form.getByRole('checkbox', { name: 'Region' }).waitFor();
+      await expectNoBlocking(page, 'editor with a container form');
+      await form.getByRole('button', { name: 'Cancel' }).click();
+
+      await page.getByRole('button', { name: 'New divider' }).click();
+      await page.locator('[data-widget-id="divider-1"] hr').waitFor();
+      await saved();
+      await expect.poll(async () => (await draftWidgets()).map((w) => [w.id, w.type, w.config])).toEqual([
+        ['chart-1', 'CHART', { snapshotIndex: 0 }],
+        ['filter-1', 'FILTER', { member: 'customers.region', title: 'Region' }],
+        ['grain-1', 'TIME_GRAIN', { options: ['week', 'month', 'quarter'] }],
+        ['divider-1', 'DIVIDER', undefined],
+      ]);
+    });
+
+    it('edits a text in place: its Markdown drawn on the board; undo brings the old text back and redo the new', async () => {
+      await page.getByLabel('Text (Markdown)').fill('**Completed orders only.**');
+      await page.getByRole('button', { name: 'Add text' }).click();
+      const text = page.locator('[data-widget-id="text-1"]');
+      await expect.poll(() => text.locator('.markdown strong').textContent()).toBe('Completed orders only.');
+      await saved();
+      await expect.poll(async () => (await draftWidgets()).some((w) => w.id === 'text-1')).toBe(true);
+      const before = (await draftWidgets()).find((w) => w.id === 'text-1')!;
+      await page.getByRole('button', { name: 'Edit Text' }).click();
+      const form = page.locator('form.widget-form');
+      expect(await form.getByLabel('Markdown').inputValue()).toBe('**Completed orders only.**');
+      await form.getByLabel('Markdown').fill('## Orders\n\n*Completed* ones only.');
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => text.locator('.markdown h2').textContent()).toBe('Orders');
+      expect(await text.locator('.markdown em').textContent()).toBe('Completed');
+      await saved();
+      await expect.poll(async () => (await draftWidgets()).find((w) => w.id === 'text-1')).toEqual({ ...before, config: { markdown: '## Orders\n\n*Completed* ones only.' } });
+      await page.getByRole('button', { name: 'Undo' }).click();
+      await expect.poll(() => text.locator('.markdown strong').count()).toBe(1);
+      await saved();
+      await expect.poll(async () => (await draftWidgets()).find((w) => w.id === 'text-1')!.config).toEqual({ markdown: '**Completed orders only.**' });
+      await page.getByRole('button', { name: 'Redo' }).click();
+      await expect.poll(() => text.locator('.markdown h2').count()).toBe(1);
+      await saved();
+    });
+
+    it("edits the chart in the builder, which opens on its query and kind: another measure, saved in place", async () => {
+      const before = (await draftWidgets()).find((w) => w.id === 'chart-1')!;
+      await page.getByRole('button', { name: 'Edit Revenue by month' }).click();
+      await page.getByText('Editing the chart “Revenue by month”').waitFor();
+      const measures = page.getByRole('group', { name: 'Measures' });
+      expect(await measures.getByRole('checkbox', { name: 'Revenue', exact: true }).isChecked()).toBe(true);
+      expect(await page.getByLabel('Time dimension').inputValue()).toBe('orders.created_at');
+      expect(await page.getByLabel('Filter 1: values').inputValue()).toBe('completed');
+      expect(await page.getByLabel('Chart', { exact: true }).inputValue()).toBe('line');
+      expect(await page.getByLabel('Chart title').inputValue()).toBe('Revenue by month');
+      await measures.getByRole('checkbox', { name: 'Revenue', exact: true }).uncheck();
+      await measures.getByRole('checkbox', { name: 'Orders', exact: true }).check();
+      await page.getByLabel('Chart title').fill('Orders by month');
+      await expect.poll(() => page.locator('.preview-table thead th').allTextContents(), { timeout: 15_000 }).toEqual(['Ordered at (month)', 'Orders']);
+      await page.getByRole('button', { name: 'Save chart' }).click();
+      await page.getByRole('button', { name: 'Move or resize Orders by month' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Save chart' }).count()).toBe(0);
+      await saved();
+      await expect.poll(async () => (await api<Authored>('GET', `/api/v1/dashboards/${publicId}`)).draft!.reportSnapshots[0]!.title).toBe('Orders by month');
+      const stored = await api<Authored>('GET', `/api/v1/dashboards/${publicId}`);
+      const after = stored.draft!.config.widgets!.find((w) => w.id === 'chart-1')!;
+      expect(after).toEqual(before);
+      expect(stored.draft!.reportSnapshots).toHaveLength(1);
+      const snapshot = stored.draft!.reportSnapshots[0]!;
+      expect(snapshot.title).toBe('Orders by month');
+      expect((snapshot.meta as { query: unknown }).query).toEqual({ ...EXPECTED_QUERY, measures: ['orders.count'] });
+      expect(snapshot.spec).toMatchObject({ mark: { type: 'line' }, encoding: { y: { field: 'orders.count' } } });
+    });
+
+    it("publishes; in the embed, customer A's filter control and grain control each change the chart's data", async () => {
+      await page.getByRole('button', { name: 'Publish' }).click();
+      await expect.poll(() => page.locator('.done').textContent()).toBe('Published as version 2.');
+      const call = await embedCaller(svc, { externalId: 'ann-1', embedTenantName: 'customer-a', securityContext: { tenant: 'customer-a' } });
+      const unfiltered = await call<{ rows: unknown[][] }>('POST', `/dashboard/${publicId}/widgets/chart-1/data`, { timezone: 'UTC' });
+      const own = await launchChromium({ timeout: 20_000 });
+      const hostPage = await openHostPage(own.context, `${host.origin}/?tenant=customer-a`, { viewport: { width: 1280, height: 800 } });
+      try {
+        const frame = await mountEmbed(hostPage, { baseUrl: svc.origin, surface: 'dashboard', publicId });
+        const chart = frame.locator('[data-widget-id="chart-1"]');
+        await expect.poll(() => chart.getAttribute('data-state'), { timeout: 15_000 }).toBe('ready');
+        expect(await frame.locator('[data-widget-id="divider-1"]').getAttribute('role')).toBe('separator');
+        expect(await frame.locator('[data-widget-id="text-1"] .markdown h2').textContent()).toBe('Orders');
+        const chartData = (needle: string) => hostPage.waitForResponse((r) => r.url().includes(`/widgets/chart-1/data`) && (r.request().postData() ?? '').includes(needle), { timeout: 15_000 });
+        // The filter: its values come from svc; choosing one asks the chart's data again, filtered.
+        const select = frame.locator('[data-widget-id="filter-1"] select');
+        await expect.poll(() => select.locator('option').count(), { timeout: 15_000 }).toBeGreaterThan(1);
+        const region = JSON.parse((await select.locator('option').nth(1).getAttribute('value'))!) as string;
+        const filtering = chartData('customers.region');
+        await select.selectOption({ index: 1 });
+        const filtered = (await (await filtering).json()) as { columns: Array<{ name: string }>; rows: unknown[][] };
+        expect(filtered.rows.length).toBeGreaterThan(0);
+        expect(filtered.rows).not.toEqual(unfiltered.rows);
+        const byApi = await call<{ rows: unknown[][] }>('POST', `/dashboard/${publicId}/widgets/chart-1/data`, { timezone: 'UTC', filters: { 'customers.region': region } });
+        expect(filtered.rows).toEqual(byApi.rows);
+        // The grain: quarters instead of months.
+        const regrained = chartData('"granularity":"quarter"');
+        await frame.locator('[data-widget-id="grain-1"] select').selectOption('quarter');
+        const quarterly = (await (await regrained).json()) as { columns: Array<{ name: string }>; rows: unknown[][] };
+        expect(quarterly.columns.map((c) => c.name)).toEqual(['orders.created_at.quarter', 'orders.count']);
+        expect(quarterly.rows.length).toBeLessThan(filtered.rows.length);
+        // The chart's spec, written for months, draws the quarters (a point for each).
+        const marks = () => chart.locator('.vega-chart svg .role-mark path').evaluateAll((paths) => paths.filter((p) => (p.getAttribute('d') ?? '') !== '').length);
+        await expect.poll(marks, { timeout: 15_000 }).toBeGreaterThanOrEqual(quarterly.rows.length);
+        expect(await chart.getAttribute('data-state')).toBe('ready');
+      } finally {
+        await own.close();
+      }
+    });
+
+    it('puts the filter and the time grain in a new container, drawn inside it on the board; its Edit takes one out again', async () => {
+      const form = page.locator('form.widget-form');
+      await page.getByRole('button', { name: 'New container' }).click();
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => form.locator('#w-title-problem').textContent()).toBe('Type a title for the container.');
+      await form.getByLabel('Title on the dashboard').fill('Controls');
+      await form.getByRole('checkbox', { name: 'Region' }).check();
+      await form.getByRole('checkbox', { name: 'Time grain' }).check();
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      const container = page.locator('[data-widget-id="container-1"]');
+      await expect.poll(() => container.locator('.board-child').evaluateAll((children) => children.map((c) => c.getAttribute('data-widget-id')))).toEqual(['filter-1', 'grain-1']);
+      await expect.poll(() => container.getByLabel('Region').locator('option').count(), { timeout: 15_000 }).toBeGreaterThan(1);
+      await saved();
+      await expect.poll(async () => (await draftWidgets()).find((w) => w.id === 'grain-1')!.config?.parentId).toBe('container-1');
+      const widgets = await draftWidgets();
+      const at = (id: string) => widgets.find((w) => w.id === id)!;
+      expect(at('filter-1')).toMatchObject({ position: { x: 0, y: 0, w: 3, h: 2 }, config: { member: 'customers.region', title: 'Region', parentId: 'container-1' } });
+      expect(at('grain-1')).toMatchObject({ position: { x: 3, y: 0, w: 3, h: 2 }, config: { parentId: 'container-1' } });
+      expect(at('container-1')).toMatchObject({ type: 'CONTAINER', position: { x: 0, w: 12, h: 3 }, config: { title: 'Controls' } });
+      await container.getByRole('button', { name: 'Edit Controls' }).click();
+      await form.getByRole('checkbox', { name: 'Time grain' }).uncheck();
+      await form.getByRole('button', { name: 'Save', exact: true }).click();
+      await expect.poll(() => container.locator('.board-child').count()).toBe(1);
+      await saved();
+      await expect.poll(async () => (await draftWidgets()).find((w) => w.id === 'grain-1')!.config).toEqual({ options: ['week', 'month', 'quarter'] });
+    });
+
+    it("shows svc's refusal of a widget at its JSON path on the widget and in its form: a filter on a dimension the model lost since the editor opened", async () => {
+      type View = { name: string; dimensions: Array<{ name: string }> };
+      const before = await api<{ modelRevision: number; semanticViews: View[] }>('GET', `/api/v1/deployments/${svc.refs.prod}`);
+      const without = before.semanticViews.map((v) => (v.name === 'customers' ? { ...v, dimensions: v.dimensions.filter((d) => d.name !== 'segment') } : v));
+      const modelPath = `/api/v1/deployments/${svc.refs.prod}/model`;
+      expect((await callApi(svc.origin, DEMO_ADMIN_KEY, 'PUT', modelPath, { semanticViews: without }, { 'if-match': `"model-${before.modelRevision}"` })).status).toBe(200);
+      try {
+        const form = page.locator('form.widget-form');
+        await page.getByRole('button', { name: 'New filter control' }).click();
+        await form.getByLabel('Dimension to filter by').selectOption('customers.segment');
+        await form.getByRole('button', { name: 'Save', exact: true }).click();
+        const refused = page.locator('[data-widget-id="filter-2"] [role="alert"]');
+        await expect.poll(() => refused.textContent(), { timeout: 15_000 }).toMatch(/^svc refused this widget: .*segment/);
+        await page.getByRole('button', { name: 'Edit Segment' }).click();
+        await expect.poll(() => form.getByRole('alert').first().textContent()).toMatch(/^svc refused this widget: .*segment/);
+        await form.getByLabel('Dimension to filter by').selectOption('customers.city');
+        await form.getByLabel('Title on the dashboard').fill('City');
+        await form.getByRole('button', { name: 'Save', exact: true }).click();
+        await saved();
+        expect(await refused.count()).toBe(0);
+        await expect.poll(async () => (await draftWidgets()).find((w) => w.id === 'filter-2')!.config).toEqual({ member: 'customers.city', title: 'City' });
+      } finally {
+        const { modelRevision } = await api<{ modelRevision: number }>('GET', `/api/v1/deployments/${svc.refs.prod}`);
+        expect((await callApi(svc.origin, DEMO_ADMIN_KEY, 'PUT', modelPath, { semanticViews: before.semanticViews }, { 'if-match': `"model-${modelRevision}"` })).status).toBe(200);
+      }
     });
 
     it('goes back to the workspace by the breadcrumb, saving a change made just before; the new workbook has an Edit action that opens it', async () => {

@@ -2,8 +2,10 @@ import { GridLayout, useContainerWidth } from 'react-grid-layout';
 import type { Layout, LayoutItem } from 'react-grid-layout';
 import 'react-grid-layout/css/styles.css';
 import type { DashboardWidget, WidgetPosition } from './api.js';
-import { GRID_COLS, nudge } from './draft.js';
+import { GRID_COLS, nudge, topLevel } from './draft.js';
 import type { Translate } from './i18n.js';
+import { WidgetBody } from './widgets/WidgetBody.js';
+import type { BoardContext } from './widgets/WidgetBody.js';
 
 /** The embed's grid (apps/embed/src/dashboard/Grid.tsx): 12 columns of rows 60 px high, 12 px apart. */
 const ROW_HEIGHT = 60;
@@ -12,17 +14,22 @@ const MARGIN: [number, number] = [12, 12];
 /**
  * The dashboard's widgets on react-grid-layout, as the embed lays them out (its lg layout): dragged by their handle
  * and resized by their corner with a pointer, or, with the handle focused, moved by the arrow keys and resized by
- * Shift and the arrow keys. Each change of place is given to `onPlace` once, when the drag or resize ends.
+ * Shift and the arrow keys. Each change of place is given to `onPlace` once, when the drag or resize ends. Widgets in a
+ * container lie on the container's own grid (its body, WidgetBody), not on the board's. Each one has Edit and Delete.
  */
-export function Board({ t, widgets, nameOf, onPlace, onMove, onDelete }: {
+export function Board({ t, widgets: all, nameOf, onPlace, onMove, onEdit, onDelete, ctx }: {
   t: Translate;
   widgets: readonly DashboardWidget[];
   nameOf: (widget: DashboardWidget) => string;
   onPlace: (layout: ReadonlyArray<{ i: string } & WidgetPosition>) => void;
   onMove: (widgetId: string, position: WidgetPosition) => void;
+  onEdit: (widget: DashboardWidget) => void;
   onDelete: (widget: DashboardWidget) => void;
+  /** What a cell's body (WidgetBody) needs. */
+  ctx: BoardContext;
 }) {
   const { width, containerRef, mounted } = useContainerWidth({ measureBeforeMount: true });
+  const widgets = topLevel(all);
   const layout = widgets.map((w): LayoutItem => ({ i: w.id, x: w.position.x, y: w.position.y, w: w.position.w, h: w.position.h })) as Layout;
   const placed = (changed: Layout) => onPlace(changed.map(({ i, x, y, w, h }) => ({ i, x, y, w, h })));
   const onKey = (widget: DashboardWidget, event: KeyboardEvent) => {
@@ -47,12 +54,10 @@ export function Board({ t, widgets, nameOf, onPlace, onMove, onDelete }: {
                     <span aria-hidden="true">⠿</span>
                   </button>
                   <span class="name">{name}</span>
+                  <button type="button" class="edit" onClick={() => onEdit(widget)}>{t('editWidget', { name })}</button>
                   <button type="button" class="delete" onClick={() => onDelete(widget)}>{t('deleteWidget', { name })}</button>
                 </div>
-                <p class="meta">
-                  <span class="kind">{widget.type}</span>{' · '}
-                  {t('position', { x: widget.position.x, y: widget.position.y, w: widget.position.w, h: widget.position.h })}
-                </p>
+                <WidgetBody widget={widget} ctx={ctx} />
               </div>
             );
           })}

@@ -64,12 +64,14 @@ type Preview = { kind: 'idle' } | { kind: 'loading'; previous?: PreviewAnswer | 
  * filters with every operator of the query format, order and limit; a live preview from the preview endpoint (debounced),
  * with where its answer came from; the chart its shape suggests, which can be changed; "Add to dashboard".
  */
-export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut }: {
+export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut, initial, submitLabel }: {
   t: Translate; locale: string; deploymentId: number; meta: Meta; onAdd: (snapshot: SnapshotInput) => void; onSignedOut: () => void;
+  /** A chart being edited: the builder starts from its query, kind and title (apps/console/src/widgets/chartEdit.ts). */
+  initial?: { state: BuilderState; kind: ChartKind | undefined; title: string } | undefined; submitLabel?: string | undefined;
 }) {
-  const [state, setState] = useState<BuilderState>(() => emptyBuilder(meta.cubes[0]?.name ?? ''));
-  const [kindChoice, setKindChoice] = useState<ChartKind | undefined>(undefined);
-  const [title, setTitle] = useState('');
+  const [state, setState] = useState<BuilderState>(() => initial?.state ?? emptyBuilder(meta.cubes[0]?.name ?? ''));
+  const [kindChoice, setKindChoice] = useState<ChartKind | undefined>(initial?.kind);
+  const [title, setTitle] = useState(initial?.title ?? '');
   const [preview, setPreview] = useState<Preview>({ kind: 'idle' });
   const [added, setAdded] = useState('');
   const [formatPicks, setFormatPicks] = useState<Record<string, FormatPick>>({});
@@ -282,7 +284,7 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut }: {
               <p id="b-decimals-hint" class="hint">{t('decimalsHint')}</p>
             </fieldset>
           ) : null}
-          <button type="button" class="primary" disabled={query === undefined} onClick={add}>{t('addToDashboard')}</button>
+          <button type="button" class="primary" disabled={query === undefined} onClick={add}>{submitLabel ?? t('addToDashboard')}</button>
           <p class="visually-hidden" role="status">{added}</p>
           <h3>{t('preview')}</h3>
           <div aria-live="polite" class="preview-status">

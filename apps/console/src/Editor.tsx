@@ -4,16 +4,28 @@ import type { AuthoredDashboard, DashboardVersion, DashboardWidget, Draft, Meta,
 import { Builder } from './Builder.js';
 import { Board } from './Board.js';
 import { ReadOnlyDashboard } from './ReadOnly.js';
-import { addChart, addText, draftOf, placeWidgets, record, redo, removeWidget, snapshotIndexFor, startHistory, undo, widgetsOf } from './draft.js';
-import type { History } from './draft.js';
+import { addChart, addText, addWidget, draftOf, editWidget, placeWidgets, record, redo, removeWidget, replaceChart, setChildren, snapshotIndexFor, startHistory, undo, widgetsOf } from './draft.js';
+import type { ControlType, History } from './draft.js';
 import { describeError } from './errors.js';
 import type { EditorPageProps } from './pages.js';
-import type { Translate } from './i18n.js';
+import type { MessageKey, Translate } from './i18n.js';
+import { chartStart } from './widgets/chartEdit.js';
+import { isFormType, widgetAtPath } from './widgets/forms.js';
+import type { FormType } from './widgets/forms.js';
+import { WidgetForm } from './widgets/WidgetForm.js';
+import type { BoardContext } from './widgets/WidgetBody.js';
 
 const AUTOSAVE_DELAY_MS = 800;
 
 type Loaded = { kind: 'loading' } | { kind: 'failed'; message: string } | { kind: 'ready'; meta: Meta };
-type Save = { kind: 'saved' } | { kind: 'pending' } | { kind: 'saving' } | { kind: 'failed'; message: string } | { kind: 'conflict' };
+type Save = { kind: 'saved' } | { kind: 'pending' } | { kind: 'saving' } | { kind: 'failed'; message: string; widgetId?: string | undefined } | { kind: 'conflict' };
+/** The widget whose form is open: a new one of a type, or one on the dashboard (a CHART's form is the chart builder). */
+type Editing = { type: FormType; widgetId?: undefined } | { type: FormType | 'CHART'; widgetId: string };
+
+/** The "Add a widget" menu: each control type with its button's words (TEXT and CHART have their own). */
+const ADD_MENU: ReadonlyArray<[ControlType, MessageKey]> = [
+  ['FILTER', 'newFilterControl'], ['TIME_GRAIN', 'newTimeGrain'], ['FIELD', 'newField'], ['CONTAINER', 'newContainer'], ['DIVIDER', 'newDivider'],
+];
 
 /**
  * The dashboard editor (issue 34), a page of its own (`/console?deployment=1&dashboard=<publicId>`): the chart
@@ -29,6 +41,7 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, preview
   const [versionsError, setVersionsError] = useState<string | undefined>(undefined);
   const [action, setAction] = useState<{ busy: boolean; error?: string | undefined; done?: string | undefined }>({ busy: false });
   const [text, setText] = useState('');
+  const [editing, setEditing] = useState<Editing | undefined>(undefined);
   const revision = useRef(0);
   const saved = useRef<Draft | undefined>(undefined);
   const present = useRef<Draft | undefined>(undefined);
@@ -113,7 +126,9 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, preview
         setSave({ kind: 'conflict' });
       } else {
         const message = failed(caught);
-        if (message !== undefined) setSave({ kind: 'failed', message });
+        // A refusal at a widget's JSON path (`config.widgets[3].config.member`) is shown on that widget and its form too.
+        const widgetId = caught instanceof ApiError && caught.status === 400 ? widgetAtPath(draft, caught.field) : undefined;
+        if (message !== undefined) setSave({ kind: 'failed', message, widgetId });
       }
     } finally {
       inFlight.current = false;
@@ -232,9 +247,64 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, preview
   const widgets = widgetsOf(draft);
   const hasDraft = dashboard!.draft !== null || draft !== saved.current;
   const nameOf = (widget: DashboardWidget): string => {
-    if (widget.type === 'TEXT') return t('textWidget');
+    const titled = typeof widget.config?.title === 'string' && widget.config.title !== '' ? widget.config.title : undefined;
+    switch (widget.type) {
+      case 'TEXT': return titled ?? t('textWidget');
+      case 'FILTER': return titled ?? (typeof widget.config?.member === 'string' ? widget.config.member : widget.id);
+      case 'TIME_GRAIN': return titled ?? t('timeGrainControl');
+      case 'FIELD': return titled ?? t('fieldControl');
+      case 'CONTAINER': return titled ?? t('containerWidget');
+      case 'DIVIDER': return t('dividerWidget');
+      default: break;
+    }
     const index = snapshotIndexFor(draft, widget);
-    return (index !== undefined ? draft.reportSnapshots[index]?.title : undefined) ?? widget.id;
+    return titled ?? (index !== undefined ? draft.reportSnapshots[index]?.title : undefined) ?? widget.id;
+  };
+  const refused = save.kind === 'failed' && save.widgetId !== undefined ? { widgetId: save.widgetId, message: save.message } : undefined;
+  const editedWidget = editing?.widgetId !== undefined ? widgets.find((w) => w.id === editing.widgetId) : undefined;
+  const editedSnapshotIndex = editing?.type === 'CHART' && editedWidget !== undefined ? snapshotIndexFor(draft, editedWidget) : undefined;
+  const editedSnapshot = editedSnapshotIndex !== undefined ? draft.reportSnapshots[editedSnapshotIndex] : undefined;
+  const chartEdit = editedSnapshot !== undefined ? chartStart(editedSnapshot, loaded.meta) : undefined;
+  /** A form closed: says what was saved, and takes the focus back to the board (the form it was in is gone). */
+  const announceSaved = (name: string) => {
+    setAction({ busy: false, done: t('widgetSaved', { name }) });
+    requestAnimationFrame(() => document.getElementById('board-title')?.focus());
+  };
+  const closeForm = () => {
+    setEditing(undefined);
+    requestAnimationFrame(() => document.getElementById('board-title')?.focus());
+  };
+  const openEdit = (widget: DashboardWidget) => {
+    if (widget.type === 'CHART') {
+      setEditing({ type: 'CHART', widgetId: widget.id });
+      requestAnimationFrame(() => document.getElementById('chart-edit')?.focus());
+    } else if (isFormType(widget.type)) {
+      setEditing({ type: widget.type, widgetId: widget.id });
+    }
+  };
+  const saveForm = (config: Record<string, unknown>, children: string[]) => {
+    if (editing === undefined || editing.type === 'CHART') return;
+    const type = editing.type;
+    change((d) => {
+      let next: Draft;
+      let id = editing.widgetId;
+      if (id === undefined) {
+        const added = type === 'TEXT' ? addText(d, String(config.markdown ?? '')) : addWidget(d, type, config);
+        next = added.draft;
+        id = added.widgetId;
+      } else {
+        next = editWidget(d, id, config);
+      }
+      if (type === 'CONTAINER') next = setChildren(next, id, children);
+      return next;
+    });
+    const name = typeof config.title === 'string' ? config.title : t(type === 'TEXT' ? 'textWidget' : type === 'DIVIDER' ? 'dividerWidget' : 'containerWidget');
+    setEditing(undefined);
+    announceSaved(name);
+  };
+  const boardContext: BoardContext = {
+    t, deploymentId, draft, meta: loaded.meta, nameOf, onEdit: openEdit, onSignedOut, refused,
+    onDelete: (widget) => change((d) => removeWidget(d, widget.id)),
   };
 
   return (
@@ -259,23 +329,67 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, preview
       <div aria-live="polite">{action.done !== undefined ? <p class="done">{action.done}</p> : null}</div>
       {action.error !== undefined ? <p class="error" role="alert">{action.error}</p> : null}
 
-      <Builder t={t} locale={locale} deploymentId={deploymentId} meta={loaded.meta} onSignedOut={onSignedOut}
-        onAdd={(snapshot: SnapshotInput) => change((d) => addChart(d, snapshot).draft)} />
+      {editing?.type === 'CHART' && chartEdit !== undefined ? (
+        <div class="chart-edit">
+          <p id="chart-edit" tabIndex={-1}>{t('editingChart', { name: nameOf(editedWidget!) })}</p>
+          {!chartEdit.complete ? <p class="hint">{t('chartIncomplete')}</p> : null}
+          {refused?.widgetId === editing.widgetId ? <p class="error" role="alert">{t('widgetRefused', { message: refused.message })}</p> : null}
+          <button type="button" onClick={closeForm}>{t('cancelEdit')}</button>
+        </div>
+      ) : null}
+      {editing?.type === 'CHART' && editedWidget !== undefined && chartEdit === undefined ? (
+        <div class="chart-edit">
+          <p id="chart-edit" tabIndex={-1}>{t('chartNotEditable')}</p>
+          <button type="button" onClick={closeForm}>{t('cancelEdit')}</button>
+        </div>
+      ) : null}
+      <Builder key={editing?.type === 'CHART' && chartEdit !== undefined ? `edit-${editing.widgetId}` : 'new'}
+        t={t} locale={locale} deploymentId={deploymentId} meta={loaded.meta} onSignedOut={onSignedOut}
+        {...(editing?.type === 'CHART' && chartEdit !== undefined ? { initial: chartEdit.start, submitLabel: t('saveChart') } : {})}
+        onAdd={(snapshot: SnapshotInput) => {
+          if (editing?.type === 'CHART' && chartEdit !== undefined) {
+            const id = editing.widgetId;
+            change((d) => replaceChart(d, id, snapshot));
+            setEditing(undefined);
+            announceSaved(typeof snapshot.title === 'string' ? snapshot.title : id);
+          } else {
+            change((d) => addChart(d, snapshot).draft);
+          }
+        }} />
 
       <section class="board" aria-labelledby="board-title">
-        <h2 id="board-title">{t('widgets')}</h2>
+        <h2 id="board-title" tabIndex={-1}>{t('widgets')}</h2>
         <p id="board-keys" class="hint">{t('boardKeys')}</p>
         {widgets.length === 0 ? <p class="hint">{t('noWidgets')}</p> : (
-          <Board t={t} widgets={widgets} nameOf={nameOf}
+          <Board t={t} widgets={widgets} nameOf={nameOf} ctx={boardContext}
             onPlace={(layout) => change((d) => placeWidgets(d, layout))}
             onMove={(id, position) => change((d) => placeWidgets(d, [{ i: id, ...position }]))}
-            onDelete={(widget) => change((d) => removeWidget(d, widget.id))} />
+            onEdit={openEdit} onDelete={boardContext.onDelete} />
         )}
+        {editing !== undefined && editing.type !== 'CHART' && (editing.widgetId === undefined || editedWidget !== undefined) ? (
+          <WidgetForm key={`${editing.type}-${editing.widgetId ?? 'new'}`} t={t} meta={loaded.meta} draft={draft} type={editing.type} widget={editedWidget}
+            name={editedWidget !== undefined ? nameOf(editedWidget) : ''} nameOf={nameOf}
+            refused={refused !== undefined && refused.widgetId === editing.widgetId ? refused.message : undefined}
+            onSave={saveForm} onCancel={closeForm} />
+        ) : null}
         <div class="field text-widget">
           <label for="e-text">{t('textMarkdown')}</label>
           <textarea id="e-text" rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} />
         </div>
         <button type="button" disabled={text.trim() === ''} onClick={() => { change((d) => addText(d, text).draft); setText(''); }}>{t('addText')}</button>
+        <div class="add-menu" role="group" aria-labelledby="add-menu-title">
+          <span id="add-menu-title" class="add-menu-title">{t('addWidget')}</span>
+          {ADD_MENU.map(([type, label]) => (
+            <button key={type} type="button" onClick={() => {
+              if (type === 'DIVIDER') {
+                change((d) => addWidget(d, 'DIVIDER').draft);
+                announceSaved(t('dividerWidget'));
+              } else {
+                setEditing({ type });
+              }
+            }}>{t(label)}</button>
+          ))}
+        </div>
       </section>
 
       <section class="versions" aria-labelledby="versions-title">

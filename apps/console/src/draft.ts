@@ -29,8 +29,14 @@ export const widgetsOf = (draft: Draft): DashboardWidget[] => draft.config.widge
 /** The grid's columns (the embed's lg layout: apps/embed/src/dashboard/layout.ts). */
 export const GRID_COLS = 12;
 
-/** The first row below every widget: where a new one goes. */
-export const bottomOf = (widgets: readonly DashboardWidget[]) => widgets.reduce((bottom, w) => Math.max(bottom, w.position.y + w.position.h), 0);
+/** The container a widget lies in (`config.parentId`, as the embed's grid reads it), if any. */
+export const parentOf = (widget: DashboardWidget): string | undefined => (typeof widget.config?.parentId === 'string' ? widget.config.parentId : undefined);
+
+/** The widgets on the dashboard's own grid: those in no container (a child's position is relative to its container). */
+export const topLevel = (widgets: readonly DashboardWidget[]) => widgets.filter((w) => parentOf(w) === undefined);
+
+/** The first row below every widget of the dashboard's grid: where a new one goes. */
+export const bottomOf = (widgets: readonly DashboardWidget[]) => topLevel(widgets).reduce((bottom, w) => Math.max(bottom, w.position.y + w.position.h), 0);
 
 /** A widget id not yet in the draft: `chart-1`, `chart-2`… */
 export function newWidgetId(widgets: readonly DashboardWidget[], prefix: string): string {
@@ -88,9 +94,11 @@ export function snapshotIndexFor(draft: Draft, widget: DashboardWidget): number 
  * first, so removing one does not shift what the others show.
  */
 export function removeWidget(draft: Draft, widgetId: string): Draft {
-  const widgets = widgetsOf(draft);
-  const target = widgets.find((w) => w.id === widgetId);
+  const target = widgetsOf(draft).find((w) => w.id === widgetId);
   if (target === undefined) return draft;
+  // A container's children stay: they go back to the dashboard's grid.
+  if (widgetsOf(draft).some((w) => parentOf(w) === widgetId)) draft = setChildren(draft, widgetId, []);
+  const widgets = widgetsOf(draft);
   // Pin every chart to the snapshot it shows now.
   const pinned = widgets.map((w) => {
     if (w.type !== 'CHART' || typeof w.config?.reportId === 'number') return w;
@@ -105,6 +113,151 @@ export function removeWidget(draft: Draft, widgetId: string): Draft {
     return index !== undefined && typeof w.config?.reportId !== 'number' && index > removed ? { ...w, config: { ...(w.config ?? {}), snapshotIndex: index - 1 } } : w;
   });
   return withWidgets(draft, renumbered, draft.reportSnapshots.filter((_, i) => i !== removed));
+}
+
+/** The control widgets the editor adds besides CHART and TEXT, each with its size on the grid and its id's prefix. */
+export const CONTROL_TYPES = ['FILTER', 'TIME_GRAIN', 'FIELD', 'CONTAINER', 'DIVIDER'] as const;
+export type ControlType = (typeof CONTROL_TYPES)[number];
+
+const NEW_WIDGET: Record<ControlType, { prefix: string; w: number; h: number }> = {
+  FILTER: { prefix: 'filter', w: 3, h: 2 },
+  TIME_GRAIN: { prefix: 'grain', w: 3, h: 2 },
+  FIELD: { prefix: 'field', w: 3, h: 2 },
+  CONTAINER: { prefix: 'container', w: GRID_COLS, h: 2 },
+  DIVIDER: { prefix: 'divider', w: GRID_COLS, h: 1 },
+};
+
+/** A config without its keys set to undefined; undefined when nothing is left (a DIVIDER has no config). */
+function cleanConfig(config: Record<string, unknown>): Record<string, unknown> | undefined {
+  const kept = Object.entries(config).filter(([, value]) => value !== undefined);
+  return kept.length === 0 ? undefined : Object.fromEntries(kept);
+}
+
+const withConfig = (widget: DashboardWidget, config: Record<string, unknown> | undefined): DashboardWidget => {
+  const { config: _old, ...rest } = widget;
+  return config === undefined ? rest : { ...rest, config };
+};
+
+/**
+ * A FILTER, TIME_GRAIN, FIELD, CONTAINER or DIVIDER widget below the others, with the config its form made (keys set
+ * to undefined are left out). A container's children are set by `setChildren`.
+ */
+export function addWidget(draft: Draft, type: ControlType, config: Record<string, unknown> = {}): { draft: Draft; widgetId: string } {
+  const widgets = widgetsOf(draft);
+  const { prefix, w, h } = NEW_WIDGET[type];
+  const id = newWidgetId(widgets, prefix);
+  const widget = withConfig({ id, type, position: { x: 0, y: bottomOf(widgets), w, h } }, cleanConfig(config));
+  return { draft: withWidgets(draft, [...widgets, widget]), widgetId: id };
+}
+
+/**
+ * A widget's config changed in place (same id, same position, same place in the list): the keys given replace
+ * theirs, a key given as undefined is removed, the others (its `parentId`, keys the console does not edit) stay.
+ */
+export function editWidget(draft: Draft, widgetId: string, changes: Record<string, unknown>): Draft {
+  const widgets = widgetsOf(draft);
+  const target = widgets.find((w) => w.id === widgetId);
+  if (target === undefined) return draft;
+  const config = cleanConfig({ ...(target.config ?? {}), ...changes });
+  if (JSON.stringify(config ?? null) === JSON.stringify(target.config ?? null)) return draft;
+  return withWidgets(draft, widgets.map((w) => (w.id === widgetId ? withConfig(w, config) : w)));
+}
+
+/** A TEXT widget's Markdown changed in place. */
+export const editText = (draft: Draft, widgetId: string, markdown: string): Draft => editWidget(draft, widgetId, { markdown });
+
+/** The fields of a chart's old snapshot that its new one keeps: what names it, and its column formats. */
+const KEPT_ON_EDIT = ['reportId', 'name', 'description', 'isSourceReport', 'preferences'];
+
+/**
+ * A CHART widget shows a new snapshot (its query and drawing changed in the chart builder), in place: same id, same
+ * position. Its snapshot is replaced where it lies (keeping its reportId, name and column formats), unless another
+ * widget shows it too: then the new one is added and named by `snapshotIndex`, and the other widget keeps the old.
+ */
+export function replaceChart(draft: Draft, widgetId: string, snapshot: SnapshotInput): Draft {
+  const widgets = widgetsOf(draft);
+  const target = widgets.find((w) => w.id === widgetId);
+  if (target === undefined || target.type !== 'CHART') return draft;
+  const index = snapshotIndexFor(draft, target);
+  const shared = index !== undefined && widgets.some((w) => w.id !== widgetId && snapshotIndexFor(draft, w) === index);
+  if (index === undefined || shared) {
+    // Pin the other charts first: one found by its place must not move to the new snapshot.
+    const pinned = widgets.map((w) => {
+      if (w.type !== 'CHART' || typeof w.config?.reportId === 'number') return w;
+      const at = snapshotIndexFor(draft, w);
+      return at === undefined ? w : { ...w, config: { ...(w.config ?? {}), snapshotIndex: at } };
+    });
+    const { reportId: _reportId, ...config } = target.config ?? {};
+    const retargeted = pinned.map((w) => (w.id === widgetId ? { ...w, config: { ...config, snapshotIndex: draft.reportSnapshots.length } } : w));
+    return withWidgets(draft, retargeted, [...draft.reportSnapshots, snapshotInput(snapshot)]);
+  }
+  const old = draft.reportSnapshots[index]!;
+  const kept = Object.fromEntries(Object.entries(old).filter(([key, value]) => KEPT_ON_EDIT.includes(key) && value !== undefined && value !== null));
+  const next = snapshotInput({ ...kept, ...snapshot });
+  return withWidgets(draft, widgets, draft.reportSnapshots.map((s, i) => (i === index ? next : s)));
+}
+
+/** The widgets a container may hold: those on the dashboard's grid that are no container themselves. */
+export const childCandidates = (draft: Draft, containerId: string | undefined): DashboardWidget[] =>
+  widgetsOf(draft).filter((w) => w.id !== containerId && w.type !== 'CONTAINER' && w.type !== 'PARENT' && (parentOf(w) === undefined || parentOf(w) === containerId));
+
+/** The rows a container's title takes above its children. */
+const CONTAINER_CHROME = 1;
+
+/**
+ * A container's children set to `childIds` (in that order), as the embed's grid reads them: each child's
+ * `config.parentId` names the container, its position is relative to the container's own grid. Children it had
+ * keep their places; new ones are placed below them, left to right; a child no longer named goes back to the
+ * dashboard's grid, below the other widgets. The container grows or shrinks to hold them under its title.
+ */
+export function setChildren(draft: Draft, containerId: string, childIds: readonly string[]): Draft {
+  const widgets = widgetsOf(draft);
+  const container = widgets.find((w) => w.id === containerId);
+  if (container === undefined) return draft;
+  const wanted = new Set(childIds.filter((id) => childCandidates(draft, containerId).some((w) => w.id === id)));
+  const before = widgets.filter((w) => parentOf(w) === containerId);
+  if (before.length === wanted.size && before.every((w) => wanted.has(w.id))) return draft;
+  const staying = before.filter((w) => wanted.has(w.id));
+  let bottom = staying.reduce((b, w) => Math.max(b, w.position.y + w.position.h), 0);
+  const placed = new Map<string, DashboardWidget>();
+  let x = 0;
+  let rowHeight = 0;
+  const width = container.position.w;
+  for (const id of childIds) {
+    const widget = widgets.find((w) => w.id === id);
+    if (widget === undefined || !wanted.has(id) || parentOf(widget) === containerId) continue;
+    const w = Math.min(widget.position.w, width);
+    if (x + w > width) {
+      bottom += rowHeight;
+      x = 0;
+      rowHeight = 0;
+    }
+    placed.set(id, { ...widget, position: { ...widget.position, x, y: bottom, w }, config: { ...(widget.config ?? {}), parentId: containerId } });
+    x += w;
+    rowHeight = Math.max(rowHeight, widget.position.h);
+  }
+  bottom += rowHeight;
+  // The container takes the rows its children need; the widgets below it move down when it grows.
+  const h = CONTAINER_CHROME + Math.max(1, bottom);
+  const below = container.position.y + container.position.h;
+  const grown = Math.max(0, h - container.position.h);
+  const resized = widgets.map((w) => {
+    const moved = placed.get(w.id);
+    if (moved !== undefined) return moved;
+    if (w.id === containerId) return { ...w, position: { ...w.position, h } };
+    if (grown > 0 && parentOf(w) === undefined && w.position.y >= below) return { ...w, position: { ...w.position, y: w.position.y + grown } };
+    return w;
+  });
+  // Released children go below the dashboard's other widgets.
+  let free = bottomOf(resized.filter((w) => !(parentOf(w) === containerId && !wanted.has(w.id))));
+  const next = resized.map((w) => {
+    if (parentOf(w) !== containerId || wanted.has(w.id)) return w;
+    const { parentId: _parentId, ...config } = w.config ?? {};
+    const position = { ...w.position, x: 0, y: free };
+    free += w.position.h;
+    return { ...withConfig(w, cleanConfig(config)), position };
+  });
+  return withWidgets(draft, next);
 }
 
 /** The draft with the grid's positions (react-grid-layout's layout: `i` the widget id). */

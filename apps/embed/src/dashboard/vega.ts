@@ -11,6 +11,7 @@ import { expressionInterpreter } from 'vega-interpreter';
 import worldUrl from 'world-atlas/countries-110m.json?url';
 import type { ResultColumn, WidgetData } from '../api.js';
 import { d3NumberFormat, vegaNumberLocale } from '../format.js';
+import { TIME_UNITS as timeUnits, followGrain } from './grain.js';
 
 type Spec = Record<string, unknown>;
 
@@ -53,8 +54,6 @@ export function followSwaps(node: unknown, fields: Readonly<Record<string, strin
 
 /** A measure's d3 format on axes and tooltips ({@link d3NumberFormat}). */
 const axisFormat = (column: ResultColumn): Spec => ({ format: d3NumberFormat(column.format) });
-
-const timeUnits: Record<string, string> = { year: 'utcyear', quarter: 'utcyearquarter', month: 'utcyearmonth', week: 'utcyearmonthdate', day: 'utcyearmonthdate', hour: 'utcyearmonthdatehours' };
 
 /**
  * A chart from the columns alone: a line over time, bars by a dimension, bars coloured by a second one; a map's
@@ -186,7 +185,8 @@ export async function renderChart(
     return [column.name, column.type === 'time' && typeof value === 'string' ? `${value.slice(0, 19)}Z` : value];
   })));
   const written = typeof snapshotSpec === 'string' ? (JSON.parse(snapshotSpec) as Spec) : (snapshotSpec as Spec | null | undefined);
-  const given = written && data.fields ? (followSwaps(written, data.fields, data.columns) as Spec) : written;
+  const swapped = written && data.fields ? (followSwaps(written, data.fields, data.columns) as Spec) : written;
+  const given = swapped ? (followGrain(swapped, data.columns) as Spec) : swapped;
   const color = getComputedStyle(element).color;
   const base = given && Object.keys(given).length > 0 ? given : defaultSpec(data, kind, color);
   const isVega = typeof base.$schema === 'string' && /\/vega\/v\d/.test(base.$schema);
