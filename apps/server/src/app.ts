@@ -32,6 +32,7 @@ import { dashboardAuthoringRoutes } from './dashboards/dashboards.authoring.rout
 import { draftChecks } from './data/data.views.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
+import { cubeRoutes } from './cube/cube.routes.js';
 import { dataRoutes } from './data/data.routes.js';
 import { WarehouseRegistry } from './data/warehouse/warehouse.registry.js';
 import { ResultCache } from './data/cache/cache.results.js';
@@ -249,7 +250,9 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   });
   // Issue 34, the console's model page: each pre-aggregation's build status (admins).
   await app.register(preAggregationRoutes({ db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer, scheduler }));
-  await app.register(dataRoutes({ ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(db.changes, options.metadataCacheEntries ?? 10_000) }, config.ai));
+  const dataContext = { ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(db.changes, options.metadataCacheEntries ?? 10_000) };
+  await app.register(dataRoutes(dataContext, config.ai));
+  await app.register(cubeRoutes(dataContext), { prefix: '/cubejs-api' });
   await app.ready();
   scheduler?.start();
   dispatcher?.start();

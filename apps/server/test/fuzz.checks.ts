@@ -12,6 +12,16 @@ import type { FuzzRequest } from './fuzz.types.js';
 // ---------------------------------------------------------------------------------------------------------------
 // Checks
 
+/** A JSON answer's parsed body, or what keeps it from being one. */
+function jsonOf(contentType: string | undefined, body: string): { parsed: unknown } | string {
+  if (!/^application\/json\b/.test(contentType ?? '')) return `content-type is ${contentType ?? '(none)'}, not application/json`;
+  try {
+    return { parsed: JSON.parse(body) as unknown };
+  } catch {
+    return 'the body is not JSON';
+  }
+}
+
 /**
  * What is wrong with a 4xx answer's body, against DESIGN.md's error body
  * `{ "error": { "status", "code", "message", "field"? } }` (apps/server/src/http/http.errors.ts), or undefined.
@@ -20,13 +30,9 @@ import type { FuzzRequest } from './fuzz.types.js';
  * errorBodyProblem(404, 'application/json', '{"error":{"status":404,"code":"not_found","message":"no"}}'); // undefined
  */
 export function errorBodyProblem(status: number, contentType: string | undefined, body: string): string | undefined {
-  if (!/^application\/json\b/.test(contentType ?? '')) return `content-type is ${contentType ?? '(none)'}, not application/json`;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return 'the body is not JSON';
-  }
+  const json = jsonOf(contentType, body);
+  if (typeof json === 'string') return json;
+  const parsed = json.parsed;
   if (!isRecord(parsed) || Object.keys(parsed).join(',') !== 'error' || !isRecord(parsed.error)) return 'the body is not { "error": { ... } }';
   const error = parsed.error;
   const unknown = Object.keys(error).filter((key) => !['status', 'code', 'message', 'field'].includes(key));
@@ -39,12 +45,28 @@ export function errorBodyProblem(status: number, contentType: string | undefined
   return undefined;
 }
 
+/**
+ * What is wrong with a 4xx answer of Cube's REST API (`/cubejs-api/`, docs/cube.md), whose clients read the error
+ * as a string: `{ "error": "<message>", "code", "field"? }`, the code svc's own for that status.
+ */
+export function cubeErrorBodyProblem(status: number, contentType: string | undefined, body: string): string | undefined {
+  const json = jsonOf(contentType, body);
+  if (typeof json === 'string') return json;
+  const parsed = json.parsed;
+  if (!isRecord(parsed) || typeof parsed.error !== 'string' || parsed.error === '') return 'the body is not Cube\'s { "error": "<message>" }';
+  const unknown = Object.keys(parsed).filter((key) => !['error', 'code', 'field'].includes(key));
+  if (unknown.length > 0) return `unknown keys ${unknown.join(', ')}`;
+  if (typeof parsed.code !== 'string' || statusByCode[parsed.code as keyof typeof statusByCode] !== status) return `code ${String(parsed.code)} is not svc's code for ${status}`;
+  if (parsed.field !== undefined && typeof parsed.field !== 'string') return 'field is not a string';
+  return undefined;
+}
+
 /** Every broken promise of one answer: a 5xx, a 4xx outside the error body, a stack trace, a refusal that should have been. */
 export function answerProblems(request: FuzzRequest, status: number, contentType: string | undefined, body: string): string[] {
   const reasons: string[] = [];
   if (status >= 500) reasons.push(`answered ${status}: no request may get a 5xx`);
   if (status >= 400 && status < 500) {
-    const problem = errorBodyProblem(status, contentType, body);
+    const problem = request.url.startsWith('/cubejs-api/') ? cubeErrorBodyProblem(status, contentType, body) : errorBodyProblem(status, contentType, body);
     if (problem !== undefined) reasons.push(`a ${status} outside the error body: ${problem}`);
   }
   if (status >= 400 && /\n\s+at |node_modules|\/src\/[\w/.-]+\.ts/.test(body)) reasons.push('the error body leaks a stack trace or a source path');

@@ -46,6 +46,12 @@ export interface Exemplar {
 
 const PASSWORD = 'fuzz-correct-horse-battery-staple';
 
+/** Queries in Cube's format that the demo's model answers (Cube's REST API, docs/cube.md). */
+const CUBE_QUERIES = [
+  { measures: ['orders.count'], dimensions: ['orders.status'] },
+  { measures: ['orders.revenue'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: 'last 12 months' }], order: [['orders.created_at', 'asc']] },
+];
+
 /** A dashboard over the demo warehouse whose CHART widgets run real queries (their reportIds are fixed after import). */
 function salesDashboard(publicId: string) {
   return {
@@ -353,6 +359,10 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     archiveDashboard: { path: { publicId: id('archivable') } },
     createPreviewSession: { path: mainDashboard, body: { embedTenantName: 'customer-a', securityContext: { tenant: 'customer-a' }, groups: ['sales'], userAttributes: { plan: 'pro' }, draft: true } },
     previewQuery: { path: { deploymentId: prod }, body: { query: { measures: ['orders.count'], dimensions: ['orders.status'] } } },
+    // Cube's API has no path parameter: the exemplar's headers name the deployment (the account has several).
+    cubeLoad: { path: {}, headers: { 'x-svc-deployment-id': String(prod) } },
+    cubeLoadPost: { path: {}, headers: { 'x-svc-deployment-id': String(prod) }, body: { query: CUBE_QUERIES[0], queryType: 'multi' } },
+    cubeMeta: { path: {}, headers: { 'x-svc-deployment-id': String(prod) } },
     getDeployment: { path: { deploymentId: prod } },
     getDeploymentMeta: { path: { deploymentId: prod } },
     replaceDeploymentModel: { path: { deploymentId: main.refs.authoring! }, headers: { 'if-match': '*' }, body: { semanticViews: DEMO_SEMANTIC_VIEWS } },
@@ -416,6 +426,9 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     hints,
     hintsFor: (operation) => {
       if (operation.id === 'replaceItemGrants' || operation.id === 'listItemGrants') return grantHints;
+      // Cube's `load` takes its query as JSON text in a GET's query string, and as an object in a POST's body.
+      if (operation.id === 'cubeLoad') return { ...hints, query: CUBE_QUERIES.map((q) => JSON.stringify(q)), queryType: ['multi'] };
+      if (operation.id === 'cubeLoadPost') return { ...hints, query: CUBE_QUERIES, queryType: ['multi'] };
       return { ...hints, ...destructiveHints[operation.id] };
     },
     exemplars,

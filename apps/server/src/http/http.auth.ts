@@ -56,6 +56,16 @@ export function resolvePrincipal(auth: Authenticator, header: string | undefined
 }
 
 /**
+ * The credential of a Cube API request (`/cubejs-api/`): the Authorization header with one of svc's schemes, or a
+ * bare token as Cube's clients send it (read as `Bearer`). A console cookie is never read there.
+ */
+export function resolveBareCredential(auth: Authenticator, header: string | undefined): Principal | Promise<Principal> {
+  if (header === undefined) return ANONYMOUS;
+  if (parseAuthorization(header) !== undefined) return resolvePrincipal(auth, header);
+  return /^[^\s]{1,4096}$/.test(header) ? resolvePrincipal(auth, `Bearer ${header}`) : ANONYMOUS;
+}
+
+/**
  * The console session cookie of the request. Cookies are read here only (the cookie plugin's hooks are off, so
  * no request pays for parsing a header it never reads).
  */
@@ -93,6 +103,17 @@ export function registerAuthentication(app: FastifyInstance, auth: Authenticator
   // credential held in memory is resolved and the request goes on in the same turn.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (request.url.startsWith('/cubejs-api/')) {
+      // Cube's clients send the bare token (`Authorization: <token>`): no scheme, no cookie (docs/cube.md).
+      const resolved = resolveBareCredential(auth, request.headers.authorization);
+      const admit = (principal: Principal) => {
+        request.principal = principal;
+        done();
+      };
+      if (resolved instanceof Promise) resolved.then(admit, done);
+      else admit(resolved);
+      return;
+    }
     if (!request.url.startsWith('/api/')) {
       request.principal = ANONYMOUS;
       done();

@@ -36,7 +36,7 @@ function fromValidation(issues: ValidationIssue[], context: string | undefined):
   return new AppError(code, `${what} ${reason}`, field === '' ? undefined : field);
 }
 
-function toAppError(error: FastifyError | AppError | Error): AppError {
+export function toAppError(error: FastifyError | AppError | Error): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fastifyError.validation) return fromValidation(fastifyError.validation, fastifyError.validationContext);

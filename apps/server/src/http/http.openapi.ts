@@ -49,6 +49,7 @@ export const TAGS = [
   { name: 'Authoring', description: "Deployments and their models, changed over the revision read (If-Match), and the audit log of every change" },
   { name: 'Users and groups', description: "The account's platform users, their groups and API keys (a key is shown once), and the account's settings; admins only" },
   { name: 'Operations', description: 'Probes for load balancers and orchestrators; no credential' },
+  { name: 'Cube', description: "Cube's REST API at /cubejs-api/v1 (docs/cube.md): load and meta in Cube's shapes and error shape, under the caller's access policies, for @cubejs-client and tools written for Cube" },
 ] as const;
 
 interface RouteSchema {

@@ -1,0 +1,97 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { AppError } from '../core/core.errors.js';
+import { Described } from '../core/core.schema.js';
+import type { DataContext } from '../data/data.scope.js';
+import { toAppError } from '../http/http.errors.js';
+import { cubeDeployment, cubeLoad, cubeMeta } from './cube.service.js';
+import type { CubePrincipal } from './cube.service.js';
+
+// Cube's REST API at `/cubejs-api/v1` (issue 36; docs/cube.md), so that `@cubejs-client/core`, Grafana's Cube data
+// source and other tools written for Cube read svc as they read Cube: its paths, its parameters, its answers and
+// its error shape (`{"error": "..."}`, here with svc's `code` and `field` beside it).
+
+/** Cube's error body: `error` is the message (naming the field at fault), as @cubejs-client/core reads it. */
+const CubeError = Type.Object({ error: Type.String(), code: Type.Optional(Type.String()), field: Type.Optional(Type.String()) }, { title: 'CubeError' });
+const CubeAnswer = Type.Object({}, { additionalProperties: true });
+const DEPLOYMENT_HEADER = 'x-svc-deployment-id';
+const LoadQuerystring = Type.Object({
+  query: Type.Optional(Type.String({ maxLength: 100_000, description: 'The query as JSON: one query, or an array of them (a blending query)' })),
+  queryType: Type.Optional(Type.String({ maxLength: 20, description: '`multi`: answer `{queryType, results[], pivotQuery}` (what @cubejs-client/core sends)' })),
+}, { additionalProperties: true });
+const LoadBody = Type.Object({
+  query: Type.Unknown({ description: 'One query, or an array of them (a blending query)' }),
+  queryType: Type.Optional(Type.String({ maxLength: 20 })),
+}, { additionalProperties: true });
+const Headers = Type.Object({ [DEPLOYMENT_HEADER]: Type.Optional(Type.String({ maxLength: 20, description: 'The deployment a platform user reads (needed when the account has several)' })) });
+const RESPONSES = { 400: CubeError, 401: CubeError, 403: CubeError, 404: CubeError, 422: CubeError, 503: CubeError, 504: CubeError };
+const LOAD_ANSWER = 'With queryType=multi: `{queryType, results[], pivotQuery}`; else the one result (`query`, `data`, `annotation`, `lastRefreshTime`)';
+const SECURITY: Array<Record<string, string[]>> = [{ embedToken: [] }, { bearerAuth: [] }];
+
+/** The caller: an embed token or an API key, with or without a scheme (Cube's clients send the bare token). */
+function callerOf(request: FastifyRequest): CubePrincipal {
+  const principal = request.principal;
+  if (principal.kind !== 'anonymous') return principal;
+  throw AppError.at('unauthorized', 'Authorization', request.headers.authorization === undefined
+    ? 'Authorization header isn\'t set: send an embed token or an API key'
+    : 'invalid, expired or revoked credential in the Authorization header');
+}
+
+/** The query of a GET (`?query=<JSON>`) or a POST (`{"query": ...}`). */
+function queryOf(request: FastifyRequest): { raw: unknown; multi: boolean } {
+  if (request.method === 'POST') {
+    const body = request.body as { query?: unknown; queryType?: string };
+    if (body.query === undefined) throw AppError.at('invalid_parameter', 'query', 'send the query in the body: {"query": {...}}');
+    return { raw: body.query, multi: body.queryType === 'multi' };
+  }
+  const params = request.query as { query?: string; queryType?: string };
+  if (params.query === undefined) throw AppError.at('invalid_parameter', 'query', 'send the query as JSON in the query parameter');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(params.query);
+  } catch {
+    throw AppError.at('invalid_parameter', 'query', 'is not valid JSON');
+  }
+  return { raw, multi: params.queryType === 'multi' };
+}
+
+export function cubeRoutes(dc: DataContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.setErrorHandler((error: FastifyError | AppError, _request: FastifyRequest, reply: FastifyReply) => {
+      const appError = toAppError(error);
+      return reply.status(appError.status).send({ error: appError.message, code: appError.code, ...(appError.field !== undefined ? { field: appError.field } : {}) });
+    });
+
+    app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' }));
+
+    const load = async (request: FastifyRequest) => {
+      const principal = callerOf(request);
+      const { raw, multi } = queryOf(request);
+      const deploymentId = await cubeDeployment(dc, principal, request.headers[DEPLOYMENT_HEADER] as string | undefined);
+      const answer = await cubeLoad(dc, principal, deploymentId, raw);
+      if (multi) return answer;
+      // Without `queryType=multi` Cube answers one result alone, and refuses the kinds that have several.
+      if (answer.queryType !== 'regularQuery') throw AppError.at('invalid_parameter', 'queryType', `a ${answer.queryType} needs queryType=multi`);
+      return answer.results[0];
+    };
+    const summary = 'Cube\'s `load`: run a query (or a blending or compareDateRange query) under the caller\'s policies, answered in Cube\'s shape';
+    app.get('/v1/load', {
+      schema: { operationId: 'cubeLoad', tags: ['Cube'], security: SECURITY, summary, querystring: LoadQuerystring, headers: Headers, response: { 200: Described(CubeAnswer, LOAD_ANSWER), ...RESPONSES } },
+    }, load);
+    app.post('/v1/load', {
+      schema: { operationId: 'cubeLoadPost', tags: ['Cube'], security: SECURITY, summary, body: LoadBody, headers: Headers, response: { 200: Described(CubeAnswer, LOAD_ANSWER), ...RESPONSES } },
+    }, load);
+
+    app.get('/v1/meta', {
+      schema: {
+        operationId: 'cubeMeta', tags: ['Cube'], security: SECURITY, headers: Headers,
+        summary: 'Cube\'s `meta`: the cubes (svc\'s views) with the measures and dimensions the caller\'s policies show',
+        response: { 200: Described(CubeAnswer, 'Cube\'s meta: `cubes[]` with their visible measures, dimensions and segments'), ...RESPONSES },
+      },
+    }, async (request) => {
+      const principal = callerOf(request);
+      return cubeMeta(dc, principal, await cubeDeployment(dc, principal, request.headers[DEPLOYMENT_HEADER] as string | undefined));
+    });
+  };
+}

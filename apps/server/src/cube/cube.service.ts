@@ -1,0 +1,102 @@
+import { selectDeployments } from '../accounts/accounts.store.js';
+import { AppError } from '../core/core.errors.js';
+import type { EmbedPrincipal, PlatformUserPrincipal } from '../core/core.principal.js';
+import { countRows, runSemanticQuery } from '../data/data.run.js';
+import { openDataScope } from '../data/data.scope.js';
+import type { DataContext, DataScope } from '../data/data.scope.js';
+import { modelMeta } from '../data/semantic/semantic.meta.js';
+import type { ModelMeta } from '../data/semantic/semantic.meta.js';
+import { dialectOf } from '../data/semantic/semantic.model.js';
+import type { SemanticQuery } from '../data/semantic/semantic.query.js';
+import { readCubeLoad } from './cube.query.js';
+import type { CubeQueryType } from './cube.query.js';
+import { cubeResult, membersByName } from './cube.results.js';
+import type { CubeResult } from './cube.results.js';
+
+// Cube's REST API over svc's data path (issue 36; docs/cube.md). Every query goes the widgets' one way: the
+// caller's scope, the access policies, the plan (a rollup when one covers it), the result cache, the data source.
+
+export type CubePrincipal = PlatformUserPrincipal | EmbedPrincipal;
+
+/**
+ * The deployment a Cube call reads. An embed token carries its session's; a platform user names one with the
+ * `x-svc-deployment-id` header, or, when the account has exactly one, may leave it out.
+ */
+export async function cubeDeployment(dc: DataContext, principal: CubePrincipal, header: string | undefined): Promise<number> {
+  if (principal.kind === 'embed') {
+    if (header !== undefined && Number(header) !== principal.deploymentId) {
+      throw AppError.at('forbidden', 'x-svc-deployment-id', 'an embed token reads its own session\'s deployment only');
+    }
+    return principal.deploymentId;
+  }
+  if (header !== undefined) {
+    if (!/^[1-9][0-9]{0,15}$/.test(header)) throw AppError.at('invalid_parameter', 'x-svc-deployment-id', 'a deployment id');
+    return Number(header);
+  }
+  const deployments = await selectDeployments(dc.db, principal.accountId);
+  if (deployments.length === 1) return deployments[0]!.id;
+  throw AppError.at('invalid_parameter', 'x-svc-deployment-id', `the account has ${deployments.length} deployments: name one with the x-svc-deployment-id header`);
+}
+
+/** What a caller's policies show of the model, in Cube's `/v1/meta` shape: a hidden member is not there at all. */
+function visibleMeta(scope: DataScope): ModelMeta {
+  const views = [...scope.model.views.values()];
+  const meta = modelMeta(views);
+  const cubes = meta.cubes.flatMap((cube, i) => {
+    const view = views[i]!;
+    const sees = (member: { name: string }) => scope.access.canSee({ name: member.name, view });
+    const measures = cube.measures.filter(sees);
+    const dimensions = cube.dimensions.filter(sees);
+    if (measures.length === 0 && dimensions.length === 0) return [];
+    const shown = new Set([...measures, ...dimensions].map((m) => m.name));
+    return [{
+      ...cube, measures, dimensions,
+      drillMembers: cube.drillMembers.filter((name) => shown.has(name)),
+      preAggregations: [],
+    }];
+  });
+  return { cubes };
+}
+
+/** `GET /cubejs-api/v1/meta`: the cubes (svc's views) with the members the caller may see. */
+export async function cubeMeta(dc: DataContext, principal: CubePrincipal, deploymentId: number): Promise<ModelMeta> {
+  return visibleMeta(await openDataScope(dc, principal, deploymentId, undefined));
+}
+
+export interface CubeLoadAnswer {
+  queryType: CubeQueryType;
+  results: CubeResult[];
+  pivotQuery: Record<string, unknown>;
+  slowQuery: false;
+}
+
+/**
+ * `load`: each query of the call run under the caller's policies, answered in Cube's shape. A blending query's
+ * pivot query carries every query's measures (as Cube's does), so that ResultSet draws them on one axis.
+ */
+export async function cubeLoad(dc: DataContext, principal: CubePrincipal, deploymentId: number, raw: unknown): Promise<CubeLoadAnswer> {
+  const base = await openDataScope(dc, principal, deploymentId, undefined);
+  const load = readCubeLoad(raw, base.timezone, dc.now());
+  const members = membersByName(visibleMeta(base));
+  const dbType = dialectOf(base.source);
+  const results = await Promise.all(load.plans.map(async (plan) => {
+    const zone = plan.normalized.timezone as string;
+    const scope = zone === base.timezone ? base : await openDataScope(dc, principal, deploymentId, zone);
+    const [result, total] = await Promise.all([
+      runSemanticQuery(dc, scope, plan.query),
+      plan.total ? countRows(dc, scope, withoutLimit(plan.query)) : Promise.resolve(undefined),
+    ]);
+    return cubeResult(plan, result, members, { now: dc.now(), dbType, ...(total !== undefined ? { total } : {}) });
+  }));
+  const first = load.plans[0]!.normalized;
+  const pivotQuery = load.queryType === 'blendingQuery'
+    ? { ...first, measures: load.plans.flatMap((plan) => plan.normalized.measures as string[]), queryType: load.queryType }
+    : { ...first, queryType: load.queryType };
+  return { queryType: load.queryType, results, pivotQuery, slowQuery: false };
+}
+
+/** The query without its row limit: what `total` counts. */
+function withoutLimit(query: SemanticQuery): SemanticQuery {
+  const { limit: _limit, ...rest } = query;
+  return rest;
+}
