@@ -159,6 +159,17 @@ async function consoleShots(context: BrowserContext, origin: string): Promise<vo
     await page.getByRole('button', { name: 'Add to dashboard' }).click();
     await page.getByRole('status').filter({ hasText: 'Draft saved' }).waitFor();
     await shoot(page, 'console-editor');
+    // View as a customer: the draft through the embed itself, as customer-b's viewer sees it.
+    await page.getByRole('button', { name: 'View as a customer' }).click();
+    await page.getByRole('heading', { name: 'View as a customer', level: 1 }).waitFor();
+    await page.getByLabel('Embed tenant').selectOption('customer-b');
+    await page.getByRole('button', { name: 'Draft', exact: true }).click();
+    await page.getByRole('button', { name: 'Show the dashboard' }).click();
+    const frame = page.locator('iframe.preview-frame');
+    await frame.waitFor();
+    await page.frameLocator('iframe.preview-frame').locator('[data-widget-id][data-state="ready"]').first().waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(1500);
+    await shoot(page, 'console-preview');
     const address = new URL(page.url());
     for (const [name, query] of [['console-model', 'page=model'], ['console-embedding', 'page=embedding']] as const) {
       await page.goto(`${origin}/console?deployment=${address.searchParams.get('deployment')}&${query}`);

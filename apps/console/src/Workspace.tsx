@@ -408,7 +408,19 @@ function MoveForm({ t, item, destinations, onMove, onSignedOut }: {
 }
 
 const KIND: Record<WorkspaceItem['type'], MessageKey> = { FOLDER: 'folder', WORKBOOK: 'workbook', REPORT: 'report' };
-const ICON: Record<WorkspaceItem['type'], string> = { FOLDER: '📁', WORKBOOK: '📊', REPORT: '📄' };
+/**
+ * Each kind's icon as an SVG path (24 x 24, drawn in the text's colour): emoji depend on the system having a colour
+ * emoji font, and without one they show as empty boxes (as in Debian's Chromium with no fonts-noto-color-emoji).
+ */
+const ICON: Record<WorkspaceItem['type'], string> = {
+  FOLDER: 'M3 6.5A1.5 1.5 0 0 1 4.5 5h4.6l2 2h8.4A1.5 1.5 0 0 1 21 8.5v9a1.5 1.5 0 0 1-1.5 1.5h-15A1.5 1.5 0 0 1 3 17.5z',
+  WORKBOOK: 'M4 4h16v16H4zM7 16h2v-5H7zm4 0h2V8h-2zm4 0h2v-3h-2z',
+  REPORT: 'M6 3h8l4 4v14H6zM9 12h6v1.5H9zm0 3h6v1.5H9z',
+};
+
+const KindIcon = ({ type }: { type: WorkspaceItem['type'] }) => (
+  <svg class="kind-icon" viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" focusable="false"><path d={ICON[type]} fill="currentColor" fill-rule="evenodd" /></svg>
+);
 
 function Item({ item, t, dates, showLocation, publicId, permission, dashboard, destinations, onOpen, onFavorite, onEdit, onRename, onCopy, onMove, onSignedOut }: {
   item: WorkspaceItem; t: Translate; dates: Intl.DateTimeFormat; showLocation: boolean; publicId: string | undefined; permission: ItemPermission | undefined;
@@ -420,7 +432,7 @@ function Item({ item, t, dates, showLocation, publicId, permission, dashboard, d
   const location = showLocation && item.folderPath !== undefined && item.folderPath.length > 0 ? item.folderPath.map((p) => p.name).join(' / ') : undefined;
   return (
     <li class="item" data-type={item.type}>
-      <span aria-hidden="true">{ICON[item.type]}</span>
+      <KindIcon type={item.type} />
       <div>
         <span class="kind">{t(KIND[item.type])}</span>{' '}
         <span class="name">

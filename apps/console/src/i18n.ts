@@ -57,7 +57,7 @@ const en = {
   views: 'Views',
   modelRevision: 'Revision {revision}',
   demoModel: 'the bundled demo views',
-  memberCounts: '{measures} measures, {dimensions} dimensions',
+  memberCounts: 'measures: {measures}, dimensions: {dimensions}',
   membersOf: 'The members of {view}',
   member: 'Member',
   title: 'Title',
