@@ -148,6 +148,17 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect((snapshot.meta as { query: unknown }).query).toEqual(EXPECTED_QUERY);
       expect(snapshot.spec).toMatchObject({ mark: { type: 'line' }, encoding: { x: { field: 'orders.created_at.month', type: 'temporal' }, y: { field: 'orders.revenue', axis: { format: '$,.2f' } } } });
       expect(snapshot.preferences).toEqual({ columnFormats: { 'orders.revenue': { type: 'currency', decimalPlaces: 2 } } });
+      // The board draws the widget with its chart, as the preview draws it: its marks in an SVG that fits its cell.
+      const cell = page.locator('[data-widget-id="chart-1"]');
+      await expect.poll(() => cell.locator('.vega-chart svg .role-mark path').count(), { timeout: 15_000 }).toBeGreaterThan(3);
+      expect(await cell.locator('.vega-chart svg .role-axis').count()).toBeGreaterThan(0);
+      const [svgWidth, cellWidth] = await cell.evaluate((c) => [c.querySelector('.vega-chart svg')!.getBoundingClientRect().width, c.getBoundingClientRect().width]);
+      expect(svgWidth).toBeGreaterThan(cellWidth * 0.8);
+      expect(svgWidth).toBeLessThanOrEqual(cellWidth);
+      await expectNoBlocking(page, 'editor with a chart on the board');
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await expectNoBlocking(page, 'editor with a chart on the board, dark');
+      await page.emulateMedia({ colorScheme: 'light' });
     });
 
     it('draws a KPI and a table in the preview, and for a query no pre-aggregation answers, says why and which one would', async () => {
@@ -245,13 +256,19 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const positions = async (): Promise<Record<string, Position>> =>
         Object.fromEntries(((await api<Authored>('GET', `/api/v1/dashboards/${publicId}`)).draft!.config.widgets ?? []).map((w) => [w.id, w.position]));
       const saved = () => expect.poll(() => page.locator('.save-status').textContent()).toBe('Draft saved');
+      const chartWidth = () => page.locator('[data-widget-id="chart-1"] .vega-chart svg').evaluate((svg) => svg.getBoundingClientRect().width);
+      const narrow = await chartWidth();
       const handle = page.getByRole('button', { name: 'Move or resize Revenue by month' });
       await handle.focus();
       await page.keyboard.press('ArrowRight');
       await page.keyboard.press('Shift+ArrowRight');
       await saved();
       await expect.poll(async () => (await positions())['chart-1']).toEqual({ x: 1, y: 0, w: 7, h: 4 });
+      // The board's chart is drawn again at the cell's new width (6 columns of 12, then 7, then 6 again).
+      await expect.poll(chartWidth).toBeGreaterThan(narrow + 40);
+      expect(await page.locator('[data-widget-id="chart-1"] .vega-chart svg .role-mark path').count()).toBeGreaterThan(3);
       await page.getByRole('button', { name: 'Undo' }).click();
+      await expect.poll(chartWidth).toBeLessThan(narrow + 20);
       await saved();
       await expect.poll(async () => (await positions())['chart-1']).toEqual({ x: 1, y: 0, w: 6, h: 4 });
       await page.getByRole('button', { name: 'Redo' }).click();

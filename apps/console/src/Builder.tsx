@@ -1,11 +1,11 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, previewQuery } from './api.js';
 import type { Meta, MetaCube, MetaMember, PreviewAnswer, SnapshotInput } from './api.js';
-import type { FunctionComponent } from 'preact';
 import { formatCell } from '../../embed/src/dashboard/cells.js';
 import { CHART_KINDS, FILTER_OPERATORS, FORMAT_CHOICES, GRANULARITIES, buildQuery, chartTitle, columnFormats, drawingFor, emptyBuilder, orderableMembers, suggestKind, timeColumn, withFormats } from './builder.js';
 import type { BuilderFilter, BuilderState, ChartKind, FilterOperator, FormatChoice, FormatPick, Titles } from './builder.js';
-import type { ChartSnapshot, ChartData } from './chart/ChartView.js';
+import type { ChartSnapshot } from './chart/ChartView.js';
+import { useChartView, usePrefersDark } from './chart/useChart.js';
 import { describeError } from './errors.js';
 import type { MessageKey, Translate } from './i18n.js';
 
@@ -19,34 +19,6 @@ const KIND_LABELS: Record<ChartKind, MessageKey> = {
 const FORMAT_LABELS: Record<FormatChoice, MessageKey> = { model: 'formatModel', number: 'formatNumber', currency: 'formatCurrency', percent: 'formatPercent' };
 
 const memberLabel = (member: MetaMember) => member.shortTitle ?? member.title ?? member.name;
-
-/** Whether the system asks for dark colours (the console follows prefers-color-scheme): charts draw their ink by it. */
-function usePrefersDark(): boolean {
-  const query = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : undefined;
-  const [dark, setDark] = useState(query?.matches ?? false);
-  useEffect(() => {
-    if (query === undefined) return undefined;
-    const changed = () => setDark(query.matches);
-    query.addEventListener('change', changed);
-    return () => query.removeEventListener('change', changed);
-    // One media query for the page's life.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, []);
-  return dark;
-}
-
-type ChartViewComponent = FunctionComponent<{ snapshot: ChartSnapshot; data: ChartData; dark: boolean; locale: string; label?: string }>;
-
-/** The chart view (chart/ChartView.tsx, the embed's charts), loaded as a chunk of its own when the builder opens. */
-function useChartView(): ChartViewComponent | undefined {
-  const [view, setView] = useState<{ component: ChartViewComponent } | undefined>(undefined);
-  useEffect(() => {
-    let live = true;
-    import('./chart/ChartView.js').then((module) => { if (live) setView({ component: module.ChartView as ChartViewComponent }); }, () => undefined);
-    return () => { live = false; };
-  }, []);
-  return view?.component;
-}
 
 /** The titles of a deployment's members, for axes and chart titles. */
 function titlesOf(meta: Meta): Titles {

@@ -303,7 +303,7 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, preview
     announceSaved(name);
   };
   const boardContext: BoardContext = {
-    t, deploymentId, draft, meta: loaded.meta, nameOf, onEdit: openEdit, onSignedOut, refused,
+    t, locale, deploymentId, draft, meta: loaded.meta, nameOf, onEdit: openEdit, onSignedOut, refused,
     onDelete: (widget) => change((d) => removeWidget(d, widget.id)),
   };
 

@@ -212,6 +212,10 @@ export const getMeta = (deploymentId: number) => call<Meta>('GET', `/api/v1/depl
 export const previewQuery = (deploymentId: number, query: unknown) =>
   call<PreviewAnswer>('POST', `/api/v1/deployments/${deploymentId}/query`, { query });
 
+/** A report snapshot as a draft holds it, run by the same preview (its meta.query, or its sqlQuery for admins). */
+export const previewSnapshot = (deploymentId: number, snapshot: { meta?: SnapshotInput['meta']; sqlQuery?: string }) =>
+  call<PreviewAnswer>('POST', `/api/v1/deployments/${deploymentId}/query`, { snapshot });
+
 /** Whether the caller may change the dashboard (its draft, publish, restore): a read-only page otherwise. */
 export interface AuthoredDashboard { canEdit?: boolean }
 

@@ -27,9 +27,10 @@ export interface ChartData {
  * charts.tsx, sankey.tsx, and vega.ts, which loads vega when a chart first needs it), picked by the snapshot's kind
  * as the embed's Widget picks them, over an answer with the snapshot's column formats on its columns as svc puts them
  * on a widget's. This module is a chunk of its own (the builder imports it lazily): the console's first page never
- * carries it. Clicking a mark does nothing here (no drill-down outside a dashboard).
+ * carries it. Clicking a mark does nothing here (no drill-down outside a dashboard). `chartId` names the chart as a
+ * widget's id names it in the embed (the builder's preview, or a board's widget).
  */
-export function ChartView({ snapshot, data, dark, locale, label }: { snapshot: ChartSnapshot; data: ChartData; dark: boolean; locale: string; label?: string }) {
+export function ChartView({ snapshot, data, dark, locale, label, chartId = 'preview' }: { snapshot: ChartSnapshot; data: ChartData; dark: boolean; locale: string; label?: string; chartId?: string }) {
   const [failed, setFailed] = useState<string | undefined>(undefined);
   const formats = snapshot.preferences?.columnFormats ?? undefined;
   const widgetData = useMemo((): WidgetData => ({
@@ -43,7 +44,7 @@ export function ChartView({ snapshot, data, dark, locale, label }: { snapshot: C
   const onFailed = useCallback((error: unknown) => setFailed(error instanceof Error ? error.message : String(error)), []);
   if (data.rows.length === 0) return <p class="hint chart-view-empty">–</p>;
   if (failed !== undefined) return <p class="error" role="alert">{failed}</p>;
-  const props: ChartProps = { widgetId: 'preview', snapshot: drawn, data: widgetData, locale, dark, onRendered: settled, onDrill: drill, onFailed, ...(label !== undefined ? { label } : {}) };
+  const props: ChartProps = { widgetId: chartId, snapshot: drawn, data: widgetData, locale, dark, onRendered: settled, onDrill: drill, onFailed, ...(label !== undefined ? { label } : {}) };
   const kind = snapshot.kind ?? 'table';
   return (
     <div class={`chart-view kind-${kind}`} data-kind={kind}>

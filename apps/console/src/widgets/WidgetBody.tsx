@@ -4,11 +4,13 @@ import type { DashboardWidget, Draft, Meta } from '../api.js';
 import { parentOf, widgetsOf } from '../draft.js';
 import { describeError } from '../errors.js';
 import type { Translate } from '../i18n.js';
+import { BoardChart } from './BoardChart.js';
 import { GRAINS, findMember } from './forms.js';
 
 /** What a board cell's body needs of the editor. */
 export interface BoardContext {
   t: Translate;
+  locale: string;
   deploymentId: number;
   draft: Draft;
   meta: Meta;
@@ -25,7 +27,7 @@ const text = (value: unknown) => (typeof value === 'string' ? value : undefined)
 /**
  * A widget's body on the editor's board, drawn as the embed draws it where that is practical: a TEXT's Markdown
  * rendered, a FILTER, TIME_GRAIN or FIELD as its control (choosing in it changes nothing: viewers choose), a divider as
- * a rule, a container with its children. A CHART shows its name and kind for now (its drawing is the lead's to wire).
+ * a rule, a container with its children, a CHART as its chart over its snapshot's rows (BoardChart).
  */
 export function WidgetBody({ widget, ctx }: { widget: DashboardWidget; ctx: BoardContext }) {
   const { t } = ctx;
@@ -36,6 +38,9 @@ export function WidgetBody({ widget, ctx }: { widget: DashboardWidget; ctx: Boar
     case 'FILTER': body = <FilterControl widget={widget} ctx={ctx} />; break;
     case 'TIME_GRAIN': body = <TimeGrainControl widget={widget} ctx={ctx} />; break;
     case 'FIELD': body = <FieldControl widget={widget} ctx={ctx} />; break;
+    case 'CHART':
+      body = <BoardChart widget={widget} name={ctx.nameOf(widget)} t={t} locale={ctx.locale} deploymentId={ctx.deploymentId} draft={ctx.draft} onSignedOut={ctx.onSignedOut} />;
+      break;
     case 'DIVIDER': body = <hr class="board-divider" />; break;
     case 'CONTAINER':
     case 'PARENT': body = <ContainerBody widget={widget} ctx={ctx} />; break;
