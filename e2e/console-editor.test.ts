@@ -287,6 +287,19 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await page.getByRole('button', { name: 'Delete Text' }).click();
       await saved();
       await expect.poll(async () => Object.keys(await positions())).toEqual(['chart-1']);
+      // A chart whose query fails (raw SQL on a table the data source lacks) says so in its cell, in words.
+      const current = await api<Authored>('GET', `/api/v1/dashboards/${publicId}`);
+      const draft = current.draft!;
+      const broken = {
+        ...draft,
+        config: { ...draft.config, widgets: [...(draft.config.widgets ?? []), { id: 'chart-9', type: 'CHART', position: { x: 0, y: 4, w: 6, h: 4 }, config: { snapshotIndex: draft.reportSnapshots.length } }] },
+        reportSnapshots: [...draft.reportSnapshots, { title: 'Broken', kind: 'table', sqlQuery: 'SELECT nothing FROM no_such_table' }],
+      };
+      expect((await callApi(svc.origin, DEMO_ADMIN_KEY, 'PUT', `/api/v1/dashboards/${publicId}/draft`, broken, { 'if-match': `"draft-${current.draftRevision}"` })).status).toBe(200);
+      await page.reload();
+      const failed = page.locator('[data-widget-id="chart-9"] .board-chart-status');
+      await expect.poll(() => failed.textContent(), { timeout: 15_000 }).toMatch(/^The chart could not be drawn: \S/);
+      await expect.poll(() => page.locator('[data-widget-id="chart-1"] .vega-chart svg .role-mark path').count(), { timeout: 15_000 }).toBeGreaterThan(3);
     });
 
     it('restores version 1 into the draft', async () => {
