@@ -7,6 +7,8 @@ const en = {
   loading: 'Loading…',
   updated: 'Updated {time}',
   widgets: '{count} widgets',
+  /** `<key>_one`: the message for a `count` the locale calls singular (Intl.PluralRules' `one`): 1 in English. */
+  widgets_one: '{count} widget',
   filters: 'Filters',
   removeFilter: 'Remove filter {name}',
   notFound: 'Nothing is shown at {path}.',
@@ -113,7 +115,7 @@ const catalogues: Record<string, Partial<Messages>> = {
     widgetForbidden: 'Dieses Element ist für Sie nicht verfügbar.', filterForbidden: 'Dieser Filter ist für Sie nicht verfügbar.', drillForbidden: 'Diese Zeilen sind für Sie nicht verfügbar.',
     widgetError: 'Dieses Element konnte seine Daten nicht laden.', widgetEmpty: 'Keine Daten für diese Filter.', allValues: 'Alle', back: 'Zurück zum Dashboard',
     drillRows: '{count} Zeilen', drillRowsOf: 'Die ersten {shown} von {total} Zeilen', drillCsv: 'Diese Zeilen als CSV herunterladen', timeGrain: 'Zeitraster', field: 'Kennzahl',
-    loading: 'Wird geladen…', updated: 'Aktualisiert {time}', widgets: '{count} Elemente', filters: 'Filter', removeFilter: 'Filter {name} entfernen',
+    loading: 'Wird geladen…', updated: 'Aktualisiert {time}', widgets: '{count} Elemente', widgets_one: '{count} Element', filters: 'Filter', removeFilter: 'Filter {name} entfernen',
     notFound: 'Unter {path} gibt es nichts anzuzeigen.', dashboardError: 'Dieses Dashboard konnte nicht geladen werden: {message}',
     sessionExpired: 'Ihre Sitzung ist abgelaufen.', sessionExpiredHint: 'Sie wird fortgesetzt, sobald die umgebende Seite sie erneuert.',
     comments: 'Kommentare', openComments: 'Kommentare anzeigen', closeComments: 'Kommentare ausblenden', filterOpen: 'Offen', filterResolved: 'Erledigt', filterAll: 'Alle',
@@ -135,7 +137,7 @@ const catalogues: Record<string, Partial<Messages>> = {
   fr: {
     newThreadsCount: '{count} nouv.', newThreadsLabel: 'nouvelles discussions : {count}', openThreadsLabel: 'discussions ouvertes : {count}', liveThread: 'Quelqu’un a lancé une discussion.', liveReply: 'Quelqu’un a répondu.',
     widgetForbidden: 'Cet élément ne vous est pas accessible.', filterForbidden: 'Ce filtre ne vous est pas accessible.', drillForbidden: 'Ces lignes ne vous sont pas accessibles.',
-    loading: 'Chargement…', updated: 'Mis à jour {time}', widgets: '{count} éléments', filters: 'Filtres', removeFilter: 'Retirer le filtre {name}',
+    loading: 'Chargement…', updated: 'Mis à jour {time}', widgets: '{count} éléments', widgets_one: '{count} élément', filters: 'Filtres', removeFilter: 'Retirer le filtre {name}',
     notFound: 'Rien à afficher à {path}.', dashboardError: "Ce tableau de bord n'a pas pu être chargé : {message}",
     sessionExpired: 'Votre session a expiré.', sessionExpiredHint: 'Elle reprendra dès que la page qui affiche cette vue la renouvellera.',
     comments: 'Commentaires', openComments: 'Afficher les commentaires', closeComments: 'Masquer les commentaires', filterOpen: 'Ouverts', filterResolved: 'Résolus', filterAll: 'Tous',
@@ -157,7 +159,7 @@ const catalogues: Record<string, Partial<Messages>> = {
   es: {
     newThreadsCount: '{count} nuevas', newThreadsLabel: 'conversaciones nuevas: {count}', openThreadsLabel: 'conversaciones abiertas: {count}', liveThread: 'Alguien inició una conversación.', liveReply: 'Alguien respondió.',
     widgetForbidden: 'Este elemento no está disponible para ti.', filterForbidden: 'Este filtro no está disponible para ti.', drillForbidden: 'Estas filas no están disponibles para ti.',
-    loading: 'Cargando…', updated: 'Actualizado {time}', widgets: '{count} elementos', filters: 'Filtros', removeFilter: 'Quitar el filtro {name}',
+    loading: 'Cargando…', updated: 'Actualizado {time}', widgets: '{count} elementos', widgets_one: '{count} elemento', filters: 'Filtros', removeFilter: 'Quitar el filtro {name}',
     notFound: 'No hay nada que mostrar en {path}.', dashboardError: 'No se pudo cargar este panel: {message}',
     sessionExpired: 'Tu sesión ha caducado.', sessionExpiredHint: 'Se reanudará en cuanto la página que muestra esta vista la renueve.',
     comments: 'Comentarios', openComments: 'Mostrar comentarios', closeComments: 'Ocultar comentarios', filterOpen: 'Abiertos', filterResolved: 'Resueltos', filterAll: 'Todos',
@@ -179,7 +181,7 @@ const catalogues: Record<string, Partial<Messages>> = {
   pt: {
     newThreadsCount: '{count} novas', newThreadsLabel: 'conversas novas: {count}', openThreadsLabel: 'conversas abertas: {count}', liveThread: 'Alguém iniciou uma conversa.', liveReply: 'Alguém respondeu.',
     widgetForbidden: 'Este elemento não está disponível para você.', filterForbidden: 'Este filtro não está disponível para você.', drillForbidden: 'Estas linhas não estão disponíveis para você.',
-    loading: 'Carregando…', updated: 'Atualizado {time}', widgets: '{count} elementos', filters: 'Filtros', removeFilter: 'Remover o filtro {name}',
+    loading: 'Carregando…', updated: 'Atualizado {time}', widgets: '{count} elementos', widgets_one: '{count} elemento', filters: 'Filtros', removeFilter: 'Remover o filtro {name}',
     notFound: 'Não há nada para mostrar em {path}.', dashboardError: 'Não foi possível carregar este painel: {message}',
     sessionExpired: 'Sua sessão expirou.', sessionExpiredHint: 'Ela será retomada assim que a página que exibe esta visão a renovar.',
     comments: 'Comentários', openComments: 'Mostrar comentários', closeComments: 'Ocultar comentários', filterOpen: 'Abertos', filterResolved: 'Resolvidos', filterAll: 'Todos',
@@ -214,8 +216,11 @@ export function translator(locale: string): Translate {
   const catalogue = catalogues[languageOf(locale)]!;
   // Made on first use (see formattersFor): most messages have no number.
   let numbers: Intl.NumberFormat | undefined;
+  let plurals: Intl.PluralRules | undefined;
   return (key, values) => {
-    const template = catalogue[key] ?? en[key];
+    // A count the locale calls singular takes the `<key>_one` message when there is one (`1 widget`, `1 Element`).
+    const one = typeof values?.count === 'number' && (plurals ??= new Intl.PluralRules(locale)).select(values.count) === 'one' ? `${key}_one` : undefined;
+    const template = (one !== undefined && Object.hasOwn(en, one) ? catalogue[one as MessageKey] ?? en[one as MessageKey] : undefined) ?? catalogue[key] ?? en[key];
     return values === undefined ? template : template.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = values[name];
       return typeof value === 'number' ? (numbers ??= new Intl.NumberFormat(locale)).format(value) : String(value ?? '');

@@ -34,6 +34,11 @@ describe('set-locale values (SPEC: full code, short code or regional variant)', 
     expect(languageOf('ja-JP')).toBe('en');
     expect(translator('de-DE')('widgets', { count: 1234 })).toBe('1.234 Elemente');
     expect(translator('ja-JP')('widgets', { count: 1234 })).toBe('1,234 widgets');
+    // One is singular where the locale says so: English and German 1, French 0 and 1.
+    expect(translator('en-US')('widgets', { count: 1 })).toBe('1 widget');
+    expect(translator('de-DE')('widgets', { count: 1 })).toBe('1 Element');
+    expect(translator('fr-FR')('widgets', { count: 0 })).toBe('0 élément');
+    expect(translator('en-US')('widgets', { count: 0 })).toBe('0 widgets');
   });
 });
 

@@ -363,6 +363,10 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     cubeLoad: { path: {}, headers: { 'x-svc-deployment-id': String(prod) } },
     cubeLoadPost: { path: {}, headers: { 'x-svc-deployment-id': String(prod) }, body: { query: CUBE_QUERIES[0], queryType: 'multi' } },
     cubeMeta: { path: {}, headers: { 'x-svc-deployment-id': String(prod) } },
+    cubeSql: { path: {}, headers: { 'x-svc-deployment-id': String(prod) } },
+    cubeSqlPost: { path: {}, headers: { 'x-svc-deployment-id': String(prod) }, body: { query: CUBE_QUERIES[0] } },
+    cubeDryRun: { path: {}, headers: { 'x-svc-deployment-id': String(prod) } },
+    cubeDryRunPost: { path: {}, headers: { 'x-svc-deployment-id': String(prod) }, body: { query: CUBE_QUERIES[1] } },
     getDeployment: { path: { deploymentId: prod } },
     getDeploymentMeta: { path: { deploymentId: prod } },
     replaceDeploymentModel: { path: { deploymentId: main.refs.authoring! }, headers: { 'if-match': '*' }, body: { semanticViews: DEMO_SEMANTIC_VIEWS } },
@@ -427,6 +431,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     hintsFor: (operation) => {
       if (operation.id === 'replaceItemGrants' || operation.id === 'listItemGrants') return grantHints;
       // Cube's `load` takes its query as JSON text in a GET's query string, and as an object in a POST's body.
+      if (operation.id === 'cubeSql' || operation.id === 'cubeDryRun') return { ...hints, query: CUBE_QUERIES.map((q) => JSON.stringify(q)) };
+      if (operation.id === 'cubeSqlPost' || operation.id === 'cubeDryRunPost') return { ...hints, query: CUBE_QUERIES };
       if (operation.id === 'cubeLoad') return { ...hints, query: CUBE_QUERIES.map((q) => JSON.stringify(q)), queryType: ['multi'] };
       if (operation.id === 'cubeLoadPost') return { ...hints, query: CUBE_QUERIES, queryType: ['multi'] };
       return { ...hints, ...destructiveHints[operation.id] };

@@ -5,7 +5,7 @@ import { AppError } from '../core/core.errors.js';
 import { Described } from '../core/core.schema.js';
 import type { DataContext } from '../data/data.scope.js';
 import { toAppError } from '../http/http.errors.js';
-import { cubeDeployment, cubeLoad, cubeMeta } from './cube.service.js';
+import { cubeDeployment, cubeDryRun, cubeLoad, cubeMeta, cubeSql } from './cube.service.js';
 import type { CubePrincipal } from './cube.service.js';
 
 // Cube's REST API at `/cubejs-api/v1` (issue 36; docs/cube.md), so that `@cubejs-client/core`, Grafana's Cube data
@@ -82,6 +82,25 @@ export function cubeRoutes(dc: DataContext): FastifyPluginAsyncTypebox {
     app.post('/v1/load', {
       schema: { operationId: 'cubeLoadPost', tags: ['Cube'], security: SECURITY, summary, body: LoadBody, headers: Headers, response: { 200: Described(CubeAnswer, LOAD_ANSWER), ...RESPONSES } },
     }, load);
+
+    const deploymentOf = (request: FastifyRequest, principal: CubePrincipal) => cubeDeployment(dc, principal, request.headers[DEPLOYMENT_HEADER] as string | undefined);
+    const sqlSummary = 'Cube\'s `sql`, admins only: the statement each query compiles to under the caller\'s policies, and the rollup that answers it; nothing runs';
+    const sql = async (request: FastifyRequest) => {
+      const principal = callerOf(request);
+      return cubeSql(dc, principal, await deploymentOf(request, principal), queryOf(request).raw);
+    };
+    const SqlAnswer = Described(Type.Union([CubeAnswer, Type.Array(CubeAnswer)]), 'One query: `{sql: {sql: [statement, values], order, limit, aliasNameToMember, external, preAggregations}}`; several: an array of them');
+    app.get('/v1/sql', { schema: { operationId: 'cubeSql', tags: ['Cube'], security: SECURITY, summary: sqlSummary, querystring: LoadQuerystring, headers: Headers, response: { 200: SqlAnswer, ...RESPONSES } } }, sql);
+    app.post('/v1/sql', { schema: { operationId: 'cubeSqlPost', tags: ['Cube'], security: SECURITY, summary: sqlSummary, body: LoadBody, headers: Headers, response: { 200: SqlAnswer, ...RESPONSES } } }, sql);
+
+    const dryRunSummary = 'Cube\'s `dry-run`: the queries normalized as `load` runs them, checked against the model and the caller\'s policies, their pivot query and order; nothing runs';
+    const dryRun = async (request: FastifyRequest) => {
+      const principal = callerOf(request);
+      return cubeDryRun(dc, principal, await deploymentOf(request, principal), queryOf(request).raw);
+    };
+    const DryRunAnswer = Described(CubeAnswer, '`{queryType, normalizedQueries[], pivotQuery, queryOrder[], transformedQueries[]}`');
+    app.get('/v1/dry-run', { schema: { operationId: 'cubeDryRun', tags: ['Cube'], security: SECURITY, summary: dryRunSummary, querystring: LoadQuerystring, headers: Headers, response: { 200: DryRunAnswer, ...RESPONSES } } }, dryRun);
+    app.post('/v1/dry-run', { schema: { operationId: 'cubeDryRunPost', tags: ['Cube'], security: SECURITY, summary: dryRunSummary, body: LoadBody, headers: Headers, response: { 200: DryRunAnswer, ...RESPONSES } } }, dryRun);
 
     app.get('/v1/meta', {
       schema: {

@@ -36,7 +36,7 @@ describeEachDialect('Cube\'s REST API', (t) => {
     }));
     const position = { x: 0, y: 0, w: 6, h: 3 };
     s = await seedAccount(t().db.kysely, {
-      users: [{ ref: 'alice', role: 'admin' }],
+      users: [{ ref: 'alice', role: 'admin' }, { ref: 'bob', role: 'member' }],
       groups: [{ ref: 'analysts', name: 'Analysts', members: ['alice'] }],
       deployments: [{
         ref: 'prod', name: 'Prod', semanticViews: views,
@@ -126,6 +126,33 @@ describeEachDialect('Cube\'s REST API', (t) => {
     const full = await api.load(BY_STATUS);
     expect(page.tablePivot()).toEqual(full.tablePivot().slice(1, 3));
     expect(page.totalRows()).toBe(full.tablePivot().length);
+  });
+
+  it('gives an admin the compiled SQL (sql) of each query under their policies, and nobody else; a rollup that answers it is named', async () => {
+    const sql = await cube(s.keys.alice!, { apiUrl }).sql({ ...BY_STATUS, filters: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }] });
+    expect(sql.sql().toLowerCase()).toContain('select');
+    expect(sql.sql().toLowerCase()).toContain('status');
+    expect(sql.rawQuery().sql[1]).toContain('completed');
+    const raw = sql.rawQuery() as unknown as { aliasNameToMember: Record<string, string>; external: boolean; limit: number };
+    expect(Object.values(raw.aliasNameToMember)).toEqual(expect.arrayContaining(['orders.count', 'orders.status']));
+    expect(raw).toMatchObject({ external: false, limit: 10_000 });
+    const compared = await cube(s.keys.alice!, { apiUrl }).sql({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', compareDateRange: [['2024-01-01', '2024-01-31'], ['2025-01-01', '2025-01-31']] }] });
+    expect(compared).toHaveLength(2);
+    await expect(cube(await viewer('customer-a'), { apiUrl }).sql(BY_STATUS)).rejects.toMatchObject({ status: 403 });
+    await expect(cube(s.keys.bob!, { apiUrl }).sql(BY_STATUS)).rejects.toMatchObject({ status: 403 });
+  });
+
+  it('dry-runs a query: normalized as load runs it (a relative range made absolute), its pivot query and order, a hidden or unknown member refused', async () => {
+    const token = await viewer('customer-a');
+    const dry = await cube(token, { apiUrl }).dryRun({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: 'last 7 days' }], order: { 'orders.count': 'desc' } });
+    expect(dry.queryType).toBe('regularQuery');
+    const range = (dry.normalizedQueries[0] as { timeDimensions: Array<{ dateRange: string[] }> }).timeDimensions[0]!.dateRange;
+    expect(range).toHaveLength(2);
+    expect(range.every((text) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/.test(text))).toBe(true);
+    expect(dry.queryOrder).toEqual([{ 'orders.count': 'desc' }]);
+    expect(dry.pivotQuery).toMatchObject({ measures: ['orders.count'], queryType: 'regularQuery' });
+    await expect(cube(token, { apiUrl }).dryRun({ measures: ['orders.average_order_value'] })).rejects.toMatchObject({ status: 403 });
+    await expect(cube(token, { apiUrl }).dryRun({ measures: ['orders.nope'] })).rejects.toMatchObject({ status: 400 });
   });
 
   it('refuses what svc cannot serve with a 400 naming the field, in Cube\'s error shape; no credential is a 401; another account\'s deployment a 404', async () => {

@@ -216,7 +216,7 @@ export async function createDashboard(
   const at = ctx.now().toISOString();
   try {
     await ctx.db.transaction().execute(async (trx) => {
-      const workbookId = await insertWorkspaceItem(trx, { accountId: principal.accountId, deploymentId, type: 'WORKBOOK', name: input.title, folder, createdBy: principal.userId, at });
+      const workbookId = await insertWorkspaceItem(trx, { accountId: principal.accountId, deploymentId, type: 'WORKBOOK', name: input.title, folder, createdBy: principal.userId, at, dialect: ctx.dialect });
       const stored = storedDraft(draft, at);
       await insertDashboard(trx, {
         account_id: principal.accountId, deployment_id: deploymentId, workbook_id: workbookId, public_id: publicId, status: 'draft',
@@ -328,7 +328,7 @@ export async function publishDraft(ctx: AuthoringContext, principal: PlatformUse
     const snapshots: Array<SnapshotInput & { reportId: number }> = [];
     for (const snapshot of draft.reportSnapshots) {
       const reportId = snapshot.reportId ?? await insertWorkspaceItem(trx, {
-        accountId: principal.accountId, deploymentId: row.deployment_id, type: 'REPORT', name: snapshot.title ?? snapshot.name ?? `${draft.title ?? publicId} chart`, folder, createdBy: principal.userId, at,
+        accountId: principal.accountId, deploymentId: row.deployment_id, type: 'REPORT', name: snapshot.title ?? snapshot.name ?? `${draft.title ?? publicId} chart`, folder, createdBy: principal.userId, at, dialect: ctx.dialect,
       });
       snapshots.push({ ...snapshot, reportId });
     }

@@ -37,11 +37,19 @@ export interface PlannedStatement {
   on: string;
 }
 
+/** The statement a viewer's query would run, under its policies, with its columns, without running it (Cube's `sql`). */
+export function explainQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root = 'query'): PlannedStatement & { columns: Plan['compiled']['columns'] } {
+  const plan = planQuery(applyPolicies(scope.access, query, root), { ...planSettings(dc, scope), root });
+  return { ...statementOf(plan), columns: plan.compiled.columns };
+}
+
+const statementOf = (plan: Plan): PlannedStatement => ({ sql: plan.compiled.sql, parameters: plan.compiled.parameters, on: plan.kind === 'rollup' ? `rollup:${plan.name}` : 'warehouse' });
+
 /** runSemanticQuery, with the statement its plan chose. */
 export async function runExplainedQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root: string): Promise<SourcedResult & { statement: PlannedStatement; rollupHint?: RollupHint }> {
   const policed = applyPolicies(scope.access, query, root);
   const plan = planQuery(policed, { ...planSettings(dc, scope), root });
-  const statement = { sql: plan.compiled.sql, parameters: plan.compiled.parameters, on: plan.kind === 'rollup' ? `rollup:${plan.name}` : 'warehouse' };
+  const statement = statementOf(plan);
   const result = await runPlan(dc, scope, plan);
   if (result.source !== 'warehouse') return { ...result, statement };
   // The data source answered: why no rollup did, and one that would ("why is this slow", preagg.suggest.ts).

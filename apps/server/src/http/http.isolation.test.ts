@@ -260,6 +260,23 @@ const EXPECTED = {
     aProd:                                 [401, 200, 200, 200, 404, 200, 200, 403, 403, 200, 401, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 200, 403, 403, 401, 401, 401],
   },
+  // Cube's `sql` is for admins (the statement names every table and column); `dry-run` for every caller, as `load`.
+  cubeSql: {
+    aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 401, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 401, 401, 401],
+  },
+  cubeSqlPost: {
+    aProd:                                 [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 401, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 403, 403, 403, 401, 401, 401],
+  },
+  cubeDryRun: {
+    aProd:                                 [401, 200, 200, 200, 404, 200, 200, 403, 403, 200, 401, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 200, 403, 403, 401, 401, 401],
+  },
+  cubeDryRunPost: {
+    aProd:                                 [401, 200, 200, 200, 404, 200, 200, 403, 403, 200, 401, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 200, 403, 403, 200, 403, 403, 401, 401, 401],
+  },
   cubeMeta: {
     aProd:                                 [401, 200, 200, 200, 404, 200, 200, 403, 403, 200, 401, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 200, 403, 403, 401, 401, 401],
@@ -1054,6 +1071,22 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       cubeLoadPost: {
         aProd: { prepare: async () => ({ url: '/cubejs-api/v1/load', payload: { query: MARKER_QUERY, queryType: 'multi' }, headers: { 'x-svc-deployment-id': String(prodA) } }), mustSee: ['aProdData'], alsoVisible: { memberUngranted: ['aProdData'] } } as Variant,
         bProd: { prepare: async () => ({ url: '/cubejs-api/v1/load', payload: { query: MARKER_QUERY, queryType: 'multi' }, headers: { 'x-svc-deployment-id': String(b.refs.prod) } }), mustSee: ['bData'] } as Variant,
+      },
+      cubeSql: {
+        aProd: { prepare: async () => ({ url: `/cubejs-api/v1/sql?query=${encodeURIComponent(JSON.stringify(MARKER_QUERY))}`, headers: { 'x-svc-deployment-id': String(prodA) } }) } as Variant,
+        bProd: { prepare: async () => ({ url: `/cubejs-api/v1/sql?query=${encodeURIComponent(JSON.stringify(MARKER_QUERY))}`, headers: { 'x-svc-deployment-id': String(b.refs.prod) } }) } as Variant,
+      },
+      cubeSqlPost: {
+        aProd: { prepare: async () => ({ url: '/cubejs-api/v1/sql', payload: { query: MARKER_QUERY }, headers: { 'x-svc-deployment-id': String(prodA) } }) } as Variant,
+        bProd: { prepare: async () => ({ url: '/cubejs-api/v1/sql', payload: { query: MARKER_QUERY }, headers: { 'x-svc-deployment-id': String(b.refs.prod) } }) } as Variant,
+      },
+      cubeDryRun: {
+        aProd: { prepare: async () => ({ url: `/cubejs-api/v1/dry-run?query=${encodeURIComponent(JSON.stringify(MARKER_QUERY))}`, headers: { 'x-svc-deployment-id': String(prodA) } }) } as Variant,
+        bProd: { prepare: async () => ({ url: `/cubejs-api/v1/dry-run?query=${encodeURIComponent(JSON.stringify(MARKER_QUERY))}`, headers: { 'x-svc-deployment-id': String(b.refs.prod) } }) } as Variant,
+      },
+      cubeDryRunPost: {
+        aProd: { prepare: async () => ({ url: '/cubejs-api/v1/dry-run', payload: { query: MARKER_QUERY }, headers: { 'x-svc-deployment-id': String(prodA) } }) } as Variant,
+        bProd: { prepare: async () => ({ url: '/cubejs-api/v1/dry-run', payload: { query: MARKER_QUERY }, headers: { 'x-svc-deployment-id': String(b.refs.prod) } }) } as Variant,
       },
       cubeMeta: {
         aProd: { prepare: async () => ({ url: '/cubejs-api/v1/meta', headers: { 'x-svc-deployment-id': String(prodA) } }) } as Variant,

@@ -200,4 +200,34 @@ describeEachDialect('folders and items through the API', (t) => {
       expect(loop.length).toBe(1);
     }
   });
+
+  it('keeps what is made in a folder that moves at the same time under the folder\'s new place: its ancestor rows are its folder chain', async () => {
+    const target = (await create({ name: `Target ${suffix}` })).json() as Item;
+    const db = t().db.kysely;
+    /** The item's ancestors as the closure table says, and as its chain of folders says. */
+    const ancestry = async (itemId: number) => {
+      const rows = await db.selectFrom('item_ancestors').select(['ancestor_id', 'distance']).where('item_id', '=', itemId).where('distance', '>', 0).orderBy('distance').execute();
+      const chain: number[] = [];
+      let at = (await db.selectFrom('workspace_items').select('folder_id').where('id', '=', itemId).executeTakeFirstOrThrow()).folder_id;
+      while (at !== null) {
+        chain.push(at);
+        at = (await db.selectFrom('workspace_items').select('folder_id').where('id', '=', at).executeTakeFirstOrThrow()).folder_id;
+      }
+      return { closure: rows.map((row) => row.ancestor_id), chain };
+    };
+    for (let round = 0; round < 5; round++) {
+      const moving = (await create({ name: `Moving ${round} ${suffix}` })).json() as Item;
+      const [moved, made, inner] = await Promise.all([
+        patch(moving.id, { parentId: target.id }),
+        t().app.inject({ method: 'POST', url: `/api/v1/deployments/${s.refs.prod}/dashboards`, headers: { ...as('alice'), ...json }, payload: JSON.stringify({ title: `Made ${round} ${suffix}`, config: { widgets: [] }, folderId: moving.id }) }),
+        create({ name: `Inner ${round} ${suffix}`, parentId: moving.id }),
+      ]);
+      expect([moved.statusCode, made.statusCode, inner.statusCode], `${moved.body} ${made.body} ${inner.body}`).toEqual([200, 201, 201]);
+      for (const itemId of [(made.json() as { workbookId: number }).workbookId, (inner.json() as Item).id]) {
+        const { closure, chain } = await ancestry(itemId);
+        expect(closure).toEqual(chain);
+        expect(chain).toEqual([moving.id, target.id]);
+      }
+    }
+  });
 });

@@ -66,7 +66,7 @@ export async function createFolder(ctx: ListingContext, principal: PlatformUserP
     await lockDeploymentTree(trx, ctx.dialect, deploymentId);
     const parent = await requireDestination(trx, principal, deploymentId, body.parentId);
     if (parent !== null && parent.depth + 1 >= MAX_DEPTH) throw AppError.at('invalid_body', 'parentId', `folders nest at most ${MAX_DEPTH} levels deep`);
-    const id = await insertWorkspaceItem(trx, { accountId: principal.accountId, deploymentId, type: 'FOLDER', name, folder: parent, createdBy: principal.userId, at });
+    const id = await insertWorkspaceItem(trx, { accountId: principal.accountId, deploymentId, type: 'FOLDER', name, folder: parent, createdBy: principal.userId, at, dialect: ctx.dialect });
     await bumpAccountDataVersion(trx, principal.accountId);
     await recordChange(trx, principal, at, { action: 'folder.create', targetType: 'item', targetId: id, detail: { deploymentId, name, parentId: parent?.id ?? null } });
     return id;

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
+import { AppError } from '../core/core.errors.js';
 import type { Dialect } from '../db/db.database.js';
 import { NAME_SEARCH_TABLES } from '../db/db.schema.js';
 import type { Database, WorkspaceItemType } from '../db/db.schema.js';
@@ -371,11 +372,21 @@ export async function selectReportIds(db: Kysely<Database>, accountId: number, d
 /** A new item in `folder` (null: the deployment's root), with its closure rows; its id. */
 export async function insertWorkspaceItem(
   db: Kysely<Database>,
-  item: { accountId: number; deploymentId: number; type: WorkspaceItemType; name: string; folder: { id: number; depth: number } | null; createdBy: number; at: string },
+  item: { accountId: number; deploymentId: number; type: WorkspaceItemType; name: string; folder: { id: number; depth: number } | null; createdBy: number; at: string; dialect: Dialect },
 ): Promise<number> {
+  // Into a folder: under the deployment's tree lock (moves take it too), with the folder's depth read inside it, so a
+  // move that commits meanwhile cannot leave the new item with its folder's old ancestors (a grant above the old
+  // place would then still reach it). `db` is the caller's transaction: the lock is held until it ends.
+  let depth = 0;
+  if (item.folder !== null) {
+    await lockDeploymentTree(db, item.dialect, item.deploymentId);
+    const folder = await db.selectFrom('workspace_items').select('depth').where('account_id', '=', item.accountId).where('id', '=', item.folder.id).executeTakeFirst();
+    if (folder === undefined) throw new AppError('conflict', `folder ${item.folder.id} was removed meanwhile`, 'folderId');
+    depth = folder.depth + 1;
+  }
   const { id } = await db.insertInto('workspace_items').values({
     account_id: item.accountId, deployment_id: item.deploymentId, type: item.type, is_folder: item.type === 'FOLDER' ? 1 : 0, name: item.name, name_key: foldSearchKey(item.name),
-    folder_id: item.folder?.id ?? null, depth: item.folder === null ? 0 : item.folder.depth + 1, created_by: item.createdBy, created_at: item.at, updated_at: item.at, meta: '{}', calculated_fields: '{}', slug: null,
+    folder_id: item.folder?.id ?? null, depth, created_by: item.createdBy, created_at: item.at, updated_at: item.at, meta: '{}', calculated_fields: '{}', slug: null,
   }).returning('id').executeTakeFirstOrThrow();
   const above = item.folder === null ? [] : await db.selectFrom('item_ancestors').select(['ancestor_id', 'distance'])
     .where('account_id', '=', item.accountId).where('item_id', '=', item.folder.id).execute();
