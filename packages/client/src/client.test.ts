@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../apps/server/test/dialects.js';
@@ -11,6 +14,9 @@ describeEachDialect('@svc/client against a real server', (t) => {
   let server: FastifyInstance;
   let client: SvcClient;
   let deploymentId: number;
+  // Rollups of its own: the default directory is shared by every test file, and SQLite's fresh databases number
+  // their accounts and deployments alike, so another file's build of the demo's rollups would read as built here.
+  const rollupDir = mkdtempSync(join(tmpdir(), 'svc-client-rollups-'));
   const names = Array.from({ length: 23 }, (_, i) => `Report ${String(i).padStart(2, '0')}`);
 
   beforeAll(async () => {
@@ -19,13 +25,14 @@ describeEachDialect('@svc/client against a real server', (t) => {
       deployments: [{ ref: 'prod', name: 'P', items: names.map((name) => ({ type: 'REPORT' as const, name, createdBy: 'admin' })) }],
     });
     deploymentId = seeded.refs.prod!;
-    server = await buildApp(testConfig(), { db: t().db });
+    server = await buildApp(testConfig({ data: { preAggregationDir: rollupDir } }), { db: t().db });
     await server.listen({ port: 0, host: '127.0.0.1' });
     client = new SvcClient({ baseUrl: `http://127.0.0.1:${(server.server.address() as AddressInfo).port}/`, apiKey: seeded.keys.admin! });
   });
 
   afterAll(async () => {
     await server.close();
+    rmSync(rollupDir, { recursive: true, force: true });
   });
 
   it('iterates every item across pages, in the listing order, following endCursor while hasNextPage', async () => {
