@@ -32,7 +32,7 @@ const DATA_FLOW = Object.entries(DATA_ROOMS).map(([room, below]) => ({
 }));
 
 /** The embed's chart modules the console draws its preview with (apps/console/src/chart/ChartView.tsx), and the Markdown of TEXT widgets (widgets/WidgetBody.tsx). */
-const SHARED_CHARTS = 'dashboard/(charts\\.tsx|sankey\\.tsx|vega\\.ts|grain\\.ts|cells\\.ts|chartKeys\\.ts|tableColumns\\.ts|charts\\.css|markdown\\.ts)|format\\.ts';
+const SHARED_CHARTS = 'dashboard/(charts\\.tsx|sankey\\.tsx|vega\\.ts|grain\\.ts|useMarkdown\\.ts|cells\\.ts|chartKeys\\.ts|tableColumns\\.ts|charts\\.css|markdown\\.ts)|format\\.ts';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {

@@ -6,6 +6,7 @@ import { describeError } from '../errors.js';
 import type { Translate } from '../i18n.js';
 import { BoardChart } from './BoardChart.js';
 import { GRAINS, findMember } from './forms.js';
+import { useMarkdown } from '../../../embed/src/dashboard/useMarkdown.js';
 
 /** What a board cell's body needs of the editor. */
 export interface BoardContext {
@@ -57,16 +58,7 @@ export function WidgetBody({ widget, ctx }: { widget: DashboardWidget; ctx: Boar
 
 /** Markdown rendered by the embed's own renderer (marked and DOMPurify), loaded with the first TEXT widget. */
 function MarkdownBody({ markdown }: { markdown: string }) {
-  const [html, setHtml] = useState<string | undefined>(undefined);
-  useEffect(() => {
-    let live = true;
-    import('../../../embed/src/dashboard/markdown.js').then(({ renderMarkdown }) => {
-      if (live) setHtml(renderMarkdown(markdown));
-    }, () => live && setHtml(''));
-    return () => {
-      live = false;
-    };
-  }, [markdown]);
+  const html = useMarkdown(markdown);
   return <div class="markdown" dangerouslySetInnerHTML={{ __html: html ?? '' }} />;
 }
 

@@ -7,6 +7,7 @@ import type { ChartProps } from './charts.js';
 import { useDashboardData, useWidgetData } from './data.js';
 import { NotAvailable } from './NotAvailable.js';
 import type { RenderedChart } from './vega.js';
+import { useMarkdown } from './useMarkdown.js';
 
 const GRANULARITIES = ['day', 'week', 'month', 'quarter', 'year'];
 
@@ -72,16 +73,7 @@ function Static({ settle, children }: { settle(): void; children: ReactNode }) {
 /** Markdown, sanitised; its renderer (marked, DOMPurify) loads with the first TEXT widget. */
 function TextWidget({ widget, title, settle }: { widget: DashboardWidget; title: string | undefined; settle(): void }) {
   const markdown = text(widget.config?.markdown) ?? text(widget.config?.text) ?? '';
-  const [html, setHtml] = useState<string | undefined>(undefined);
-  useEffect(() => {
-    let live = true;
-    import('./markdown.js').then(({ renderMarkdown }) => {
-      if (live) setHtml(renderMarkdown(markdown));
-    }, () => live && setHtml(''));
-    return () => {
-      live = false;
-    };
-  }, [markdown]);
+  const html = useMarkdown(markdown);
   useEffect(() => {
     if (html !== undefined) settle();
   }, [html, settle]);
