@@ -13,6 +13,8 @@ export interface CurrentSession {
   defaults: { timezone: string | null; locale: string | null };
   /** svc:event:comment carries the comment's text (Generate Session's settings.commentEventText). */
   commentEventText: boolean;
+  /** Generate Session's settings.explore (issue 35): none, view (open shared charts and views) or create (also build and save). */
+  explore: 'none' | 'view' | 'create';
 }
 
 export interface WidgetPosition { x: number; y: number; w: number; h: number }

@@ -5,6 +5,11 @@ import { ErrorResponse, Id } from '../core/core.schema.js';
 /** DESIGN "Generate Session": embed tenant names. */
 export const EMBED_TENANT_NAME_PATTERN = '^[a-z][a-z0-9-]{0,34}[a-z0-9]$';
 
+/** Generate Session's `settings.explore`, weakest first (issue 35). */
+export const EXPLORE_LEVELS = ['none', 'view', 'create'] as const;
+export type ExploreLevel = (typeof EXPLORE_LEVELS)[number];
+const ExploreLevelSchema = (description: string) => Type.Union([Type.Literal('none'), Type.Literal('view'), Type.Literal('create')], { description });
+
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 const Open = (properties: Parameters<typeof Type.Object>[0], description: string) =>
   Type.Object(properties, { additionalProperties: true, description });
@@ -21,7 +26,8 @@ export const EmbedSettings = Open({
   timezone: Type.Optional(Text(64)),
   allowAi: Type.Optional(Type.Boolean()),
   commentEventText: Type.Optional(Type.Boolean({ description: "true: the embed's svc:event:comment carries the comment's text (docs/embedding.md)" })),
-}, 'Viewer settings: locale, timezone, allowAi, commentEventText, plus any further keys kept as given');
+  explore: Type.Optional(ExploreLevelSchema('Exploration in the embed (docs/explore.md): none (the default), view (open the charts and views shared with the tenant) or create (also build and save)')),
+}, 'Viewer settings: locale, timezone, allowAi, commentEventText, explore, plus any further keys kept as given');
 
 /** DESIGN "Generate Session": unknown top-level fields are refused, so a misspelt embedTenantName is not ignored. */
 export const GenerateSessionBody = Type.Object({
@@ -130,6 +136,7 @@ export const CurrentSessionResponse = Type.Object({
       embedTheme: Type.Object({}, { additionalProperties: true, description: "Generate Session's embedTheme, applied before any set-theme" }),
       defaults: EmbedDefaults,
       commentEventText: Type.Boolean({ description: "Generate Session's settings.commentEventText: svc:event:comment carries the comment's text" }),
+      explore: ExploreLevelSchema("Generate Session's settings.explore: none, view or create"),
     }),
     Type.Object({
       mode: Type.Literal('private'),
@@ -141,6 +148,7 @@ export const CurrentSessionResponse = Type.Object({
       embedTheme: Type.Object({}, { additionalProperties: true }),
       defaults: EmbedDefaults,
       commentEventText: Type.Boolean({ description: 'false: a private embed shows no comment panel' }),
+      explore: Type.Literal('none', { description: 'A platform user explores in the console, not in a private embed' }),
     }),
     Type.Null(),
   ]),

@@ -13,6 +13,7 @@ import type { ChangeFeed } from '../db/db.database.js';
 import type { Database } from '../db/db.schema.js';
 import { tokenTimeline } from './sessions.config.js';
 import type { EmbedLifetimes } from './sessions.config.js';
+import { readExploreLevel } from './sessions.explore.js';
 import { SECURITY_CONTEXT_MAX_BYTES } from './sessions.schema.js';
 import type { CurrentSessionResponse, EmbedUser, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
 import {
@@ -325,7 +326,7 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
     return {
       session: {
         mode: 'private', deploymentId: null, embedTenant: null, embedUserId: null, userId: principal.userId,
-        allowEmbedComments: account.allowEmbedComments, embedTheme: {}, defaults: { timezone: account.timezone, locale: account.locale }, commentEventText: false,
+        allowEmbedComments: account.allowEmbedComments, embedTheme: {}, defaults: { timezone: account.timezone, locale: account.locale }, commentEventText: false, explore: 'none',
       },
     };
   }
@@ -342,6 +343,7 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
       embedTheme: parseJsonObject(row?.theme),
       defaults: { timezone: textOrNull(settings.timezone) ?? account.timezone, locale: textOrNull(settings.locale) ?? account.locale },
       commentEventText: settings.commentEventText === true,
+      explore: readExploreLevel(settings),
     },
   };
 }

@@ -388,7 +388,7 @@ describeEachDialect('embed sessions', (t) => {
       const { token, sessionId } = await viewerToken({ embedTenantName: 'customer-w' });
       const res = await app.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${token}` } });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ session: { mode: 'signed', deploymentId: s.refs.prod, embedTenant: 'customer-w', embedUserId: expect.any(Number), userId: null, allowEmbedComments: false, embedTheme: {}, defaults: { timezone: null, locale: null }, commentEventText: false } });
+      expect(res.json()).toEqual({ session: { mode: 'signed', deploymentId: s.refs.prod, embedTenant: 'customer-w', embedUserId: expect.any(Number), userId: null, allowEmbedComments: false, embedTheme: {}, defaults: { timezone: null, locale: null }, commentEventText: false, explore: 'none' } });
       expect((await app.inject({ url: '/api/v1/embed/session' })).json()).toEqual({ session: null });
       // The host's backend opts in to comment text on the page's svc:event:comment when it mints the session.
       const withText = await viewerToken({ embedTenantName: 'customer-w', settings: { commentEventText: true } });
@@ -396,6 +396,14 @@ describeEachDialect('embed sessions', (t) => {
       const refused = await generate({ deploymentId: s.refs.prod, externalId: 'bad-setting', settings: { commentEventText: 'yes' } });
       expect(refused.statusCode).toBe(400);
       expect(refused.json().error.field).toContain('commentEventText');
+      // settings.explore (issue 35): the embed learns the level it was minted with; an unknown level is a 400.
+      for (const level of ['view', 'create'] as const) {
+        const explorer = await viewerToken({ embedTenantName: 'customer-w', settings: { explore: level } });
+        expect((await app.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${explorer.token}` } })).json().session.explore).toBe(level);
+      }
+      const badLevel = await generate({ deploymentId: s.refs.prod, externalId: 'bad-level', settings: { explore: 'edit' } });
+      expect(badLevel.statusCode).toBe(400);
+      expect(badLevel.json().error.field).toContain('explore');
       expect((await revoke({ sessionId })).statusCode).toBe(204);
       expect((await app.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${token}` } })).json()).toEqual({ session: null });
     });
