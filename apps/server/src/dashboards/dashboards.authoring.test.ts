@@ -87,6 +87,16 @@ describeEachDialect('dashboards through the authoring API', (t) => {
     expect((await widgetData(publicId)).length).toBe(12);
   });
 
+  it('keeps translated content (issue 38) through the draft, the publish and the embed\'s read', async () => {
+    const publicId = `translated-${suffix}`;
+    const translations = { ja: { title: '月別売上', 'widgets.revenue.title': '売上' }, 'pt-BR': { title: 'Receita por mês' } };
+    const body = revenueByMonth();
+    const created = await create({ ...body, publicId, config: { ...body.config, translations } });
+    expect(created.statusCode, created.body).toBe(201);
+    expect((await call('POST', `/api/v1/dashboards/${publicId}/publish`, admin())).statusCode).toBe(200);
+    expect((await embedGet(publicId)).json()).toMatchObject({ publicId, title: 'Revenue by month', config: { translations } });
+  });
+
   it('keeps a changed draft from viewers until the next publish, lists the versions and restores one into the draft', async () => {
     const publicId = `versions-${suffix}`;
     await create({ ...revenueByMonth('First'), publicId });
@@ -135,6 +145,13 @@ describeEachDialect('dashboards through the authoring API', (t) => {
       ['an unknown folder', { ...revenueByMonth(), folderId: 2147483000 }, 400, 'folderId'],
       ['a workbook as the folder', { ...revenueByMonth(), folderId: s.refs['wb-old'] }, 400, 'folderId'],
       ['a taken publicId', { ...revenueByMonth(), publicId: `authored-${suffix}` }, 409, 'publicId'],
+      // Translated content (issue 38): canonical locales, keys that name something of this dashboard, strings.
+      ['a locale in another spelling', { ...revenueByMonth(), config: { ...revenueByMonth().config, translations: { 'pt-br': { title: 'Receita' } } } }, 400, 'config.translations.pt-br'],
+      ['a locale that is none', { ...revenueByMonth(), config: { ...revenueByMonth().config, translations: { 'not a locale!': { title: 'x' } } } }, 400, 'config.translations.not a locale!'],
+      ['a translated widget that is not there', { ...revenueByMonth(), config: { ...revenueByMonth().config, translations: { ja: { 'widgets.gone.title': '売上' } } } }, 400, 'config.translations.ja.widgets.gone.title'],
+      ['markdown of a CHART', { ...revenueByMonth(), config: { ...revenueByMonth().config, translations: { ja: { 'widgets.revenue.markdown': '# x' } } } }, 400, 'config.translations.ja.widgets.revenue.markdown'],
+      ['an unknown text key', { ...revenueByMonth(), config: { ...revenueByMonth().config, translations: { ja: { subtitle: 'x' } } } }, 400, 'config.translations.ja.subtitle'],
+      ['a title too long', { ...revenueByMonth(), config: { ...revenueByMonth().config, translations: { ja: { title: 'x'.repeat(2001) } } } }, 400, 'config.translations.ja.title'],
     ];
     const before = await t().db.kysely.selectFrom('dashboards').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
     for (const [what, body, status, field] of cases) {

@@ -10,6 +10,7 @@ import { isUniqueViolation } from '../db/db.database.js';
 import { findFolder, findParentFolder, hasEditorGrant, insertWorkspaceItem, selectReportIds } from '../workspace/workspace.store.js';
 import { parseJson, presentDashboard, presentReportSnapshot } from '../workspace/workspace.presenter.js';
 import type { Dashboard, DashboardConfig, ReportSnapshot } from '../workspace/workspace.dashboard-schema.js';
+import { translationsProblem } from '../workspace/workspace.translations.js';
 import { canCreateDashboardIn, canEditDashboard, canEditWithoutGrants } from './dashboards.policy.js';
 import type { EditorReach } from './dashboards.policy.js';
 import { canReachWorkbook } from './dashboards.service.js';
@@ -131,6 +132,8 @@ async function checkDraft(ctx: AuthoringContext, principal: PlatformUserPrincipa
       throw AppError.at('invalid_body', `config.widgets[${w}].config.reportId`, `names no report snapshot of this dashboard (${reportId})`);
     }
   });
+  const translation = translationsProblem(input.config);
+  if (translation !== undefined) throw AppError.at('invalid_body', `config.${translation.field}`, translation.message);
   const given = snapshots.flatMap((s) => (typeof s.reportId === 'number' ? [s.reportId] : []));
   const reports = new Set(await selectReportIds(ctx.db, principal.accountId, deploymentId, given));
   snapshots.forEach((snapshot, s) => {

@@ -4,6 +4,7 @@ import { normalizeEmail, normalizeExternalId } from '../accounts/accounts.identi
 import { duckDbSourceProblem } from '../data/warehouse/warehouse.duckdb.js';
 import { semanticViewsProblem } from '../data/data.views.js';
 import { policyAwareSqlProblem } from '../data/policy/policy.access.js';
+import { translationsProblem } from '../workspace/workspace.translations.js';
 import type { ImportDashboard, ImportDeployment, ImportGrant, ImportItem } from './import.deployment-schema.js';
 import { importFileSchema } from './import.schema.js';
 import type { ImportAccount, ImportEmbedTenant, ImportFile, ImportGroup, ImportUser } from './import.schema.js';
@@ -245,6 +246,12 @@ function checkDashboard(deployment: DeploymentRefs, item: ImportItem, ip: string
   const { publicIds } = deployment.file;
   if (publicIds.has(item.dashboard.publicId)) throw new ImportError(`${ip}.dashboard.publicId`, `duplicate publicId "${item.dashboard.publicId}"`);
   publicIds.add(item.dashboard.publicId);
+  for (const key of ['config', 'draftConfig'] as const) {
+    const config = item.dashboard[key] as { translations?: unknown; widgets?: unknown } | null | undefined;
+    const widgets = (Array.isArray(config?.widgets) ? config.widgets as unknown[] : []).filter((w): w is { id: string; type: string } => typeof (w as { id?: unknown } | null)?.id === 'string');
+    const problem = config === undefined || config === null ? undefined : translationsProblem({ translations: config.translations, widgets });
+    if (problem !== undefined) throw new ImportError(`${ip}.dashboard.${key}.${problem.field}`, problem.message);
+  }
   deployment.dashboards.push({ dashboard: item.dashboard, path: `${ip}.dashboard` });
 }
 

@@ -549,6 +549,17 @@ describeEachDialect('import file', (t) => {
       { rule: 'a duckdb table name that is not an identifier', edit: (f) => put(f, dataSource, { type: 'duckdb', files: { 'order-lines': 'lines.parquet' } }), path: `${dataSource}.files.order-lines` },
       { rule: 'a duckdb table named twice, in two cases', edit: (f) => put(f, dataSource, { type: 'duckdb', files: { Orders: 'a.csv', orders: 'b.csv' } }), path: `${dataSource}.files.orders` },
       { rule: 'a duckdb file neither .parquet nor .csv', edit: (f) => put(f, dataSource, { type: 'duckdb', path: 'w.duckdb', files: { events: 'events/*.json' } }), path: `${dataSource}.files.events` },
+      // Translated content (issue 38), checked as the authoring API checks it, at the path of the file.
+      {
+        rule: 'a translation locale in another spelling',
+        edit: (f) => put(f, '$.accounts[0].deployments[0].items[0].children[0].dashboard.config', { translations: { 'pt-br': { title: 'Receita' } } }),
+        path: '$.accounts[0].deployments[0].items[0].children[0].dashboard.config.translations.pt-br',
+      },
+      {
+        rule: 'a translation of a widget the draft lacks',
+        edit: (f) => put(f, '$.accounts[0].deployments[0].items[0].children[0].dashboard.draftConfig', { widgets: [], translations: { ja: { 'widgets.w1.title': '売上' } } }),
+        path: '$.accounts[0].deployments[0].items[0].children[0].dashboard.draftConfig.translations.ja.widgets.w1.title',
+      },
       {
         rule: 'a tenantName used twice in the file',
         edit: (f, s) => put(f, '$.accounts[1]', { ...secondAccount(s), tenantName: tenant(s) }),

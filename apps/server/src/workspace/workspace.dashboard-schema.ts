@@ -72,6 +72,9 @@ export const DashboardConfig = Type.Object(
     settings: Type.Optional(Nullable(AnyObject)),
     theme: Type.Optional(Nullable(AnyObject)),
     widgets: Type.Optional(Nullable(Type.Array(DashboardWidget))),
+    translations: Type.Optional(Nullable(Type.Record(Type.String(), Type.Record(Type.String(), Type.String()), {
+      description: 'Translated content (docs/authoring.md): locale (canonical BCP 47, e.g. "ja", "pt-BR") -> text key ("title", "description", "widgets.<id>.title", "widgets.<id>.markdown" of a TEXT widget) -> text. The embed shows the viewer\'s locale, then its language, then the words above',
+    }))),
   },
   { title: 'DashboardConfig' },
 );
