@@ -15,6 +15,10 @@ export interface CurrentSession {
   commentEventText: boolean;
   /** Generate Session's settings.explore (issue 35): none, view (open shared charts and views) or create (also build and save). */
   explore: 'none' | 'view' | 'create';
+  /** Generate Session's filters: what the embed starts with (issue 38). */
+  filters: Record<string, unknown>;
+  /** The members among them the host locked (settings.lockedFilters): shown without a remove button. */
+  lockedFilters: string[];
 }
 
 export interface WidgetPosition { x: number; y: number; w: number; h: number }

@@ -29,7 +29,7 @@ import type { CommentStreamSettings } from './comments/comments.stream.js';
 import { dashboardRoutes } from './dashboards/dashboards.routes.js';
 import { deploymentRoutes } from './deployments/deployments.routes.js';
 import { dashboardAuthoringRoutes } from './dashboards/dashboards.authoring.routes.js';
-import { draftChecks } from './data/data.views.js';
+import { draftChecks, sessionFilterCheck } from './data/data.views.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
 import { cubeRoutes } from './cube/cube.routes.js';
@@ -176,7 +176,7 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   subscribeWebhookOutbox(events, wakeDelivery);
 
   const signer = await loadTokenSigner(ctx.db, config.jwtSecret, ctx.now);
-  const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes, changes: db.changes, events };
+  const sessions: SessionContext = { ...ctx, signer, lifetimes: config.embedLifetimes, changes: db.changes, events, checkFilters: sessionFilterCheck(ctx) };
   const credentialCacheEntries = options.credentialCacheEntries ?? 10_000;
   const accountCredentials = new AccountCredentials(ctx, db.changes, credentialCacheEntries);
   const embedTokens = new EmbedTokenCredentials(ctx, signer, db.changes, credentialCacheEntries);

@@ -65,7 +65,15 @@ export interface EmbedAccessContext {
   securityContext: Readonly<Record<string, unknown>>;
   userAttributes: Readonly<Record<string, unknown>>;
   groups: readonly string[];
+  /**
+   * Generate Session's filters when it locked them (settings.lockedFilters; issue 38), in the viewer filter format:
+   * every query of the session applies them (data.scope), and the viewer's own filters may not name their members.
+   */
+  lockedFilters: Readonly<Record<string, LockedFilterValue>>;
 }
+
+/** A locked filter's value, in the viewer filter format: a value, a list, or a range. */
+export type LockedFilterValue = string | number | boolean | Array<string | number | boolean> | { gte?: string | number | boolean; lte?: string | number | boolean };
 
 /** No credential, or none that resolved. */
 export interface AnonymousPrincipal {

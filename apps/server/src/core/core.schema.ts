@@ -51,3 +51,19 @@ export const PageInfo = Type.Object(
   { title: 'PageInfo' },
 );
 export type PageInfo = Static<typeof PageInfo>;
+
+/** A semantic member's name: `<view>.<member>`. */
+export const MemberName = '^[A-Za-z_][A-Za-z0-9_]{0,62}\\.[A-Za-z_][A-Za-z0-9_]{0,62}$';
+
+export const FilterScalar = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]);
+
+/** A viewer's filters by member: what widget data requests, Generate Session and saved views take. */
+export const ViewerFilters = Type.Record(
+  Type.String({ pattern: MemberName }),
+  Nullable(Type.Union([
+    FilterScalar,
+    Type.Array(FilterScalar, { maxItems: 1000 }),
+    Type.Object({ gte: Type.Optional(FilterScalar), lte: Type.Optional(FilterScalar) }, { additionalProperties: false }),
+  ])),
+  { description: 'The viewer\'s filters by member (`f_<semantic_view>.<dimension>=<JSON>` of the embed URL): a value, a list, or {gte, lte}; null: none' },
+);

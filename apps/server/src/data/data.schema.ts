@@ -1,21 +1,10 @@
 import { Type } from 'typebox';
-import { Nullable } from '../core/core.schema.js';
+import { FilterScalar, MemberName, Nullable, ViewerFilters } from '../core/core.schema.js';
 import { GRANULARITIES } from './semantic/semantic.model.js';
 import { SemanticQuery } from './semantic/semantic.query.js';
 
 /** Request and response schemas of the data endpoints (also the OpenAPI document). */
-const Scalar = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]);
-const MemberName = '^[A-Za-z_][A-Za-z0-9_]{0,62}\\.[A-Za-z_][A-Za-z0-9_]{0,62}$';
-
-const ViewerFilters = Type.Record(
-  Type.String({ pattern: MemberName }),
-  Nullable(Type.Union([
-    Scalar,
-    Type.Array(Scalar, { maxItems: 1000 }),
-    Type.Object({ gte: Type.Optional(Scalar), lte: Type.Optional(Scalar) }, { additionalProperties: false }),
-  ])),
-  { description: 'The viewer\'s filters by member (`f_<semantic_view>.<dimension>=<JSON>` of the embed URL): a value, a list, or {gte, lte}; null: none' },
-);
+const Scalar = FilterScalar;
 
 export const WidgetDataBody = Type.Object(
   {

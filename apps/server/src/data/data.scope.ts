@@ -8,8 +8,9 @@ import { selectGroupNamesOfUser } from '../workspace/workspace.store.js';
 import type { ResultCache } from './cache/cache.results.js';
 import type { MetadataReads } from './data.metadata.js';
 import { openDataSource } from './warehouse/warehouse.sources.js';
-import { ModelAccess } from './policy/policy.access.js';
-import type { AccessSubject } from './policy/policy.access.js';
+import { lockedFilter, ModelAccess } from './policy/policy.access.js';
+import type { AccessSubject, LockedFilter } from './policy/policy.access.js';
+import { viewerValueFilters } from './data.viewer.js';
 import type { RollupStore } from './preagg/preagg.store.js';
 import { SemanticModel } from './semantic/semantic.model.js';
 import type { DataSourceConfig, SemanticView } from './semantic/semantic.model.js';
@@ -74,11 +75,25 @@ async function accessSubjectOf(ctx: ServiceContext, principal: PlatformUserPrinc
   };
 }
 
+/**
+ * An embed session's locked filters (issue 38) as query filters. Generate Session checked them against the model;
+ * one whose dimension the model no longer has matches no row (a lock is never dropped).
+ */
+function lockedFiltersOf(principal: PlatformUserPrincipal | EmbedPrincipal, model: SemanticModel): LockedFilter[] {
+  if (principal.kind !== 'embed') return [];
+  return Object.entries(principal.access.lockedFilters).flatMap(([member, value]): LockedFilter[] => {
+    const [viewName, memberName] = member.split('.') as [string, string | undefined];
+    const dimension = model.views.get(viewName)?.dimensions.find((d) => d.name === memberName);
+    if (dimension === undefined) return [{ view: viewName, filter: { never: `the locked filter's dimension ${member} is no longer in the model` } }];
+    return viewerValueFilters(member, dimension.type === 'time', value).map((filter) => lockedFilter(filter, viewName));
+  });
+}
+
 /** The scope a principal's queries on a deployment run in (`timezone`: the viewer's ask, else the account's). */
 export async function openDataScope(ctx: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, deploymentId: number, timezone: string | undefined, force = false): Promise<DataScope> {
   const { source, model } = await deploymentModel(ctx, principal.accountId, deploymentId);
   const [zone, subject] = await Promise.all([resolveTimezone(ctx, principal.accountId, timezone), accessSubjectOf(ctx, principal, model)]);
-  return { accountId: principal.accountId, deploymentId, source, model, timezone: zone, access: new ModelAccess(model, subject), force };
+  return { accountId: principal.accountId, deploymentId, source, model, timezone: zone, access: new ModelAccess(model, subject, lockedFiltersOf(principal, model)), force };
 }
 
 /** The deployment's data source and semantic model: its own, or the bundled demo warehouse's. */

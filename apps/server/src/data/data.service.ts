@@ -11,7 +11,7 @@ import type { SourcedResult } from './data.run.js';
 import { openDataScope } from './data.scope.js';
 import type { DataContext, DataScope } from './data.scope.js';
 import { checkSnapshotQuery, offeredSwapFault, snapshotOf, snapshotQuery } from './data.snapshot.js';
-import { checkViewerFilter, memberTitle, swapFields, swappedTitle, unique, viewerFilters, withGranularity } from './data.viewer.js';
+import { checkViewerFilter, memberTitle, refuseLockedFilters, swapFields, swappedTitle, unique, viewerFilters, withGranularity } from './data.viewer.js';
 import type { ViewerFilterValue } from './data.viewer.js';
 import type { DimensionType, Granularity } from './semantic/semantic.model.js';
 import { parseSemanticQuery } from './semantic/semantic.query.js';
@@ -53,6 +53,7 @@ export interface WidgetData extends QueryResult {
  * dashboard is checked as for reading it.
  */
 export async function widgetData(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, widgetId: string, request: WidgetDataRequest): Promise<WidgetData> {
+  if (principal.kind === 'embed') refuseLockedFilters(principal.access.lockedFilters, request.filters);
   const reader = readerOf(principal);
   const dashboard = await checkReadableDashboard(dc, reader, publicId, (id) => dc.reads.dashboard(dc, principal.accountId, id));
   const widgets = dashboard.parsedConfig.widgets ?? [];
@@ -123,6 +124,7 @@ export interface CheckedFilter {
  * `set-filter`, so that a filter every widget would refuse is refused once, as an invalid action (issue 31).
  */
 export async function checkFilters(dc: DataContext, principal: PlatformUserPrincipal | EmbedPrincipal, publicId: string, request: { filters: Record<string, ViewerFilterValue>; timezone?: string }): Promise<{ filters: CheckedFilter[] }> {
+  if (principal.kind === 'embed') refuseLockedFilters(principal.access.lockedFilters, request.filters);
   const dashboard = await checkReadableDashboard(dc, readerOf(principal), publicId, (id) => dc.reads.dashboard(dc, principal.accountId, id));
   const scope = await openDataScope(dc, principal, dashboard.deployment_id, request.timezone);
   return {

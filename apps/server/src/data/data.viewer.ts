@@ -37,6 +37,33 @@ export function checkViewerFilter(type: string, value: Exclude<ViewerFilterValue
   }
 }
 
+/**
+ * The viewer's own filters may not name a member the host locked (issue 38; Generate Session's filters with
+ * settings.lockedFilters): a 400 naming `filters.<member>`. Clearing one (null) changes nothing and is let through.
+ */
+export function refuseLockedFilters(locked: Readonly<Record<string, unknown>>, filters: Readonly<Record<string, ViewerFilterValue>> | undefined): void {
+  for (const [member, value] of Object.entries(filters ?? {})) {
+    if (value !== null && Object.hasOwn(locked, member)) {
+      throw new AppError('invalid_parameter', `filters.${member}: the host locked this filter for the session; it cannot be changed here`, `filters.${member}`);
+    }
+  }
+}
+
+/** One viewer filter value (not null, already checked) as the query filters it means; an empty list means none. */
+export function viewerValueFilters(member: string, isTime: boolean, value: Exclude<ViewerFilterValue, null>): QueryFilter[] {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return [];
+    return [isTime ? { or: value.map((v) => ({ member, operator: 'inDateRange', values: [String(v)] }) as QueryFilter) } : { member, operator: 'equals', values: value }];
+  }
+  if (typeof value === 'object') {
+    const result: QueryFilter[] = [];
+    if (value.gte !== undefined) result.push({ member, operator: isTime ? 'afterOrOnDate' : 'gte', values: [value.gte] });
+    if (value.lte !== undefined) result.push({ member, operator: isTime ? 'beforeOrOnDate' : 'lte', values: [value.lte] });
+    return result;
+  }
+  return [isTime ? { member, operator: 'inDateRange', values: [String(value)] } : { member, operator: 'equals', values: [value] }];
+}
+
 /** A viewer's filters as query filters on the members this query can reach; the others are ignored for it. */
 export function viewerFilters(model: SemanticModel, query: SemanticQuery, filters: Record<string, ViewerFilterValue>, skip: string | undefined, timezone: string): { filters: QueryFilter[]; ignored: string[] } {
   const first = query.measures?.[0] ?? query.dimensions?.[0] ?? query.timeDimensions?.[0]?.dimension;
@@ -52,22 +79,8 @@ export function viewerFilters(model: SemanticModel, query: SemanticQuery, filter
       ignored.push(member);
       continue;
     }
-    const isTime = resolved.dimension.type === 'time';
     checkViewerFilter(resolved.dimension.type, value, field, timezone);
-    if (Array.isArray(value)) {
-      if (value.length === 0) continue;
-      result.push(isTime ? { or: value.map((v) => ({ member, operator: 'inDateRange', values: [String(v)] }) as QueryFilter) } : { member, operator: 'equals', values: value });
-    } else if (typeof value === 'object') {
-      if (isTime) {
-        if (value.gte !== undefined) result.push({ member, operator: 'afterOrOnDate', values: [value.gte] });
-        if (value.lte !== undefined) result.push({ member, operator: 'beforeOrOnDate', values: [value.lte] });
-      } else {
-        if (value.gte !== undefined) result.push({ member, operator: 'gte', values: [value.gte] });
-        if (value.lte !== undefined) result.push({ member, operator: 'lte', values: [value.lte] });
-      }
-    } else {
-      result.push(isTime ? { member, operator: 'inDateRange', values: [String(value)] } : { member, operator: 'equals', values: [value] });
-    }
+    result.push(...viewerValueFilters(member, resolved.dimension.type === 'time', value));
   }
   return { filters: result, ignored };
 }

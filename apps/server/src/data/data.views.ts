@@ -9,6 +9,8 @@ import { DEMO_SEMANTIC_VIEWS } from './warehouse/warehouse.demo.js';
 import { accessPolicyProblem } from './policy/policy.access.js';
 import { withoutPolicies } from './policy/policy.query.js';
 import { preAggregationProblem } from './preagg/preagg.definitions.js';
+import { checkViewerFilter } from './data.viewer.js';
+import type { ViewerFilterValue } from './data.viewer.js';
 import { SemanticModel } from './semantic/semantic.model.js';
 import type { SemanticView } from './semantic/semantic.model.js';
 
@@ -57,6 +59,12 @@ export function semanticViewsProblem(views: readonly SemanticView[]): { path: st
   return undefined;
 }
 
+/** A deployment's model as stored now (the demo's when it has none), read afresh: for checks of what is written. */
+async function storedModel(ctx: ServiceContext, accountId: number, deploymentId: number): Promise<SemanticModel> {
+  const deployment = await findDeployment(ctx.db, accountId, deploymentId);
+  return new SemanticModel(parseJson<SemanticView[]>(deployment?.semantic_views ?? null) ?? DEMO_SEMANTIC_VIEWS);
+}
+
 /**
  * The authoring API's checks of a dashboard draft (dashboards/dashboards.authoring.ts, given them by app.ts): what
  * the deployment's model, as stored now, cannot run of it, and whether raw SQL can be policy-aware.
@@ -64,10 +72,24 @@ export function semanticViewsProblem(views: readonly SemanticView[]): { path: st
 export function draftChecks(ctx: ServiceContext): DraftChecks {
   return {
     problems: async (accountId, deploymentId, config, snapshots) => {
-      const deployment = await findDeployment(ctx.db, accountId, deploymentId);
-      const model = new SemanticModel(parseJson<SemanticView[]>(deployment?.semantic_views ?? null) ?? DEMO_SEMANTIC_VIEWS);
-      return dashboardProblems(model, config, snapshots);
+      return dashboardProblems(await storedModel(ctx, accountId, deploymentId), config, snapshots);
     },
     policyAwareSqlProblem: (sql) => policyAwareSqlProblem(sql ?? undefined),
+  };
+}
+
+/**
+ * Generate Session's check of its filters (issue 38; sessions/ is given it by app.ts): each names a dimension of
+ * the deployment's model, with values of its type, as a viewer's filter would; a 400 naming `filters.<member>`.
+ * The host's backend sets them, so no access policy is asked.
+ */
+export function sessionFilterCheck(ctx: ServiceContext): (accountId: number, deploymentId: number, filters: Readonly<Record<string, unknown>>) => Promise<void> {
+  return async (accountId, deploymentId, filters) => {
+    const model = await storedModel(ctx, accountId, deploymentId);
+    for (const [member, value] of Object.entries(filters)) {
+      const field = `filters.${member}`;
+      const resolved = model.dimension(member, field);
+      if (value !== null) checkViewerFilter(resolved.dimension.type, value as Exclude<ViewerFilterValue, null>, field, 'UTC');
+    }
   };
 }

@@ -363,7 +363,7 @@ describeEachDialect('embed pages', (t) => {
       expect(res.json()).toEqual({
         session: {
           mode: 'private', deploymentId: null, embedTenant: null, embedUserId: null, userId: a.refs.alice,
-          allowEmbedComments: false, embedTheme: {}, defaults: { timezone: null, locale: null }, commentEventText: false, explore: 'none',
+          allowEmbedComments: false, embedTheme: {}, defaults: { timezone: null, locale: null }, commentEventText: false, explore: 'none', filters: {}, lockedFilters: [],
         },
       });
     });

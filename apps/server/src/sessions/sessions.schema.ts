@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { ErrorResponse, Id } from '../core/core.schema.js';
+import { ErrorResponse, Id, ViewerFilters } from '../core/core.schema.js';
 
 /** DESIGN "Generate Session": embed tenant names. */
 export const EMBED_TENANT_NAME_PATTERN = '^[a-z][a-z0-9-]{0,34}[a-z0-9]$';
@@ -26,8 +26,9 @@ export const EmbedSettings = Open({
   timezone: Type.Optional(Text(64)),
   allowAi: Type.Optional(Type.Boolean()),
   commentEventText: Type.Optional(Type.Boolean({ description: "true: the embed's svc:event:comment carries the comment's text (docs/embedding.md)" })),
+  lockedFilters: Type.Optional(Type.Boolean({ description: "true: Generate Session's filters are locked (docs/embedding.md \"Locked filters\"): the viewer cannot remove or change them, and every data path of the session applies them" })),
   explore: Type.Optional(ExploreLevelSchema('Exploration in the embed (docs/explore.md): none (the default), view (open the charts and views shared with the tenant) or create (also build and save)')),
-}, 'Viewer settings: locale, timezone, allowAi, commentEventText, explore, plus any further keys kept as given');
+}, 'Viewer settings: locale, timezone, allowAi, commentEventText, lockedFilters, explore, plus any further keys kept as given');
 
 /** DESIGN "Generate Session": unknown top-level fields are refused, so a misspelt embedTenantName is not ignored. */
 export const GenerateSessionBody = Type.Object({
@@ -49,6 +50,7 @@ export const GenerateSessionBody = Type.Object({
     minItems: 1, maxItems: 100,
     description: 'The publicIds this session may open (their data, comments and exports); default: every embeddable dashboard of the deployment. Recommended',
   })),
+  filters: Type.Optional({ ...ViewerFilters, maxProperties: 50, description: "Filters the embed starts with, in the viewer filter format (a value, a list, or {gte, lte} by dimension); with settings.lockedFilters, locked: applied to every data path of the session and not removable (docs/embedding.md \"Locked filters\")" }),
   settings: Type.Optional(EmbedSettings),
 }, { additionalProperties: false });
 
@@ -137,6 +139,8 @@ export const CurrentSessionResponse = Type.Object({
       defaults: EmbedDefaults,
       commentEventText: Type.Boolean({ description: "Generate Session's settings.commentEventText: svc:event:comment carries the comment's text" }),
       explore: ExploreLevelSchema("Generate Session's settings.explore: none, view or create"),
+      filters: Type.Object({}, { additionalProperties: true, description: "Generate Session's filters: what the embed starts with" }),
+      lockedFilters: Type.Array(Type.String(), { description: 'The members whose filter the host locked (settings.lockedFilters): shown without a remove button, refused in the viewer\'s own filters' }),
     }),
     Type.Object({
       mode: Type.Literal('private'),
@@ -149,6 +153,8 @@ export const CurrentSessionResponse = Type.Object({
       defaults: EmbedDefaults,
       commentEventText: Type.Boolean({ description: 'false: a private embed shows no comment panel' }),
       explore: Type.Literal('none', { description: 'A platform user explores in the console, not in a private embed' }),
+      filters: Type.Object({}, { additionalProperties: true, description: 'A private embed starts with no filters' }),
+      lockedFilters: Type.Array(Type.String(), { description: 'A private embed locks none' }),
     }),
     Type.Null(),
   ]),

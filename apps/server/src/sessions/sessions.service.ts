@@ -49,6 +49,11 @@ export interface SessionContext extends ServiceContext {
   signer: TokenSigner;
   changes: ChangeFeed;
   events: EventPublisher<SessionEvents>;
+  /**
+   * Checks Generate Session's filters against the deployment's model (each a dimension, each value of its type): a
+   * 400 naming `filters.<member>`. Given by app.ts: sessions/ sits below data/, which reads sessions.
+   */
+  checkFilters: (accountId: number, deploymentId: number, filters: Readonly<Record<string, unknown>>) => Promise<void>;
 }
 
 export const SESSION_ID_PREFIX = 'ses_';
@@ -97,6 +102,10 @@ export async function generateSession(ctx: SessionContext, principal: PlatformUs
       throw new AppError('invalid_body', `body dashboards[${missing}]: deployment ${body.deploymentId} has no dashboard ${JSON.stringify(body.dashboards![missing])}`, `dashboards[${missing}]`);
     }
   }
+  // The filters the embed starts with (issue 38), locked with settings.lockedFilters; a null value sets nothing.
+  const filters = Object.fromEntries(Object.entries(body.filters ?? {}).filter(([, value]) => value !== null));
+  if (Object.keys(filters).length > 0) await ctx.checkFilters(accountId, body.deploymentId, filters);
+  const lockedFilters = body.settings?.lockedFilters === true ? filters : {};
   const now = ctx.now();
   const nowIso = isoTimestamp(now);
   const expiresAt = isoTimestamp(new Date(now.getTime() + ctx.lifetimes.sessionTtlMs));
@@ -125,7 +134,7 @@ export async function generateSession(ctx: SessionContext, principal: PlatformUs
       account_id: accountId, deployment_id: body.deploymentId, embed_tenant_id: embedTenantId, embed_user_id: embedUserId, user_id: userId,
       digest: digestSecret(sessionId), theme: JSON.stringify(body.embedTheme ?? {}), settings: JSON.stringify(body.settings ?? {}),
       created_at: nowIso, expires_at: expiresAt,
-      access_context: JSON.stringify({ securityContext, ...access }), dashboards: dashboards === null ? null : JSON.stringify(dashboards), preview: null,
+      access_context: JSON.stringify({ securityContext, ...access, filters, lockedFilters }), dashboards: dashboards === null ? null : JSON.stringify(dashboards), preview: null,
     });
   });
   return { sessionId, expiresAt };
@@ -191,6 +200,7 @@ export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: num
       securityContext: objectOrEmpty(context.securityContext),
       userAttributes: objectOrEmpty(context.userAttributes),
       groups: Array.isArray(context.groups) ? context.groups.filter((g): g is string => typeof g === 'string') : [],
+      lockedFilters: objectOrEmpty(context.lockedFilters) as EmbedPrincipal['access']['lockedFilters'],
     },
     // Anything but a list of names opens nothing: a session is never widened by a bad row.
     dashboards: dashboards === null ? null : Array.isArray(dashboards) ? dashboards.filter((d): d is string => typeof d === 'string') : [],
@@ -327,6 +337,7 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
       session: {
         mode: 'private', deploymentId: null, embedTenant: null, embedUserId: null, userId: principal.userId,
         allowEmbedComments: account.allowEmbedComments, embedTheme: {}, defaults: { timezone: account.timezone, locale: account.locale }, commentEventText: false, explore: 'none',
+        filters: {}, lockedFilters: [],
       },
     };
   }
@@ -344,6 +355,8 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
       defaults: { timezone: textOrNull(settings.timezone) ?? account.timezone, locale: textOrNull(settings.locale) ?? account.locale },
       commentEventText: settings.commentEventText === true,
       explore: readExploreLevel(settings),
+      filters: objectOrEmpty(parseJsonObject(row?.access_context).filters),
+      lockedFilters: Object.keys(principal.access.lockedFilters),
     },
   };
 }

@@ -182,8 +182,8 @@ export async function deleteEmbedUser(db: Kysely<Database>, accountId: number, e
 }
 
 /** The embedTheme and settings (JSON text) a session was minted with. */
-export async function findSessionPresentation(db: Kysely<Database>, accountId: number, sessionRowId: number): Promise<{ theme: string; settings: string } | undefined> {
-  return db.selectFrom('embed_sessions').select(['theme', 'settings']).where('account_id', '=', accountId).where('id', '=', sessionRowId).executeTakeFirst();
+export async function findSessionPresentation(db: Kysely<Database>, accountId: number, sessionRowId: number): Promise<{ theme: string; settings: string; access_context: string | null } | undefined> {
+  return db.selectFrom('embed_sessions').select(['theme', 'settings', 'access_context']).where('account_id', '=', accountId).where('id', '=', sessionRowId).executeTakeFirst();
 }
 
 export type ServerKeyRow = Selectable<Database['server_keys']>;

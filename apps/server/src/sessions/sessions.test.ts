@@ -388,7 +388,7 @@ describeEachDialect('embed sessions', (t) => {
       const { token, sessionId } = await viewerToken({ embedTenantName: 'customer-w' });
       const res = await app.inject({ url: '/api/v1/embed/session', headers: { authorization: `Embed-Token ${token}` } });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ session: { mode: 'signed', deploymentId: s.refs.prod, embedTenant: 'customer-w', embedUserId: expect.any(Number), userId: null, allowEmbedComments: false, embedTheme: {}, defaults: { timezone: null, locale: null }, commentEventText: false, explore: 'none' } });
+      expect(res.json()).toEqual({ session: { mode: 'signed', deploymentId: s.refs.prod, embedTenant: 'customer-w', embedUserId: expect.any(Number), userId: null, allowEmbedComments: false, embedTheme: {}, defaults: { timezone: null, locale: null }, commentEventText: false, explore: 'none', filters: {}, lockedFilters: [] } });
       expect((await app.inject({ url: '/api/v1/embed/session' })).json()).toEqual({ session: null });
       // The host's backend opts in to comment text on the page's svc:event:comment when it mints the session.
       const withText = await viewerToken({ embedTenantName: 'customer-w', settings: { commentEventText: true } });

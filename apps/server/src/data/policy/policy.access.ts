@@ -146,6 +146,31 @@ export function viewAccess(view: SemanticView, subject: AccessSubject): ViewAcce
   return { members, rows };
 }
 
+/** A filter of literal values as a bound one (a value with braces stays a value: locked filters name no reference). */
+function literal(filter: QueryFilter): BoundFilter {
+  if ('and' in filter) return { and: filter.and.map(literal) };
+  if ('or' in filter) return { or: filter.or.map(literal) };
+  return filter;
+}
+
+/** A locked filter (issue 38) on the view it restricts: literal values, or `never` when its dimension is gone. */
+export interface LockedFilter {
+  view: string;
+  filter: BoundFilter;
+}
+
+/** A locked filter of literal values on a view. */
+export function lockedFilter(filter: QueryFilter, view: string): LockedFilter {
+  return { view, filter: literal(filter) };
+}
+
+/** A view's access with the locked filters on its own members ANDed into every row list it allows. */
+function withLocked(access: ViewAccess, view: SemanticView, locked: readonly LockedFilter[]): ViewAccess {
+  const mine = locked.filter((entry) => entry.view === view.name).map((entry) => entry.filter);
+  if (mine.length === 0) return access;
+  return { members: access.members, rows: access.rows === 'all' ? [mine] : access.rows.map((list) => [...list, ...mine]) };
+}
+
 /**
  * One viewer's access to a deployment's semantic model, computed per view on first use. Every query the data
  * path compiles carries one: it refuses a hidden member (403 naming it) and adds the row filters of every view
@@ -155,16 +180,23 @@ export class ModelAccess {
   readonly #model: SemanticModel;
   readonly #subject: AccessSubject;
   readonly #views = new Map<string, ViewAccess>();
+  readonly #locked: readonly LockedFilter[];
 
-  constructor(model: SemanticModel, subject: AccessSubject) {
+  /**
+   * `locked`: filters the session's host locked (Generate Session's filters with settings.lockedFilters; issue 38),
+   * each on its view. Each is ANDed into the rows of its view, as a row filter of a policy is: every query that
+   * reads the view applies it, on every data path.
+   */
+  constructor(model: SemanticModel, subject: AccessSubject, locked: readonly LockedFilter[] = []) {
     this.#model = model;
     this.#subject = subject;
+    this.#locked = locked;
   }
 
   view(view: SemanticView): ViewAccess {
     let access = this.#views.get(view.name);
     if (access === undefined) {
-      access = viewAccess(view, this.#subject);
+      access = withLocked(viewAccess(view, this.#subject), view, this.#locked);
       this.#views.set(view.name, access);
     }
     return access;
