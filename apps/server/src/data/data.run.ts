@@ -24,9 +24,13 @@ export type SourcedResult = QueryResult & { source: AnswerSource };
 /**
  * Runs a viewer's semantic query under its access policies (widgets, drill-downs, the AI and apps all come here).
  * `root`: the field the query stands at, which its errors name (default `query`; the AI's tool call: `toolCall`).
+ * `onlyRollups`: a plan that no built pre-aggregation answers is a 400 `query_too_broad` at `root`, nothing run.
  */
-export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root = 'query'): Promise<SourcedResult> {
-  return runPlan(dc, scope, planQuery(applyPolicies(scope.access, query, root), { ...planSettings(dc, scope), root }));
+export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root = 'query', onlyRollups = false): Promise<SourcedResult> {
+  const plan = planQuery(applyPolicies(scope.access, query, root), { ...planSettings(dc, scope), root });
+  // Issue 35: a data source marked exploreRequiresRollup answers viewers' own queries from built rollups only.
+  if (onlyRollups && plan.kind !== 'rollup') throw new AppError('query_too_broad', 'too broad: add a filter or a grain', root);
+  return runPlan(dc, scope, plan);
 }
 
 /** The statement a plan runs, where: what an admin's preview shows (data.preview.ts). */
