@@ -87,13 +87,15 @@ async function runPlan(dc: DataContext, scope: DataScope, plan: Plan): Promise<S
       await store.table(plan.target, plan.manifest);
       dc.cache.counters.rollupQueries++;
       const answer = await store.run(compiled.sql, compiled.parameters, compiled.limit);
-      return { value: { rows: answer.slice(0, compiled.limit), truncated: compiled.capped && answer.length > compiled.limit }, source: `rollup:${plan.name}` };
+      return { value: { rows: answer.slice(0, compiled.limit), truncated: answer.length > compiled.limit }, source: `rollup:${plan.name}` };
     }
     dc.cache.counters.warehouseQueries++;
     const { rows } = await dc.warehouses.get(scope.source).run(compiled.sql, compiled.parameters, { maxRows: compiled.limit, timeoutMs: dc.timeoutMs });
-    return { value: { rows: rows.slice(0, compiled.limit), truncated: compiled.capped && rows.length > compiled.limit }, source: 'warehouse' };
+    return { value: { rows: rows.slice(0, compiled.limit), truncated: rows.length > compiled.limit }, source: 'warehouse' };
   });
-  return { columns: compiled.columns, rows: value.rows, truncated: value.truncated, source };
+  // The entry keeps whether more rows matched; whether that is the row cap's doing is this query's: a query whose own
+  // limit equals another's cap (an explore query's at SVC_EXPLORE_MAX_ROWS) shares the entry, not the flag.
+  return { columns: compiled.columns, rows: value.rows, truncated: compiled.capped && value.truncated, source };
 }
 
 /**
