@@ -5,7 +5,7 @@
  * one fails at once. When a listed one is fixed, regenerate the list (`npm run lint:deps:baseline`) so it cannot
  * come back.
  */
-const FEATURES = '(accounts|audit|comments|cube|dashboards|data|deployments|embed|import|sessions|webhooks|workspace)';
+const FEATURES = '(accounts|audit|comments|cube|dashboards|data|deployments|embed|explore|import|sessions|webhooks|workspace)';
 
 /**
  * The data path's rooms (issue 32) and what each may import of the others: the flow runs one way, route -> scope ->

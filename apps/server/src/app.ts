@@ -34,6 +34,9 @@ import { auditRoutes } from './audit/audit.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
 import { cubeRoutes } from './cube/cube.routes.js';
 import { dataRoutes } from './data/data.routes.js';
+// Issue 35 explore.
+import { TenantGate } from './explore/explore.gate.js';
+import { exploreRoutes } from './explore/explore.routes.js';
 import { WarehouseRegistry } from './data/warehouse/warehouse.registry.js';
 import { ResultCache } from './data/cache/cache.results.js';
 import { MetadataReads } from './data/data.metadata.js';
@@ -253,6 +256,16 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   const dataContext = { ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(db.changes, options.metadataCacheEntries ?? 10_000) };
   await app.register(dataRoutes(dataContext, config.ai));
   await app.register(cubeRoutes(dataContext), { prefix: '/cubejs-api' });
+  // Issue 35 explore (docs/explore.md): the embed's meta and viewers' own queries. They run on warehouse connections
+  // of their own (a second registry: its own SQLite workers, its own PostgreSQL pool) with explore's row cap and
+  // statement timeout, so a tenant's exploration never holds the connections widgets answer from. Saved charts'
+  // finder (FindVisibleChartQuery, explore.service.ts) is wired here when they land.
+  const exploreWarehouses = new WarehouseRegistry({ timeoutMs: config.explore.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
+  app.addHook('onClose', () => exploreWarehouses.close());
+  await app.register(exploreRoutes({
+    data: { ...dataContext, warehouses: exploreWarehouses, rowCap: config.explore.maxRows, timeoutMs: config.explore.timeoutMs },
+    gate: new TenantGate(config.explore.tenantConcurrency),
+  }, { max: rateLimits.explorePerSession, windowMs: rateLimits.windowMs }));
   await app.ready();
   scheduler?.start();
   dispatcher?.start();

@@ -164,7 +164,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
   const prod = main.refs.prod!;
   const emailOf = (ref: string) => `${ref}-${main.tenantName.slice(2)}@test.invalid`;
   const viewer = (name: string, tenant: string): Promise<ViewerSession> =>
-    mintViewer(app, adminKey, { deploymentId: prod, externalId: id(name), embedTenantName: tenant, username: name, email: `${name}@customer.test` });
+    // Issue 35 explore: the viewers may explore, so that the fuzz reaches the explore routes past the level check.
+    mintViewer(app, adminKey, { deploymentId: prod, externalId: id(name), embedTenantName: tenant, username: name, email: `${name}@customer.test`, settings: { explore: 'create' } });
   const ann = await viewer('ann', 'customer-a');
   const ben = await viewer('ben', 'customer-a');
   const cid = await viewer('cid', 'customer-b');
@@ -313,7 +314,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     name: [id('named-by-the-fuzzer'), 'victim-tenant-3', 'Sales'],
     copyOf: [id('main'), id('draft'), id('foreign'), 'not-a-dashboard'],
   };
-  const embedPaths = /^\/api\/v1\/embed\/(dashboard|ai|deployments|session$)/;
+  // Issue 35 explore: meta$ and explore.
+  const embedPaths = /^\/api\/v1\/embed\/(dashboard|ai|deployments|session$|meta$|explore)/;
   const mainDashboard = { publicId: id('main') };
   const item = { deploymentId: prod, itemId: main.refs['wb-main']! };
   const exemplars: Record<string, Exemplar> = {
@@ -343,6 +345,9 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     checkDashboardFilters: { path: mainDashboard, body: { filters: { 'products.category': 'Books', 'orders.amount': { gte: 10 } } } },
     runAppQuery: { path: { publicId: id('app') }, body: { query: { measures: ['orders.count'], dimensions: ['orders.status'], limit: 10 } } },
     askQuestion: { body: { question: 'revenue by category', publicId: id('main') } },
+    // Issue 35 explore.
+    getEmbedMeta: {},
+    runExploreQuery: { body: { query: { measures: ['orders.count'], dimensions: ['orders.status'], limit: 10 }, timezone: 'Europe/Paris' } },
     createWebhookEndpoint: { body: { url: 'https://93.184.215.14/fuzz', eventTypes: ['comment.created', 'thread.resolved'], description: 'fuzz', includeCommentBody: true } },
     getWebhookEndpoint: { path: { endpointId: mainEndpoint } },
     updateWebhookEndpoint: { path: { endpointId: mainEndpoint }, body: { description: 'changed by the fuzzer', eventTypes: ['comment.created'] } },

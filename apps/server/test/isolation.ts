@@ -235,7 +235,9 @@ export async function seedIsolationWorld(
     return res.json().sessionId as string;
   };
   const mint = async (account: 'a' | 'b', body: Record<string, unknown>): Promise<MintedSession> => {
-    const sessionId = await generate(account, body);
+    // Issue 35 explore: every viewer of the matrix may explore (settings.explore create), so that the explore
+    // routes' cells answer what the credential, not the level, decides; a body's own settings replace it.
+    const sessionId = await generate(account, { settings: { explore: 'create' }, ...body });
     const exchanged = await app.inject({ method: 'POST', url: '/api/v1/embed/session/token', payload: { sessionId } });
     if (exchanged.statusCode !== 200) throw new Error(`session/token answered ${exchanged.statusCode}: ${exchanged.body}`);
     const token = exchanged.json().token as string;

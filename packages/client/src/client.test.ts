@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../apps/server/test/dialects.js';
+import { mintViewer } from '../../../apps/server/test/embed.js';
 import { seedAccount } from '../../../apps/server/test/factory.js';
 import { buildApp } from '../../../apps/server/src/app.js';
 import { testConfig } from '../../../apps/server/test/config.js';
@@ -14,6 +15,8 @@ describeEachDialect('@svc/client against a real server', (t) => {
   let server: FastifyInstance;
   let client: SvcClient;
   let deploymentId: number;
+  let baseUrl: string;
+  let adminKey: string;
   // Rollups of its own: the default directory is shared by every test file, and SQLite's fresh databases number
   // their accounts and deployments alike, so another file's build of the demo's rollups would read as built here.
   const rollupDir = mkdtempSync(join(tmpdir(), 'svc-client-rollups-'));
@@ -27,7 +30,9 @@ describeEachDialect('@svc/client against a real server', (t) => {
     deploymentId = seeded.refs.prod!;
     server = await buildApp(testConfig({ data: { preAggregationDir: rollupDir } }), { db: t().db });
     await server.listen({ port: 0, host: '127.0.0.1' });
-    client = new SvcClient({ baseUrl: `http://127.0.0.1:${(server.server.address() as AddressInfo).port}/`, apiKey: seeded.keys.admin! });
+    baseUrl = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}/`;
+    adminKey = seeded.keys.admin!;
+    client = new SvcClient({ baseUrl, apiKey: adminKey });
   });
 
   afterAll(async () => {
@@ -189,5 +194,30 @@ describeEachDialect('@svc/client against a real server', (t) => {
     expect(permissions).toEqual({ folder: { id: made.id, canCreate: true }, items: [{ id: made.id, canEdit: true, dashboardPublicId: null }, { id: inner.id, canEdit: true, dashboardPublicId: null }] });
     const missing = await client.workspacePermissions(deploymentId, { folderId: 2147483000 }).catch((e: unknown) => e);
     expect(missing).toMatchObject({ status: 404, field: 'folderId' });
+  });
+
+  // Issue 35 explore.
+  it('explores with an embed token: getEmbedMeta lists what the viewer\'s policies show, runExploreQuery answers as the admin\'s preview as that viewer; a view-level viewer\'s own query is a 403 naming settings.explore', async () => {
+    const asViewer = { embedTenantName: 'customer-a', securityContext: { tenant: 'customer-a' } };
+    const viewerClient = async (explore: 'view' | 'create') => {
+      const viewer = await mintViewer(server, adminKey, { deploymentId, ...asViewer, settings: { explore } });
+      return new SvcClient({ baseUrl, embedToken: viewer.token });
+    };
+    const creator = await viewerClient('create');
+    const meta = await creator.getEmbedMeta();
+    const full = await client.getMeta(deploymentId);
+    expect(meta.cubes.length).toBeGreaterThan(0);
+    for (const cube of meta.cubes) {
+      const whole = full.cubes.find((c) => c.name === cube.name)!;
+      for (const member of [...cube.measures, ...cube.dimensions]) expect([...whole.measures, ...whole.dimensions]).toContainEqual(member);
+    }
+    const query = { measures: ['orders.count'], dimensions: ['orders.status'] };
+    const answer = await creator.runExploreQuery({ query });
+    expect(answer.rows.length).toBeGreaterThan(0);
+    expect(answer).not.toHaveProperty('statement');
+    expect(answer.rows).toEqual((await client.previewQuery(deploymentId, { query, asViewer })).rows);
+    const refused = await (await viewerClient('view')).runExploreQuery({ query }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SvcApiError);
+    expect(refused).toMatchObject({ status: 403, field: 'settings.explore' });
   });
 });

@@ -5,15 +5,19 @@ import type {
   PlatformUserChange, PlatformUserInput, PreviewSession, PreviewSessionRequest, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
 import type { ItemGrant, ItemGrantInput, Me, PreAggregationStatus, WorkspacePermissions } from './types.js';
+import type { EmbedMeta, ExploreAnswer, ExploreQueryRequest } from './types.js';
 
-export interface SvcClientOptions {
+export type SvcClientOptions = {
   /** The tenant host, e.g. `https://analytics.example.com`. */
   baseUrl: string;
-  /** An API key (platform API). Server-side only: never ship it to a browser. */
-  apiKey: string;
   /** A fetch implementation; the global one by default. */
   fetch?: typeof fetch;
-}
+} & (
+  /** An API key (platform API). Server-side only: never ship it to a browser. */
+  | { apiKey: string; embedToken?: never }
+  /** Issue 35 explore: an embed token (a viewer's), for the embed API's methods (`getEmbedMeta`, `runExploreQuery`). */
+  | { embedToken: string; apiKey?: never }
+);
 
 /**
  * A typed client for the svc platform API.
@@ -24,12 +28,12 @@ export interface SvcClientOptions {
  */
 export class SvcClient {
   readonly #baseUrl: string;
-  readonly #apiKey: string;
+  readonly #authorization: string;
   readonly #fetch: typeof fetch;
 
   constructor(options: SvcClientOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.#apiKey = options.apiKey;
+    this.#authorization = options.embedToken !== undefined ? `Embed-Token ${options.embedToken}` : `Bearer ${options.apiKey}`;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   }
 
@@ -319,6 +323,25 @@ export class SvcClient {
     return (await this.#get<{ items: PreAggregationStatus[] }>(`/api/v1/deployments/${deploymentId}/pre-aggregations`)).items;
   }
 
+  // Issue 35 explore: the embed API's exploration, with an embed token (`new SvcClient({ baseUrl, embedToken })`).
+
+  /** The views and members the viewer's access policies show, in `getMeta`'s shape (settings.explore view or create). */
+  async getEmbedMeta(): Promise<EmbedMeta> {
+    return this.#get('/api/v1/embed/meta');
+  }
+
+  /**
+   * Runs the viewer's own semantic query (settings.explore create), or a saved chart's (`chartId`, view), under the
+   * viewer's policies; answered as widget data, at most the server's explore row cap (`truncated`).
+   *
+   * @example
+   * const viewer = new SvcClient({ baseUrl, embedToken });
+   * const { rows } = await viewer.runExploreQuery({ query: { measures: ['orders.count'], dimensions: ['orders.status'] } });
+   */
+  async runExploreQuery(request: ExploreQueryRequest): Promise<ExploreAnswer> {
+    return this.#call('POST', '/api/v1/embed/explore/query', request);
+  }
+
   async #get<T>(path: string): Promise<T> {
     return this.#call('GET', path);
   }
@@ -326,7 +349,7 @@ export class SvcClient {
   async #call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
     const response = await this.#fetch(`${this.#baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: { authorization: this.#authorization, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     if (response.status === 204) return undefined as T;

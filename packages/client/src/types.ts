@@ -346,3 +346,20 @@ export interface Me {
   account: { id: number; tenantName: string };
   signedInWith: 'console' | 'api-key';
 }
+
+// Issue 35 explore: the embed API's exploration (docs/explore.md).
+
+/** `getEmbedMeta`: the console's meta shape, without the model's revision; only what the viewer's policies show. */
+export type EmbedMeta = Omit<ModelMeta, 'modelRevision'>;
+
+export interface ExploreQueryRequest {
+  /** A semantic query (settings.explore create); exactly one of query and chartId. */
+  query?: Record<string, unknown>;
+  /** A saved chart the viewer may open (view or create). */
+  chartId?: string;
+  timezone?: string;
+  force?: boolean;
+}
+
+/** The widget data answer's shape, without a statement or a rollup hint. */
+export type ExploreAnswer = Omit<QueryPreview, 'statement' | 'rollupHint'>;

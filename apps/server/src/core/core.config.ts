@@ -57,6 +57,11 @@ export const SETTINGS = Type.Object({
   SVC_RATE_LIMIT_LOGIN: whole(1, 10, 'console logins a minute per client IP and email'),
   SVC_RATE_LIMIT_EMBED_SESSION: whole(1, 1200, 'embed API calls a minute per embed session'),
   SVC_RATE_LIMIT_EMBED_IP: whole(1, 6000, 'embed API calls a minute per client IP'),
+  // Issue 35 explore: the limits that protect the warehouse from viewers' own queries (docs/explore.md "Limits").
+  SVC_EXPLORE_MAX_ROWS: whole(1, 5000, 'most rows an explore query (`POST /api/v1/embed/explore/query`) answers; `truncated` says when more matched'),
+  SVC_EXPLORE_TIMEOUT_MS: whole(1, 15_000, 'longest an explore query\'s statement runs on the data source (ms), stopped as `SVC_DATA_TIMEOUT_MS` stops a widget\'s; 504 `query_timeout`'),
+  SVC_RATE_LIMIT_EXPLORE: whole(1, 60, 'explore queries a minute per embed session (on top of the embed API\'s own limits); one more is a 429 with `Retry-After`'),
+  SVC_EXPLORE_TENANT_CONCURRENCY: whole(1, 2, 'explore queries of one embed tenant running at once in one process; more wait in a queue of 8 per running slot, and past it are a 429 with `Retry-After`'),
   SVC_REDIS_URL: optional('Redis for the rate-limit counters, shared by every process; unset: each process counts alone'),
   SVC_REDIS_PREFIX: Type.String({ minLength: 1, default: 'svc:rate-limit:', description: "prefix of svc's keys in that Redis" }),
   SVC_TRUST_PROXY: optional('proxies whose `X-Forwarded-For` names the client: a comma-separated list of addresses and CIDRs, a number of hops, `true` (any peer) or `false`; unset: none'),
@@ -80,7 +85,9 @@ export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
   SVC_COMMENT_STREAM_REPLAY_MAX: 'comments.md#live-updates', SVC_COMMENT_EVENT_RETENTION_MS: 'comments.md#live-updates',
   SVC_WEBHOOKS_ALLOW_PRIVATE: 'webhooks.md#addresses', SVC_WEBHOOK_DELIVERY: 'webhooks.md#delivery', SVC_WEBHOOK_TIMEOUT_MS: 'webhooks.md#delivery',
   SVC_WEBHOOK_POLL_MS: 'webhooks.md#delivery', SVC_WEBHOOK_CONCURRENCY: 'webhooks.md#delivery', SVC_WEBHOOK_RETRY_SCHEDULE: 'webhooks.md#retries',
-  SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention', SVC_ENCRYPTION_KEY: '#secrets-at-rest', SVC_API_KEY: 'import.md#promoting-from-staging-to-production',
+  SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention',
+  SVC_EXPLORE_MAX_ROWS: 'explore.md#limits', SVC_EXPLORE_TIMEOUT_MS: 'explore.md#limits', SVC_RATE_LIMIT_EXPLORE: 'explore.md#limits',
+  SVC_EXPLORE_TENANT_CONCURRENCY: 'explore.md#limits', SVC_ENCRYPTION_KEY: '#secrets-at-rest', SVC_API_KEY: 'import.md#promoting-from-staging-to-production',
 };
 
 /** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */
@@ -104,7 +111,9 @@ export interface Config {
   data: { rowCap: number; timeoutMs: number; demoWarehousePath: string; resultCacheBytes: number; preAggregationDir: string; preAggregationRefresh: boolean };
   timeouts: { requestMs: number; idleMs: number; handlerMs: number };
   shutdownTimeoutMs: number;
-  rateLimits: { generateSession: number; exchange: number; login: number; embedPerSession: number; embedPerIp: number; windowMs: number };
+  rateLimits: { generateSession: number; exchange: number; login: number; embedPerSession: number; embedPerIp: number; explorePerSession: number; windowMs: number };
+  /** Issue 35: explore queries' row cap, statement timeout and concurrency per embed tenant (docs/explore.md "Limits"). */
+  explore: { maxRows: number; timeoutMs: number; tenantConcurrency: number };
   rateLimitStore: { redisUrl: string | undefined; redisPrefix: string };
   trustProxy: TrustProxy;
   metricsToken: string | undefined;
@@ -270,8 +279,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       login: s.SVC_RATE_LIMIT_LOGIN,
       embedPerSession: s.SVC_RATE_LIMIT_EMBED_SESSION,
       embedPerIp: s.SVC_RATE_LIMIT_EMBED_IP,
+      explorePerSession: s.SVC_RATE_LIMIT_EXPLORE,
       windowMs: 60_000,
     },
+    explore: { maxRows: s.SVC_EXPLORE_MAX_ROWS, timeoutMs: s.SVC_EXPLORE_TIMEOUT_MS, tenantConcurrency: s.SVC_EXPLORE_TENANT_CONCURRENCY },
     rateLimitStore: { redisUrl: s.SVC_REDIS_URL, redisPrefix: s.SVC_REDIS_PREFIX },
     trustProxy: trustProxyOf(s.SVC_TRUST_PROXY),
     metricsToken: s.SVC_METRICS_TOKEN,

@@ -14,6 +14,8 @@ export type AppErrorCode =
   | 'too_many_requests'
   | 'invalid_query'
   | 'query_timeout'
+  /** Issue 35: an explore query no pre-aggregation answers, on a data source marked `exploreRequiresRollup`. */
+  | 'query_too_broad'
   | 'bad_gateway'
   | 'internal_error'
   | 'service_unavailable'
@@ -36,6 +38,7 @@ export const statusByCode: Record<AppErrorCode, number> = {
   too_many_requests: 429,
   invalid_query: 422,
   query_timeout: 504,
+  query_too_broad: 400,
   bad_gateway: 502,
   internal_error: 500,
   service_unavailable: 503,

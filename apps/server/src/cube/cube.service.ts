@@ -4,8 +4,8 @@ import type { EmbedPrincipal, PlatformUserPrincipal } from '../core/core.princip
 import { requireAdmin } from '../accounts/accounts.policy.js';
 import { countRows, explainQuery, runSemanticQuery } from '../data/data.run.js';
 import { openDataScope } from '../data/data.scope.js';
-import type { DataContext, DataScope } from '../data/data.scope.js';
-import { modelMeta } from '../data/semantic/semantic.meta.js';
+import type { DataContext } from '../data/data.scope.js';
+import { visibleMeta } from '../data/data.visible-meta.js';
 import type { ModelMeta } from '../data/semantic/semantic.meta.js';
 import { dialectOf } from '../data/semantic/semantic.model.js';
 import type { SemanticQuery } from '../data/semantic/semantic.query.js';
@@ -37,26 +37,6 @@ export async function cubeDeployment(dc: DataContext, principal: CubePrincipal, 
   const deployments = await selectDeployments(dc.db, principal.accountId);
   if (deployments.length === 1) return deployments[0]!.id;
   throw AppError.at('invalid_parameter', 'x-svc-deployment-id', `the account has ${deployments.length} deployments: name one with the x-svc-deployment-id header`);
-}
-
-/** What a caller's policies show of the model, in Cube's `/v1/meta` shape: a hidden member is not there at all. */
-function visibleMeta(scope: DataScope): ModelMeta {
-  const views = [...scope.model.views.values()];
-  const meta = modelMeta(views);
-  const cubes = meta.cubes.flatMap((cube, i) => {
-    const view = views[i]!;
-    const sees = (member: { name: string }) => scope.access.canSee({ name: member.name, view });
-    const measures = cube.measures.filter(sees);
-    const dimensions = cube.dimensions.filter(sees);
-    if (measures.length === 0 && dimensions.length === 0) return [];
-    const shown = new Set([...measures, ...dimensions].map((m) => m.name));
-    return [{
-      ...cube, measures, dimensions,
-      drillMembers: cube.drillMembers.filter((name) => shown.has(name)),
-      preAggregations: [],
-    }];
-  });
-  return { cubes };
 }
 
 /** `GET /cubejs-api/v1/meta`: the cubes (svc's views) with the members the caller may see. */

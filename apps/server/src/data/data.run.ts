@@ -24,9 +24,13 @@ export type SourcedResult = QueryResult & { source: AnswerSource };
 /**
  * Runs a viewer's semantic query under its access policies (widgets, drill-downs, the AI and apps all come here).
  * `root`: the field the query stands at, which its errors name (default `query`; the AI's tool call: `toolCall`).
+ * `onlyRollups`: a plan that no built pre-aggregation answers is a 400 `query_too_broad` at `root`, nothing run.
  */
-export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root = 'query'): Promise<SourcedResult> {
-  return runPlan(dc, scope, planQuery(applyPolicies(scope.access, query, root), { ...planSettings(dc, scope), root }));
+export async function runSemanticQuery(dc: DataContext, scope: DataScope, query: SemanticQuery, root = 'query', onlyRollups = false): Promise<SourcedResult> {
+  const plan = planQuery(applyPolicies(scope.access, query, root), { ...planSettings(dc, scope), root });
+  // Issue 35: a data source marked exploreRequiresRollup answers viewers' own queries from built rollups only.
+  if (onlyRollups && plan.kind !== 'rollup') throw new AppError('query_too_broad', 'too broad: add a filter or a grain', root);
+  return runPlan(dc, scope, plan);
 }
 
 /** The statement a plan runs, where: what an admin's preview shows (data.preview.ts). */
@@ -83,13 +87,15 @@ async function runPlan(dc: DataContext, scope: DataScope, plan: Plan): Promise<S
       await store.table(plan.target, plan.manifest);
       dc.cache.counters.rollupQueries++;
       const answer = await store.run(compiled.sql, compiled.parameters, compiled.limit);
-      return { value: { rows: answer.slice(0, compiled.limit), truncated: compiled.capped && answer.length > compiled.limit }, source: `rollup:${plan.name}` };
+      return { value: { rows: answer.slice(0, compiled.limit), truncated: answer.length > compiled.limit }, source: `rollup:${plan.name}` };
     }
     dc.cache.counters.warehouseQueries++;
     const { rows } = await dc.warehouses.get(scope.source).run(compiled.sql, compiled.parameters, { maxRows: compiled.limit, timeoutMs: dc.timeoutMs });
-    return { value: { rows: rows.slice(0, compiled.limit), truncated: compiled.capped && rows.length > compiled.limit }, source: 'warehouse' };
+    return { value: { rows: rows.slice(0, compiled.limit), truncated: rows.length > compiled.limit }, source: 'warehouse' };
   });
-  return { columns: compiled.columns, rows: value.rows, truncated: value.truncated, source };
+  // The entry keeps whether more rows matched; whether that is the row cap's doing is this query's: a query whose own
+  // limit equals another's cap (an explore query's at SVC_EXPLORE_MAX_ROWS) shares the entry, not the flag.
+  return { columns: compiled.columns, rows: value.rows, truncated: compiled.capped && value.truncated, source };
 }
 
 /**

@@ -281,6 +281,14 @@ const EXPECTED = {
     aProd:                                 [401, 200, 200, 200, 404, 200, 200, 403, 403, 200, 401, 401, 401],
     bProd:                                 [401, 404, 404, 404, 200, 403, 403, 200, 403, 403, 401, 401, 401],
   },
+  // Issue 35 explore (docs/explore.md): an embed session's, on its own deployment (the matrix's viewers are minted
+  // with settings.explore create); a platform credential is a 403, as on the comment routes.
+  getEmbedMeta: {
+    sessionDeployment:                     [401, 403, 403, 403, 403, 200, 200, 200, 200, 200, 403, 401, 401],
+  },
+  runExploreQuery: {
+    sessionDeployment:                     [401, 403, 403, 403, 403, 200, 200, 200, 200, 200, 403, 401, 401],
+  },
   listAuditEvents: {
     callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
   },
@@ -1091,6 +1099,16 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       cubeMeta: {
         aProd: { prepare: async () => ({ url: '/cubejs-api/v1/meta', headers: { 'x-svc-deployment-id': String(prodA) } }) } as Variant,
         bProd: { prepare: async () => ({ url: '/cubejs-api/v1/meta', headers: { 'x-svc-deployment-id': String(b.refs.prod) } }) } as Variant,
+      },
+      // Issue 35 explore: each viewer reads the meta of its session's deployment and runs queries on its data only.
+      getEmbedMeta: {
+        sessionDeployment: { prepare: async () => ({ url: '/api/v1/embed/meta' }) } as Variant,
+      },
+      runExploreQuery: {
+        sessionDeployment: {
+          prepare: async () => ({ url: '/api/v1/embed/explore/query', payload: { query: MARKER_QUERY } }),
+          mustSee: { embedOwner: ['aProdData'], embedOtherTenant: ['aProdData'], embedInternalId: ['aProdData'], embedOtherAccount: ['bData'], embedOtherDeployment: ['aStageData'] },
+        } as Variant,
       },
       listAuditEvents: {
         callerAccount: {

@@ -34,6 +34,9 @@ const refreshKey = {
 
 const filePath = { type: 'string', minLength: 1, maxLength: 4096 } as const;
 
+/** Issue 35 explore: viewers' explore queries that no pre-aggregation answers are refused (docs/explore.md "Limits"). */
+const exploreRequiresRollup = { type: 'boolean' } as const;
+
 /** The forms of a deployment's data source, by `type`: the fields each takes besides it. */
 const dataSourceForms = {
   demo: { properties: {} },
@@ -54,7 +57,7 @@ const dataSource = {
   properties: { type: { enum: Object.keys(dataSourceForms) } },
   allOf: Object.entries(dataSourceForms).map(([type, form]) => ({
     if: { required: ['type'], properties: { type: { const: type } } },
-    then: { ...form, additionalProperties: false, properties: { type: { const: type }, ...form.properties, refreshKey } },
+    then: { ...form, additionalProperties: false, properties: { type: { const: type }, ...form.properties, refreshKey, exploreRequiresRollup } },
   })),
 } as const;
 

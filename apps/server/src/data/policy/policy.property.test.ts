@@ -28,6 +28,9 @@ import { testConfig } from '../../../test/config.js';
  * query's filters, group by, aggregates and default order. A query naming a member the policies hide is a 403 in
  * both. The reference shares no code with policy.access.ts or the compiler.
  *
+ * Issue 35: every query is also asked of the explore endpoint (POST /api/v1/embed/explore/query), of both apps, by
+ * the same viewer (minted with settings.explore create): its rows, or its 403, must be the reference's too.
+ *
  * Issue 31 item 19: the model also declares pre-aggregations (ROLLUPS), built for each case's deployment, and every
  * query is asked of a second app that reads them: its answer must be the reference's too, whether a rollup answered
  * (its source says which) or the matcher sent it to the warehouse. So a policy filter the rollup path widens, drops
@@ -298,6 +301,9 @@ const caseArb = fc.record({
 
 // ---------------------------------------------------------------- the property
 
+/** Issue 35: the embed's explore endpoint, which a viewer minted with settings.explore create may ask. */
+const EXPLORE_URL = '/api/v1/embed/explore/query';
+
 describeEachDialect('access policies: the endpoint against a reference in plain TypeScript', (t) => {
   /** Reads no rollup: every answer comes from the warehouse (or its result cache). */
   let app: FastifyInstance;
@@ -325,8 +331,8 @@ describeEachDialect('access policies: the endpoint against a reference in plain 
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('for random policies, security contexts and semantic queries, the APP query endpoint answers what the reference computes (rows, or 403 for a hidden member), from the warehouse and through rollups alike', async () => {
-    const seen = { rows: 0, empty: 0, hidden: 0, rollupRows: 0, rollupEmpty: 0, rollupHidden: 0 };
+  it('for random policies, security contexts and semantic queries, the APP query endpoint and the explore endpoint answer what the reference computes (rows, or 403 for a hidden member), from the warehouse and through rollups alike', async () => {
+    const seen = { rows: 0, empty: 0, hidden: 0, rollupRows: 0, rollupEmpty: 0, rollupHidden: 0, exploreRows: 0 };
     const sources = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
@@ -339,17 +345,34 @@ describeEachDialect('access policies: the endpoint against a reference in plain 
             items: [{ ref: 'wb', type: 'WORKBOOK', name: 'App', dashboard: { publicId, status: 'published', allowEmbed: true, config: { kind: 'APP', app: { html: '<p/>' } } } }],
           }],
         });
+        // Issue 35: the viewer may explore, so its own queries also go through the explore endpoint.
         const viewer = await mintViewer(app, s.keys.admin!, {
           deploymentId: s.refs.prod!, groups: c.groups, embedTenantName: c.embedTenant, securityContext: c.securityContext, userAttributes: c.userAttributes,
+          settings: { explore: 'create' },
         });
         // The rollups hold no policy: one build per deployment serves every viewer, each filtered when read.
         const reports = await buildDue(builder, { deploymentId: s.refs.prod! });
         expect(reports.map((r) => r.status), JSON.stringify(reports)).toEqual(['built', 'built', 'built']);
+        const appUrl = `/api/v1/embed/dashboard/${publicId}/query`;
         const subject: Subject = { securityContext: c.securityContext, userAttributes: c.userAttributes, groups: c.groups, embedTenant: c.embedTenant };
         for (const query of c.queries) {
           const want = reference(c.policies, subject, query);
-          for (const [path, server] of [['warehouse', app], ['rollups', rollupApp]] as const) {
-            const res = await server.inject({ method: 'POST', url: `/api/v1/embed/dashboard/${publicId}/query`, headers: viewer.headers, payload: { query } });
+          const paths = [['warehouse', app, appUrl], ['rollups', rollupApp, appUrl], ['explore', app, EXPLORE_URL], ['explore', rollupApp, EXPLORE_URL]] as const;
+          for (const [path, server, url] of paths) {
+            const res = await server.inject({ method: 'POST', url, headers: viewer.headers, payload: { query } });
+            if (url === EXPLORE_URL) {
+              // Issue 35: a viewer's explore query is answered as the APP query is, from either app.
+              const label = `explore: ${JSON.stringify(c.policies)} ${JSON.stringify(subject)} ${JSON.stringify(query)} -> ${res.body.slice(0, 500)}`;
+              expect(res.statusCode, label).toBe(want.status);
+              if (want.status === 200) {
+                seen.exploreRows += 1;
+                expect(res.json().rows, label).toEqual(want.rows);
+              } else {
+                expect(res.json().error.code, label).toBe('forbidden');
+                expect(want.hidden.some((member) => (res.json().error.message as string).includes(`${member} is not available to you`)), label).toBe(true);
+              }
+              continue;
+            }
             const label = `${path} app: ${JSON.stringify(c.policies)} ${JSON.stringify(subject)} ${JSON.stringify(query)} -> ${res.body.slice(0, 500)}`;
             expect(res.statusCode, label).toBe(want.status);
             const fromRollup = path === 'rollups' && res.statusCode === 200 && String(res.json().source).startsWith('rollup:');
@@ -376,6 +399,7 @@ describeEachDialect('access policies: the endpoint against a reference in plain 
     // each of which answered some queries.
     console.info(`policy property: ${JSON.stringify(seen)}; answers of the rollup app by source: ${JSON.stringify(Object.fromEntries(sources))}`);
     expect(seen.rows).toBeGreaterThan(20);
+    expect(seen.exploreRows).toBeGreaterThan(40);
     expect(seen.empty).toBeGreaterThan(10);
     expect(seen.hidden).toBeGreaterThan(10);
     expect(seen.rollupRows).toBeGreaterThan(10);

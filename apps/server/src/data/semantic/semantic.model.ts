@@ -84,7 +84,11 @@ export type DataSourceConfig = (
   | { type: 'postgres'; url: string; schema?: string }
   /** Issue 21: a DuckDB database file (read-only), and/or tables read from Parquet or CSV files (`{ table: path or glob }`). */
   | { type: 'duckdb'; path?: string; files?: Record<string, string> }
-) & { refreshKey?: SourceRefreshKey };
+) & {
+  refreshKey?: SourceRefreshKey;
+  /** Issue 35: an explore query (a viewer's own) that no built pre-aggregation answers is refused, never run here. */
+  exploreRequiresRollup?: boolean;
+};
 
 /** A column of a result: a member (a time dimension with its granularity: `orders.created_at.month`). */
 export interface ResultColumn {
