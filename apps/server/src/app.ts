@@ -34,9 +34,11 @@ import { auditRoutes } from './audit/audit.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
 import { cubeRoutes } from './cube/cube.routes.js';
 import { dataRoutes } from './data/data.routes.js';
-// Issue 35 explore.
+// Issue 35: exploration in the embed, and viewers' saved charts and views.
 import { TenantGate } from './explore/explore.gate.js';
 import { exploreRoutes } from './explore/explore.routes.js';
+import { savedExplorationRoutes } from './explore/explore.saved.routes.js';
+import { findVisibleSavedChart } from './explore/explore.saved.service.js';
 import { WarehouseRegistry } from './data/warehouse/warehouse.registry.js';
 import { ResultCache } from './data/cache/cache.results.js';
 import { MetadataReads } from './data/data.metadata.js';
@@ -255,16 +257,19 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(preAggregationRoutes({ db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer, scheduler }));
   const dataContext = { ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(db.changes, options.metadataCacheEntries ?? 10_000) };
   await app.register(dataRoutes(dataContext, config.ai));
+  // Issue 35 saved charts and views.
+  await app.register(savedExplorationRoutes(dataContext));
   await app.register(cubeRoutes(dataContext), { prefix: '/cubejs-api' });
   // Issue 35 explore (docs/explore.md): the embed's meta and viewers' own queries. They run on warehouse connections
   // of their own (a second registry: its own SQLite workers, its own PostgreSQL pool) with explore's row cap and
-  // statement timeout, so a tenant's exploration never holds the connections widgets answer from. Saved charts'
-  // finder (FindVisibleChartQuery, explore.service.ts) is wired here when they land.
+  // statement timeout, so a tenant's exploration never holds the connections widgets answer from. A saved chart is
+  // run by id under the opener's policy: its finder hands over the stored query only (explore.saved.service.ts).
   const exploreWarehouses = new WarehouseRegistry({ timeoutMs: config.explore.timeoutMs, demoPath: () => ensureDemoWarehouseSqlite(data.demoWarehousePath) });
   app.addHook('onClose', () => exploreWarehouses.close());
   await app.register(exploreRoutes({
     data: { ...dataContext, warehouses: exploreWarehouses, rowCap: config.explore.maxRows, timeoutMs: config.explore.timeoutMs },
     gate: new TenantGate(config.explore.tenantConcurrency),
+    findChartQuery: async (principal, chartId) => (await findVisibleSavedChart(ctx.db, principal, chartId))?.query,
   }, { max: rateLimits.explorePerSession, windowMs: rateLimits.windowMs }));
   await app.ready();
   scheduler?.start();

@@ -113,8 +113,9 @@ export async function registerRateLimiting(app: FastifyInstance, limits: RateLim
 export function isEmbedApiRoute(url: string): boolean {
   return url.startsWith('/api/v1/embed/dashboard/') || url.startsWith('/api/v1/embed/deployments/')
     || url.startsWith('/api/v1/embed/ai/') || url === '/api/v1/embed/session'
-    // Issue 35 explore.
-    || url === '/api/v1/embed/meta' || url.startsWith('/api/v1/embed/explore/');
+    // Issue 35: explore, and saved charts (a dashboard's saved views are under /dashboard/ already).
+    || url === '/api/v1/embed/meta' || url.startsWith('/api/v1/embed/explore/')
+    || url === '/api/v1/embed/charts' || url.startsWith('/api/v1/embed/charts/');
 }
 
 /** Per-route settings: `key` names the client the limit counts for (never a raw secret: digests only). */
