@@ -33,6 +33,7 @@ import { draftChecks } from './data/data.views.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
 import { cubeRoutes } from './cube/cube.routes.js';
+import { cubeSecretRoutes } from './cube/cube.secrets.routes.js';
 import { dataRoutes } from './data/data.routes.js';
 import { WarehouseRegistry } from './data/warehouse/warehouse.registry.js';
 import { ResultCache } from './data/cache/cache.results.js';
@@ -252,7 +253,9 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(preAggregationRoutes({ db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer, scheduler }));
   const dataContext = { ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(db.changes, options.metadataCacheEntries ?? 10_000) };
   await app.register(dataRoutes(dataContext, config.ai));
-  await app.register(cubeRoutes(dataContext), { prefix: '/cubejs-api' });
+  await app.register(cubeRoutes(dataContext, config.cube), { prefix: '/cubejs-api' });
+  // Issue 36: a deployment's Cube API secret (Cube JWTs).
+  await app.register(cubeSecretRoutes({ ...ctx, sealer }));
   await app.ready();
   scheduler?.start();
   dispatcher?.start();

@@ -4,7 +4,7 @@ import type {
   DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelCheck, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
   PlatformUserChange, PlatformUserInput, PreviewSession, PreviewSessionRequest, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
-import type { ItemGrant, ItemGrantInput, Me, PreAggregationStatus, WorkspacePermissions } from './types.js';
+import type { CubeSecret, ItemGrant, ItemGrantInput, Me, PreAggregationStatus, WorkspacePermissions } from './types.js';
 
 export interface SvcClientOptions {
   /** The tenant host, e.g. `https://analytics.example.com`. */
@@ -317,6 +317,21 @@ export class SvcClient {
   /** Each pre-aggregation's build status in a deployment (admins): built or not, when, rows, size, partitions, why due. */
   async listPreAggregations(deploymentId: number): Promise<PreAggregationStatus[]> {
     return (await this.#get<{ items: PreAggregationStatus[] }>(`/api/v1/deployments/${deploymentId}/pre-aggregations`)).items;
+  }
+
+  // Issue 36, Cube JWTs (docs/cube.md "A Cube JWT").
+
+  /**
+   * Makes the deployment's Cube API secret, or rotates it (admins): the HS256 key your backend signs Cube JWTs with
+   * (`cube(token)`). It is answered this once; tokens signed with the previous secret are refused from now on.
+   */
+  async createCubeSecret(deploymentId: number): Promise<CubeSecret> {
+    return this.#call('POST', `/api/v1/deployments/${deploymentId}/cube-secret`);
+  }
+
+  /** Removes the deployment's Cube API secret (admins): no Cube JWT is accepted for it until a new one is made. */
+  async revokeCubeSecret(deploymentId: number): Promise<void> {
+    await this.#call('DELETE', `/api/v1/deployments/${deploymentId}/cube-secret`);
   }
 
   async #get<T>(path: string): Promise<T> {

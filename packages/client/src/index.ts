@@ -8,3 +8,5 @@ export type {
   PageInfo, QueryPreview, QueryPreviewRequest, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';
 export type { GrantRole, ItemGrant, ItemGrantInput, Me } from './types.js';
 export type { PreviewSession, PreviewSessionRequest } from './types.js';
+// Issue 36.
+export type { CubeSecret } from './types.js';

@@ -346,3 +346,11 @@ export interface Me {
   account: { id: number; tenantName: string };
   signedInWith: 'console' | 'api-key';
 }
+
+/** `createCubeSecret` (issue 36): a deployment's Cube API secret, shown once. */
+export interface CubeSecret {
+  deploymentId: number;
+  /** The HS256 key of the deployment's Cube JWTs. */
+  secret: string;
+  createdAt: string;
+}
