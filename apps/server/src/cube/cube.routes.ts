@@ -52,8 +52,11 @@ async function callerOf(request: FastifyRequest, sealer: Sealer, dc: DataContext
   if (header === undefined) throw AppError.at('unauthorized', 'Authorization', 'Authorization header isn\'t set: send an embed token, an API key or a Cube JWT');
   const jwt = await resolveCubeJwt({ ...dc, sealer }, header, request.headers[DEPLOYMENT_HEADER] as string | undefined);
   if (jwt === undefined) throw AppError.at('unauthorized', 'Authorization', 'invalid, expired or revoked credential in the Authorization header');
-  const { securityContext, groups, userAttributes } = jwt.access;
-  return { principal: jwt, scope: `jwt:${jwt.deploymentId}:${JSON.stringify([securityContext, groups, userAttributes, jwt.embedTenantName])}` };
+  // The claims that say who the caller is, not when the token was minted: a poll with a token minted afresh for the
+  // same caller picks up its query.
+  const { exp: _exp, iat: _iat, nbf: _nbf, jti: _jti, ...context } = jwt.access.securityContext;
+  const { groups, userAttributes } = jwt.access;
+  return { principal: jwt, scope: `jwt:${jwt.deploymentId}:${JSON.stringify([context, groups, userAttributes, jwt.embedTenantName])}` };
 }
 
 /** The query of a GET (`?query=<JSON>`) or a POST (`{"query": ...}`). */
