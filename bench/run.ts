@@ -10,6 +10,8 @@ const benchmarks: Record<string, () => Promise<{ main(args: string[]): Promise<v
   data: () => import('./data/data.bench.js'),
   fuzz: () => import('./fuzz/fuzz.bench.js'),
   soak: () => import('./soak/soak.bench.js'),
+  // Issue 36: Cube's REST API `load` against the widget endpoint.
+  cube: () => import('./cube/cube.bench.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -35,9 +35,9 @@ import type { LatencySummary } from '../harness.js';
  * tenant of ten (`orders.tenant = {securityContext.tenant}`), against the same filter written into the widget's
  * query by hand (goal: the policy adds at most 10%).
  */
-const TIMEZONE = 'Europe/Berlin';
-const NOW = new Date('2026-11-23T00:00:00Z');
-const QUERIES: Record<string, SemanticQuery> = {
+export const TIMEZONE = 'Europe/Berlin';
+export const NOW = new Date('2026-11-23T00:00:00Z');
+export const QUERIES: Record<string, SemanticQuery> = {
   kpi: { measures: ['orders.revenue', 'orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2025-01-01', '2025-12-31'] }] },
   monthly: { measures: ['orders.revenue'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2024-01-01', '2025-12-31'] }] },
   'by-category': { measures: ['orders.revenue', 'orders.count'], dimensions: ['products.category'] },
@@ -79,7 +79,7 @@ function sameAnswer(a: string, b: string): boolean {
 /** Each widget, then each again with the policy's filter written by hand (`<id>-by-hand`). */
 const WIDGETS: Array<[string, SemanticQuery]> = [...Object.entries(QUERIES), ...Object.entries(QUERIES).map(([id, query]) => [`${id}-by-hand`, byHand(query)] as [string, SemanticQuery])];
 
-function option(args: string[], name: string, fallback: number): number {
+export function option(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);
   return i < 0 ? fallback : Number(args[i + 1]);
 }
@@ -118,7 +118,7 @@ interface DialectResult {
 }
 
 /** The bench account: one dashboard of every widget of QUERIES and its by-hand twin, over the warehouse. */
-async function importBench(db: Db, dialect: WarehouseDialect, source: DataSourceConfig): Promise<{ refs: Record<string, number>; publicId: string }> {
+export async function importBench(db: Db, dialect: WarehouseDialect, source: DataSourceConfig): Promise<{ refs: Record<string, number>; publicId: string }> {
   const publicId = `bench-${dialect}`;
   const account = {
     ref: 'bench', name: 'Bench', tenantName: `bench-${dialect}`,
@@ -301,12 +301,12 @@ async function measureBrowser(loads: number, path: string, kept: string): Promis
  * it as its own: the kept builds are copied under the fresh deployment's directory, and only what is missing or
  * differently defined is built. `--rebuild` ignores them.
  */
-async function reuseBuilds(db: Db, dir: string, kept: string): Promise<void> {
+export async function reuseBuilds(db: Db, dir: string, kept: string): Promise<void> {
   const [deployment] = await deploymentsWithRollups(db.kysely);
   if (deployment !== undefined && existsSync(kept)) cpSync(kept, join(dir, String(deployment.accountId), String(deployment.deploymentId)), { recursive: true });
 }
 
-async function keepBuilds(db: Db, dir: string, kept: string): Promise<void> {
+export async function keepBuilds(db: Db, dir: string, kept: string): Promise<void> {
   const [deployment] = await deploymentsWithRollups(db.kysely);
   if (deployment === undefined) return;
   rmSync(kept, { recursive: true, force: true });
@@ -314,7 +314,7 @@ async function keepBuilds(db: Db, dir: string, kept: string): Promise<void> {
 }
 
 /** Builds every pre-aggregation of the database's deployments (`svc preagg build`, in process). */
-async function buildRollups(db: Db, dir: string): Promise<{ ms: number; builds: Array<{ rollup: string; timezone: string; rows: number; ms: number }> }> {
+export async function buildRollups(db: Db, dir: string): Promise<{ ms: number; builds: Array<{ rollup: string; timezone: string; rows: number; ms: number }> }> {
   const started = performance.now();
   const warehouses = new WarehouseRegistry({ timeoutMs: 600_000, demoPath: () => '' });
   const store = new RollupStore(dir);
@@ -426,7 +426,7 @@ function timedClient(job: ClientJob): Promise<ClientResult> {
   });
 }
 
-async function mintToken(base: string, deploymentId: number, body: Record<string, unknown>): Promise<string> {
+export async function mintToken(base: string, deploymentId: number, body: Record<string, unknown>): Promise<string> {
   const minted = await (await fetch(`${base}/api/v1/embed/generate-session`, {
     method: 'POST', headers: { authorization: 'Bearer svc_bench_data_admin_0001', 'content-type': 'application/json' },
     body: JSON.stringify({ deploymentId, ...body }),

@@ -33,6 +33,7 @@ import { draftChecks, sessionFilterCheck } from './data/data.views.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
 import { cubeRoutes } from './cube/cube.routes.js';
+import { cubeSecretRoutes } from './cube/cube.secrets.routes.js';
 import { dataRoutes } from './data/data.routes.js';
 // Issue 35: exploration in the embed, and viewers' saved charts and views.
 import { TenantGate } from './explore/explore.gate.js';
@@ -259,7 +260,6 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(dataRoutes(dataContext, config.ai));
   // Issue 35 saved charts and views.
   await app.register(savedExplorationRoutes(dataContext));
-  await app.register(cubeRoutes(dataContext), { prefix: '/cubejs-api' });
   // Issue 35 explore (docs/explore.md): the embed's meta and viewers' own queries. They run on warehouse connections
   // of their own (a second registry: its own SQLite workers, its own PostgreSQL pool) with explore's row cap and
   // statement timeout, so a tenant's exploration never holds the connections widgets answer from. A saved chart is
@@ -271,6 +271,9 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
     gate: new TenantGate(config.explore.tenantConcurrency),
     findChartQuery: async (principal, chartId) => (await findVisibleSavedChart(ctx.db, principal, chartId))?.query,
   }, { max: rateLimits.explorePerSession, windowMs: rateLimits.windowMs }));
+  await app.register(cubeRoutes(dataContext, config.cube), { prefix: '/cubejs-api' });
+  // Issue 36: a deployment's Cube API secret (Cube JWTs).
+  await app.register(cubeSecretRoutes({ ...ctx, sealer }));
   await app.ready();
   scheduler?.start();
   dispatcher?.start();

@@ -425,6 +425,9 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     workspacePermissions: { path: { deploymentId: prod } },
     listPreAggregations: { path: { deploymentId: prod } },
     createWorkspaceFolder: { path: { deploymentId: prod }, body: { name: 'Made by the fuzzer', parentId: main.refs['f-destination']! } },
+    // Issue 36, Cube JWTs: the authoring deployment's Cube API secret (no other operation signs with it).
+    createCubeSecret: { path: { deploymentId: main.refs.authoring! } },
+    revokeCubeSecret: { path: { deploymentId: main.refs.authoring! } },
     updateWorkspaceItem: { path: { deploymentId: prod, itemId: main.refs['f-movable']! }, body: { name: 'Moved by the fuzzer', parentId: main.refs['f-destination']! } },
     // Issue 35 saved charts and views.
     listSavedCharts: {},
@@ -444,6 +447,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     deleteUser: { userId: [victimUsers[1]!, foreignUser] },
     deleteGroup: { groupId: [victimGroups[1]!, foreignGroup] },
     deleteEmbedTenant: { tenantId: [victimTenants[1]!, foreignTenant] },
+    // Issue 36: a Cube API secret revoked on the deployment made for the authoring operations only.
+    revokeCubeSecret: { deploymentId: [main.refs.authoring!] },
     // Renaming or moving anything else would change what other operations find where.
     createWorkspaceFolder: { parentId: [main.refs['f-destination']!, main.refs['f-movable-child']!, main.refs['wb-main']!, foreign.refs.wb!] },
     updateWorkspaceItem: {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../../../apps/server/test/dialects.js';
 import { mintViewer } from '../../../apps/server/test/embed.js';
@@ -170,6 +171,26 @@ describeEachDialect('@svc/client against a real server', (t) => {
     expect(statuses.map((s) => `${s.view}.${s.name}`)).toEqual(expect.arrayContaining(['orders.monthly', 'orders.daily', 'orders.by_status']));
     for (const s of statuses) expect(s).toMatchObject({ built: false, builtAt: null, due: 'never built', partitions: [] });
     const missing = await client.listPreAggregations(2147483000).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 404, field: 'deploymentId' });
+  });
+
+  // Issue 36, Cube JWTs.
+  it('makes, rotates and revokes a deployment\'s Cube API secret; a token signed with it reads Cube\'s API until then (issue 36)', async () => {
+    const apiUrl = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}/cubejs-api/v1`;
+    const load = async (secret: string) => {
+      const jwt = await new SignJWT({ deploymentId }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(secret));
+      return (await fetch(`${apiUrl}/meta`, { headers: { authorization: jwt } })).status;
+    };
+    const first = await client.createCubeSecret(deploymentId);
+    expect(first).toMatchObject({ deploymentId, secret: expect.any(String) as string });
+    expect(await load(first.secret)).toBe(200);
+    const second = await client.createCubeSecret(deploymentId);
+    expect(second.secret).not.toBe(first.secret);
+    expect(await load(first.secret)).toBe(401);
+    expect(await load(second.secret)).toBe(200);
+    await client.revokeCubeSecret(deploymentId);
+    expect(await load(second.secret)).toBe(401);
+    const missing = await client.createCubeSecret(2147483000).catch((e: unknown) => e);
     expect(missing).toMatchObject({ status: 404, field: 'deploymentId' });
   });
 

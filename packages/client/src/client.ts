@@ -4,7 +4,7 @@ import type {
   DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelCheck, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
   PlatformUserChange, PlatformUserInput, PreviewSession, PreviewSessionRequest, QueryPreview, QueryPreviewRequest, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceQuery,
 } from './types.js';
-import type { ItemGrant, ItemGrantInput, Me, PreAggregationStatus, WorkspacePermissions } from './types.js';
+import type { CubeSecret, ItemGrant, ItemGrantInput, Me, PreAggregationStatus, WorkspacePermissions } from './types.js';
 import type { EmbedMeta, ExploreAnswer, ExploreQueryRequest } from './types.js';
 
 export type SvcClientOptions = {
@@ -340,6 +340,21 @@ export class SvcClient {
    */
   async runExploreQuery(request: ExploreQueryRequest): Promise<ExploreAnswer> {
     return this.#call('POST', '/api/v1/embed/explore/query', request);
+  }
+
+  // Issue 36, Cube JWTs (docs/cube.md "A Cube JWT").
+
+  /**
+   * Makes the deployment's Cube API secret, or rotates it (admins): the HS256 key your backend signs Cube JWTs with
+   * (`cube(token)`). It is answered this once; tokens signed with the previous secret are refused from now on.
+   */
+  async createCubeSecret(deploymentId: number): Promise<CubeSecret> {
+    return this.#call('POST', `/api/v1/deployments/${deploymentId}/cube-secret`);
+  }
+
+  /** Removes the deployment's Cube API secret (admins): no Cube JWT is accepted for it until a new one is made. */
+  async revokeCubeSecret(deploymentId: number): Promise<void> {
+    await this.#call('DELETE', `/api/v1/deployments/${deploymentId}/cube-secret`);
   }
 
   async #get<T>(path: string): Promise<T> {

@@ -17,3 +17,5 @@ export type {
   SavedAuthor, SavedChart, SavedChartChange, SavedChartInput, SavedChartKind, SavedChartList, SavedFilterValue, SavedListQuery, SavedQuery, SavedView,
   SavedViewChange, SavedViewInput, SavedViewList, SavedViewState, SavedVisibility,
 } from './types.js';
+// Issue 36.
+export type { CubeSecret } from './types.js';

@@ -462,3 +462,11 @@ export interface SavedViewList {
   views: SavedView[];
   pageInfo: PageInfo;
 }
+
+/** `createCubeSecret` (issue 36): a deployment's Cube API secret, shown once. */
+export interface CubeSecret {
+  deploymentId: number;
+  /** The HS256 key of the deployment's Cube JWTs. */
+  secret: string;
+  createdAt: string;
+}

@@ -379,3 +379,24 @@ export async function findAccountSettingsText(db: Kysely<Database>, accountId: n
 export async function updateAccountSettings(db: Kysely<Database>, accountId: number, settings: string): Promise<void> {
   await db.updateTable('accounts').set((eb) => ({ settings, data_version: eb('data_version', '+', 1) })).where('id', '=', accountId).execute();
 }
+
+// Issue 36, Cube JWTs (cube/cube.secrets.ts): a deployment's Cube API secret, sealed.
+
+/**
+ * The Cube API secret of a deployment, found by the deployment's id alone: a Cube JWT names its deployment and
+ * proves its account only by the signature this secret checks. Everything after reads in the `account_id` returned.
+ */
+export async function findCubeSecret(db: Kysely<Database>, deploymentId: number): Promise<{ account_id: number; cube_secret: string } | undefined> {
+  const row = await cubeSecretLookup.first(db, { deploymentId });
+  return row === undefined || row.cube_secret === null ? undefined : { account_id: row.account_id, cube_secret: row.cube_secret };
+}
+
+const cubeSecretLookup = prepare((db, p: { deploymentId: number }) =>
+  db.selectFrom('deployments').select(['account_id', 'cube_secret']).where('id', '=', p.deploymentId));
+
+/** Sets (a sealed secret) or clears (null) the Cube API secret of the account's deployment; false when there is no such deployment. */
+export async function writeCubeSecret(db: Kysely<Database>, accountId: number, deploymentId: number, sealed: string | null, at: string | null): Promise<boolean> {
+  const result = await db.updateTable('deployments').set({ cube_secret: sealed, cube_secret_created_at: at })
+    .where('account_id', '=', accountId).where('id', '=', deploymentId).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

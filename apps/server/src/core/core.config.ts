@@ -44,6 +44,9 @@ export const SETTINGS = Type.Object({
   SVC_WEBHOOK_RETENTION_MS: Type.Integer({ minimum: 1000, maximum: 315_360_000_000, default: 2_592_000_000, description: 'how long a webhook delivery stays in the delivery log after it finished, delivered or failed for good (ms; 30 days; at most 10 years); then it is removed with its attempts. A pending delivery is never removed' }),
   SVC_DATA_ROW_CAP: whole(1, 10_000, "most rows a widget's result carries; `truncated` says when more matched"),
   SVC_DATA_TIMEOUT_MS: whole(1, 30_000, "longest a data source statement runs (ms): a SQLite statement's process is killed, PostgreSQL's `statement_timeout` stops it, a DuckDB statement is interrupted; 504 `query_timeout`"),
+  // Issue 36, Cube's "Continue wait" (docs/cube.md).
+  SVC_CUBE_CONTINUE_WAIT_MS: whole(1, 5000, 'how long a Cube API `load` waits for its answer before answering `{"error": "Continue wait"}` (HTTP 200, as Cube) while the query goes on; the same caller asking the same query again picks it up (Cube\'s `continueWaitTimeout`)'),
+  SVC_CUBE_ORPHAN_TIMEOUT_MS: whole(1, 120_000, 'how long a Cube API query that answered "Continue wait" waits for its caller to ask again (ms); then it is dropped (the statement in flight runs until it ends or SVC_DATA_TIMEOUT_MS stops it)'),
   SVC_RESULT_CACHE_MB: Type.Number({ minimum: 0, default: 64, description: "memory for data answers shared by every viewer of a process (the result cache), in MiB; an entry lasts until its data source's `refreshKey` changes; `0` turns the cache off" }),
   SVC_PREAGG_DIR: Type.String({ minLength: 1, default: 'data/preaggregations', description: 'where built pre-aggregations are kept (Parquet files): a directory every svc process can read' }),
   SVC_PREAGG_REFRESH: Type.Boolean({ default: true, description: '`svc serve` builds due pre-aggregations in the background; `false` leaves building to `svc preagg build` (or another process)' }),
@@ -88,6 +91,9 @@ export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
   SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention',
   SVC_EXPLORE_MAX_ROWS: 'explore.md#limits', SVC_EXPLORE_TIMEOUT_MS: 'explore.md#limits', SVC_RATE_LIMIT_EXPLORE: 'explore.md#limits',
   SVC_EXPLORE_TENANT_CONCURRENCY: 'explore.md#limits', SVC_ENCRYPTION_KEY: '#secrets-at-rest', SVC_API_KEY: 'import.md#promoting-from-staging-to-production',
+  SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention', SVC_ENCRYPTION_KEY: '#secrets-at-rest', SVC_API_KEY: 'import.md#promoting-from-staging-to-production',
+  // Issue 36.
+  SVC_CUBE_CONTINUE_WAIT_MS: 'cube.md#continue-wait', SVC_CUBE_ORPHAN_TIMEOUT_MS: 'cube.md#continue-wait',
 };
 
 /** Fastify's `trustProxy`: none (false), every proxy (true), a number of hops, or proxy addresses and CIDRs. */
@@ -109,6 +115,8 @@ export interface Config {
   embedSourceMaps: boolean;
   preparedStatements: boolean;
   data: { rowCap: number; timeoutMs: number; demoWarehousePath: string; resultCacheBytes: number; preAggregationDir: string; preAggregationRefresh: boolean };
+  /** Issue 36: Cube API's continue wait and orphan timeouts. */
+  cube: { continueWaitMs: number; orphanTimeoutMs: number };
   timeouts: { requestMs: number; idleMs: number; handlerMs: number };
   shutdownTimeoutMs: number;
   rateLimits: { generateSession: number; exchange: number; login: number; embedPerSession: number; embedPerIp: number; explorePerSession: number; windowMs: number };
@@ -271,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     preparedStatements: s.SVC_PREPARED_STATEMENTS,
     data: { rowCap: s.SVC_DATA_ROW_CAP, timeoutMs: s.SVC_DATA_TIMEOUT_MS, demoWarehousePath: resolve(s.SVC_DEMO_WAREHOUSE), resultCacheBytes: Math.round(s.SVC_RESULT_CACHE_MB * 1024 * 1024),
       preAggregationDir: resolve(s.SVC_PREAGG_DIR), preAggregationRefresh: s.SVC_PREAGG_REFRESH },
+    cube: { continueWaitMs: s.SVC_CUBE_CONTINUE_WAIT_MS, orphanTimeoutMs: s.SVC_CUBE_ORPHAN_TIMEOUT_MS },
     timeouts: { requestMs: s.SVC_REQUEST_TIMEOUT_MS, idleMs: s.SVC_IDLE_TIMEOUT_MS, handlerMs: s.SVC_HANDLER_TIMEOUT_MS },
     shutdownTimeoutMs: s.SVC_SHUTDOWN_TIMEOUT_MS,
     rateLimits: {

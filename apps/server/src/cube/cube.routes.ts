@@ -5,8 +5,12 @@ import { AppError } from '../core/core.errors.js';
 import { Described } from '../core/core.schema.js';
 import type { DataContext } from '../data/data.scope.js';
 import { toAppError } from '../http/http.errors.js';
+import { Sealer } from '../core/core.sealed.js';
+import { DEPLOYMENT_HEADER, resolveCubeJwt } from './cube.secrets.js';
 import { cubeDeployment, cubeDryRun, cubeLoad, cubeMeta, cubeSql } from './cube.service.js';
 import type { CubePrincipal } from './cube.service.js';
+import { ContinueWait, CubeWaits } from './cube.waits.js';
+import type { CubeWaitSettings } from './cube.waits.js';
 
 // Cube's REST API at `/cubejs-api/v1` (issue 36; docs/cube.md), so that `@cubejs-client/core`, Grafana's Cube data
 // source and other tools written for Cube read svc as they read Cube: its paths, its parameters, its answers and
@@ -15,7 +19,6 @@ import type { CubePrincipal } from './cube.service.js';
 /** Cube's error body: `error` is the message (naming the field at fault), as @cubejs-client/core reads it. */
 const CubeError = Type.Object({ error: Type.String(), code: Type.Optional(Type.String()), field: Type.Optional(Type.String()) }, { title: 'CubeError' });
 const CubeAnswer = Type.Object({}, { additionalProperties: true });
-const DEPLOYMENT_HEADER = 'x-svc-deployment-id';
 const LoadQuerystring = Type.Object({
   query: Type.Optional(Type.String({ maxLength: 100_000, description: 'The query as JSON: one query, or an array of them (a blending query)' })),
   queryType: Type.Optional(Type.String({ maxLength: 20, description: '`multi`: answer `{queryType, results[], pivotQuery}` (what @cubejs-client/core sends)' })),
@@ -24,18 +27,36 @@ const LoadBody = Type.Object({
   query: Type.Unknown({ description: 'One query, or an array of them (a blending query)' }),
   queryType: Type.Optional(Type.String({ maxLength: 20 })),
 }, { additionalProperties: true });
-const Headers = Type.Object({ [DEPLOYMENT_HEADER]: Type.Optional(Type.String({ maxLength: 20, description: 'The deployment a platform user reads (needed when the account has several)' })) });
+const Headers = Type.Object({ [DEPLOYMENT_HEADER]: Type.Optional(Type.String({ maxLength: 20, description: 'The deployment a platform user reads (needed when the account has several), or a Cube JWT\'s deployment' })) });
 const RESPONSES = { 400: CubeError, 401: CubeError, 403: CubeError, 404: CubeError, 422: CubeError, 503: CubeError, 504: CubeError };
-const LOAD_ANSWER = 'With queryType=multi: `{queryType, results[], pivotQuery}`; else the one result (`query`, `data`, `annotation`, `lastRefreshTime`)';
+const LOAD_ANSWER = 'With queryType=multi: `{queryType, results[], pivotQuery}`; else the one result (`query`, `data`, `annotation`, `lastRefreshTime`). '
+  + 'A query still running after the continue-wait timeout: `{"error": "Continue wait"}` (as Cube): ask again for its answer';
 const SECURITY: Array<Record<string, string[]>> = [{ embedToken: [] }, { bearerAuth: [] }];
 
-/** The caller: an embed token or an API key, with or without a scheme (Cube's clients send the bare token). */
-function callerOf(request: FastifyRequest): CubePrincipal {
+/** Who is calling, and the part of the continue-wait key that tells callers apart. */
+interface Caller {
+  principal: CubePrincipal;
+  /** A platform user, an embed session, or a Cube JWT's deployment and claims (docs/cube.md "Continue wait"). */
+  scope: string;
+}
+
+/**
+ * The caller: an embed token or an API key (resolved by http.auth, with or without a scheme: Cube's clients send the
+ * bare token), else a Cube JWT signed with its deployment's Cube API secret (cube.secrets.ts).
+ */
+async function callerOf(request: FastifyRequest, sealer: Sealer, dc: DataContext): Promise<Caller> {
   const principal = request.principal;
-  if (principal.kind !== 'anonymous') return principal;
-  throw AppError.at('unauthorized', 'Authorization', request.headers.authorization === undefined
-    ? 'Authorization header isn\'t set: send an embed token or an API key'
-    : 'invalid, expired or revoked credential in the Authorization header');
+  if (principal.kind === 'platform-user') return { principal, scope: `user:${principal.userId}` };
+  if (principal.kind === 'embed') return { principal, scope: `session:${principal.sessionId}` };
+  const header = request.headers.authorization;
+  if (header === undefined) throw AppError.at('unauthorized', 'Authorization', 'Authorization header isn\'t set: send an embed token, an API key or a Cube JWT');
+  const jwt = await resolveCubeJwt({ ...dc, sealer }, header, request.headers[DEPLOYMENT_HEADER] as string | undefined);
+  if (jwt === undefined) throw AppError.at('unauthorized', 'Authorization', 'invalid, expired or revoked credential in the Authorization header');
+  // The claims that say who the caller is, not when the token was minted: a poll with a token minted afresh for the
+  // same caller picks up its query.
+  const { exp: _exp, iat: _iat, nbf: _nbf, jti: _jti, ...context } = jwt.access.securityContext;
+  const { groups, userAttributes } = jwt.access;
+  return { principal: jwt, scope: `jwt:${jwt.deploymentId}:${JSON.stringify([context, groups, userAttributes, jwt.embedTenantName])}` };
 }
 
 /** The query of a GET (`?query=<JSON>`) or a POST (`{"query": ...}`). */
@@ -56,9 +77,21 @@ function queryOf(request: FastifyRequest): { raw: unknown; multi: boolean } {
   return { raw, multi: params.queryType === 'multi' };
 }
 
-export function cubeRoutes(dc: DataContext): FastifyPluginAsyncTypebox {
+/** The Cube API's own settings: continue wait (issue 36). */
+export interface CubeRoutesOptions extends Omit<CubeWaitSettings, 'maxEntries'> {
+  /** Most queries held for continue wait at once (default 1,000). */
+  maxWaiting?: number;
+}
+
+export function cubeRoutes(dc: DataContext, options: CubeRoutesOptions): FastifyPluginAsyncTypebox {
+  const sealer = dc.sealer ?? new Sealer([]);
   return async (app) => {
-    app.setErrorHandler((error: FastifyError | AppError, _request: FastifyRequest, reply: FastifyReply) => {
+    const waits = new CubeWaits({ continueWaitMs: options.continueWaitMs, orphanTimeoutMs: options.orphanTimeoutMs, maxEntries: options.maxWaiting ?? 1000 });
+    app.addHook('onClose', async () => waits.clear());
+
+    app.setErrorHandler((error: FastifyError | AppError | ContinueWait, _request: FastifyRequest, reply: FastifyReply) => {
+      // Cube's API gateway answers a query still running with HTTP 200 and this body; its client asks again.
+      if (error instanceof ContinueWait) return reply.status(200).send({ error: 'Continue wait' });
       const appError = toAppError(error);
       return reply.status(appError.status).send({ error: appError.message, code: appError.code, ...(appError.field !== undefined ? { field: appError.field } : {}) });
     });
@@ -66,10 +99,12 @@ export function cubeRoutes(dc: DataContext): FastifyPluginAsyncTypebox {
     app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: `no route for ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' }));
 
     const load = async (request: FastifyRequest) => {
-      const principal = callerOf(request);
+      const { principal, scope } = await callerOf(request, sealer, dc);
       const { raw, multi } = queryOf(request);
       const deploymentId = await cubeDeployment(dc, principal, request.headers[DEPLOYMENT_HEADER] as string | undefined);
-      const answer = await cubeLoad(dc, principal, deploymentId, raw);
+      // The same caller's same query on the same deployment picks up the one running (continue wait).
+      const key = CubeWaits.keyOf(principal.accountId, `${scope}:${deploymentId}`, raw);
+      const answer = await waits.load(key, (signal) => cubeLoad(dc, principal, deploymentId, raw, signal));
       if (multi) return answer;
       // Without `queryType=multi` Cube answers one result alone, and refuses the kinds that have several.
       if (answer.queryType !== 'regularQuery') throw AppError.at('invalid_parameter', 'queryType', `a ${answer.queryType} needs queryType=multi`);
@@ -86,7 +121,7 @@ export function cubeRoutes(dc: DataContext): FastifyPluginAsyncTypebox {
     const deploymentOf = (request: FastifyRequest, principal: CubePrincipal) => cubeDeployment(dc, principal, request.headers[DEPLOYMENT_HEADER] as string | undefined);
     const sqlSummary = 'Cube\'s `sql`, admins only: the statement each query compiles to under the caller\'s policies, and the rollup that answers it; nothing runs';
     const sql = async (request: FastifyRequest) => {
-      const principal = callerOf(request);
+      const { principal } = await callerOf(request, sealer, dc);
       return cubeSql(dc, principal, await deploymentOf(request, principal), queryOf(request).raw);
     };
     const SqlAnswer = Described(Type.Union([CubeAnswer, Type.Array(CubeAnswer)]), 'One query: `{sql: {sql: [statement, values], order, limit, aliasNameToMember, external, preAggregations}}`; several: an array of them');
@@ -95,7 +130,7 @@ export function cubeRoutes(dc: DataContext): FastifyPluginAsyncTypebox {
 
     const dryRunSummary = 'Cube\'s `dry-run`: the queries normalized as `load` runs them, checked against the model and the caller\'s policies, their pivot query and order; nothing runs';
     const dryRun = async (request: FastifyRequest) => {
-      const principal = callerOf(request);
+      const { principal } = await callerOf(request, sealer, dc);
       return cubeDryRun(dc, principal, await deploymentOf(request, principal), queryOf(request).raw);
     };
     const DryRunAnswer = Described(CubeAnswer, '`{queryType, normalizedQueries[], pivotQuery, queryOrder[], transformedQueries[]}`');
@@ -109,7 +144,7 @@ export function cubeRoutes(dc: DataContext): FastifyPluginAsyncTypebox {
         response: { 200: Described(CubeAnswer, 'Cube\'s meta: `cubes[]` with their visible measures, dimensions and segments'), ...RESPONSES },
       },
     }, async (request) => {
-      const principal = callerOf(request);
+      const { principal } = await callerOf(request, sealer, dc);
       return cubeMeta(dc, principal, await cubeDeployment(dc, principal, request.headers[DEPLOYMENT_HEADER] as string | undefined));
     });
   };

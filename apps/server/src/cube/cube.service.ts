@@ -55,14 +55,17 @@ export interface CubeLoadAnswer {
  * `load`: each query of the call run under the caller's policies, answered in Cube's shape. A blending query's
  * pivot query carries every query's measures (as Cube's does), so that ResultSet draws them on one axis.
  */
-export async function cubeLoad(dc: DataContext, principal: CubePrincipal, deploymentId: number, raw: unknown): Promise<CubeLoadAnswer> {
+export async function cubeLoad(dc: DataContext, principal: CubePrincipal, deploymentId: number, raw: unknown, signal?: AbortSignal): Promise<CubeLoadAnswer> {
   const base = await openDataScope(dc, principal, deploymentId, undefined);
+  // A query dropped by continue wait's orphan timeout starts no statement it has not started yet.
+  signal?.throwIfAborted();
   const load = readCubeLoad(raw, base.timezone, dc.now());
   const members = membersByName(visibleMeta(base));
   const dbType = dialectOf(base.source);
   const results = await Promise.all(load.plans.map(async (plan) => {
     const zone = plan.normalized.timezone as string;
     const scope = zone === base.timezone ? base : await openDataScope(dc, principal, deploymentId, zone);
+    signal?.throwIfAborted();
     const [result, total] = await Promise.all([
       runSemanticQuery(dc, scope, plan.query),
       plan.total ? countRows(dc, scope, withoutLimit(plan.query)) : Promise.resolve(undefined),

@@ -2,13 +2,12 @@ import cube from '@cubejs-client/core';
 import type { Query } from '@cubejs-client/core';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { cubePolicyViews } from '../../test/cube.js';
 import { describeEachDialect } from '../../test/dialects.js';
 import { mintViewer } from '../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import type { SeededAccount } from '../../test/factory.js';
 import { demoRows } from '../../test/warehouse.js';
-import type { SemanticView } from '../data/semantic/semantic.model.js';
-import { DEMO_SEMANTIC_VIEWS } from '../data/warehouse/warehouse.demo.js';
 
 /**
  * Issue 36 part 1, Cube's REST API (docs/cube.md), driven by the real @cubejs-client/core against svc listening on
@@ -27,13 +26,7 @@ describeEachDialect('Cube\'s REST API', (t) => {
   beforeAll(async () => {
     app = t().app;
     // The demo's row policy (each viewer reads its tenant's orders), and a measure the viewers may not see.
-    const views: SemanticView[] = structuredClone(DEMO_SEMANTIC_VIEWS).map((view) => (view.name !== 'orders' ? view : {
-      ...view, preAggregations: undefined,
-      accessPolicy: [
-        { group: '*', memberLevel: { includes: '*', excludes: ['average_order_value'] }, rowLevel: { filters: [{ member: 'orders.tenant', operator: 'equals', values: ['{securityContext.tenant}'] }] } },
-        { group: 'Analysts', rowLevel: { allowAll: true } },
-      ],
-    }));
+    const views = cubePolicyViews();
     const position = { x: 0, y: 0, w: 6, h: 3 };
     s = await seedAccount(t().db.kysely, {
       users: [{ ref: 'alice', role: 'admin' }, { ref: 'bob', role: 'member' }],

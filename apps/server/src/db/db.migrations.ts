@@ -20,6 +20,8 @@ import { apiKeyLabels } from './migrations/0016-api-key-labels.js';
 import { previewSessions } from './migrations/0017-preview-sessions.js';
 // Issue 35 saved charts and views.
 import { savedExplorations } from './migrations/0018-saved-explorations.js';
+// Issue 36 (Cube JWTs): 0019, 0018 being another branch's.
+import { cubeSecrets } from './migrations/0019-cube-secrets.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -47,6 +49,7 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0017_preview_sessions': previewSessions(),
       // Issue 35 saved charts and views.
       '0018_saved_explorations': savedExplorations(dialect),
+      '0019_cube_secrets': cubeSecrets(dialect),
     }),
   };
 }

@@ -66,6 +66,10 @@ export interface DeploymentsTable {
   semantic_views: string | null;
   /** The model's revision (its ETag), one more at each replacement through the API (migration 0013). */
   model_revision: Generated<number>;
+  /** Issue 36: the deployment's Cube API secret (HS256 key of Cube JWTs), sealed (migration 0019); null: none. */
+  cube_secret: string | null;
+  /** When the Cube API secret was made or last rotated. */
+  cube_secret_created_at: string | null;
 }
 
 export type WorkspaceItemType = 'FOLDER' | 'WORKBOOK' | 'REPORT';

@@ -289,6 +289,16 @@ const EXPECTED = {
   runExploreQuery: {
     sessionDeployment:                     [401, 403, 403, 403, 403, 200, 200, 200, 200, 200, 403, 401, 401],
   },
+  // Issue 36, Cube JWTs: a deployment's Cube API secret is made, rotated and revoked by its account's admins, as
+  // its model is; another account's deployment does not resolve.
+  createCubeSecret: {
+    aProd:                                 [401, 201, 403, 403, 404, 403, 403, 403, 403, 403, 201, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 201, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
+  revokeCubeSecret: {
+    aProd:                                 [401, 204, 403, 403, 404, 403, 403, 403, 403, 403, 204, 401, 401],
+    bProd:                                 [401, 404, 404, 404, 204, 403, 403, 403, 403, 403, 404, 401, 401],
+  },
   listAuditEvents: {
     callerAccount:                         [401, 200, 403, 403, 200, 403, 403, 403, 403, 403, 200, 401, 401],
   },
@@ -885,6 +895,26 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
     const deploymentOf = (account: 'a' | 'b') => (account === 'a' ? prodA : b.refs.prod!);
     const revisionOf = async (account: 'a' | 'b') =>
       (await t().db.kysely.selectFrom('deployments').select('model_revision').where('id', '=', deploymentOf(account)).executeTakeFirstOrThrow()).model_revision;
+    // Issue 36: a Cube API secret made (or rotated) or revoked; a refusal leaves the stored secret as it was.
+    const cubeSecretOf = async (account: 'a' | 'b') =>
+      (await t().db.kysely.selectFrom('deployments').select('cube_secret').where('id', '=', deploymentOf(account)).executeTakeFirstOrThrow()).cube_secret;
+    const cubeSecretVariant = (account: 'a' | 'b', revoke: boolean): Variant => ({
+      prepare: async () => {
+        // A secret to revoke or rotate, made by the account's admin before the cell's call.
+        await app.inject({ method: 'POST', url: `/api/v1/deployments/${deploymentOf(account)}/cube-secret`, headers: adminOf(account) });
+        const before = await cubeSecretOf(account);
+        return {
+          url: `/api/v1/deployments/${deploymentOf(account)}/cube-secret`,
+          check: async (res) => {
+            const after = await cubeSecretOf(account);
+            if (!isSuccess(res)) expect(after, 'the stored Cube secret').toBe(before);
+            else if (revoke) expect(after, 'the stored Cube secret').toBeNull();
+            else expect(after, 'the stored Cube secret').not.toBe(before);
+          },
+        };
+      },
+      mustSee: [],
+    });
     const deploymentVariant = (account: 'a' | 'b', suffix: string, mustSee: readonly MarkerKey[]): Variant => ({
       prepare: async () => ({ url: `/api/v1/deployments/${deploymentOf(account)}${suffix}` }),
       mustSee,
@@ -1159,6 +1189,9 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
           mustSee: { embedOwner: ['aProdData'], embedOtherTenant: ['aProdData'], embedInternalId: ['aProdData'], embedOtherAccount: ['bData'], embedOtherDeployment: ['aStageData'] },
         } as Variant,
       },
+      // Issue 36, Cube JWTs.
+      createCubeSecret: { aProd: cubeSecretVariant('a', false), bProd: cubeSecretVariant('b', false) },
+      revokeCubeSecret: { aProd: cubeSecretVariant('a', true), bProd: cubeSecretVariant('b', true) },
       listAuditEvents: {
         callerAccount: {
           prepare: async (credential: Credential) => ({
