@@ -54,14 +54,40 @@ export class SqlSession {
     private readonly deploymentId: number,
     private readonly names: { database: string; user: string },
     private readonly limits: SqlLimits,
-    private readonly send: (data: Buffer) => void,
-    private readonly close: () => void,
+    private readonly write: (data: Buffer) => void,
+    private readonly end: () => void,
   ) {}
+
+  /** What one frontend message is answered with, written at once (one TCP segment where it fits, not one per message). */
+  private out: Buffer[] = [];
+  private send(data: Buffer): void {
+    this.out.push(data);
+  }
+
+  private flush(): void {
+    if (this.out.length === 0) return;
+    const data = this.out.length === 1 ? this.out[0]! : Buffer.concat(this.out);
+    this.out = [];
+    this.write(data);
+  }
+
+  private close(): void {
+    this.flush();
+    this.end();
+  }
 
   private status = (): 'I' | 'T' => (this.inTransaction ? 'T' : 'I');
 
   /** Handles one frontend message (its whole bytes). Never throws: an error is answered on the wire. */
   async handle(data: Uint8Array): Promise<void> {
+    try {
+      await this.dispatch(data);
+    } finally {
+      this.flush();
+    }
+  }
+
+  private async dispatch(data: Uint8Array): Promise<void> {
     let message;
     try {
       message = readFrontendMessage(data);

@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
@@ -205,6 +208,37 @@ describeEachDialect('the SQL API (Postgres wire protocol)', (t) => {
       } finally {
         await c.end();
       }
+    }
+  });
+
+  it('speaks TLS when a certificate is configured (psql sslmode=require, node-postgres ssl), and stops a statement at the statement timeout', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-sql-tls-'));
+    const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
+    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1']);
+    const tlsApp = await buildApp(testConfig({
+      sql: { port: 0, host: '127.0.0.1', tlsCert: cert, tlsKey: key, maxConnectionsPerAccount: 4, statementTimeoutMs: 1, rowCap: 1000 },
+    }), { db: t().db });
+    try {
+      await tlsApp.ready();
+      const tlsPort = tlsApp.sqlServer!.port;
+      const token = await viewer('customer-b');
+      const { stdout } = await run('/usr/bin/psql', ['-X', '-A', '-t', '-h', '127.0.0.1', '-p', String(tlsPort), '-U', 'customer-b', '-d', 'svc', '-c', 'SELECT 1'],
+        { env: { ...process.env, PGPASSWORD: token, PGSSLMODE: 'require' }, timeout: 30_000 });
+      expect(stdout.trim()).toBe('1');
+      const c = new pg.Client({ host: '127.0.0.1', port: tlsPort, user: 'customer-b', database: 'svc', password: token, ssl: { rejectUnauthorized: false } });
+      await c.connect();
+      try {
+        expect((await c.query('SELECT 1')).rows).toEqual([{ '?column?': 1 }]);
+        // A 1 ms statement timeout: a query the cache has not seen is stopped with 57014, and the connection goes on.
+        const timedOut = await c.query("SELECT MEASURE(count) FROM orders WHERE status = 'timeout-probe'").then(() => undefined, (e: unknown) => e as { code: string });
+        expect(timedOut?.code).toBe('57014');
+        expect((await c.query('SELECT 2')).rows).toEqual([{ '?column?': 2 }]);
+      } finally {
+        await c.end();
+      }
+    } finally {
+      await tlsApp.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
