@@ -15,6 +15,8 @@ import type { WireAnswer, WireColumn, WireRow } from './sql.wire.js';
 export interface CatalogColumn {
   name: string;
   typeOid: number;
+  /** The member's title: psql's `\d+` Description (col_description). */
+  description?: string;
 }
 
 /** A view of the caller's model as a table: its OID (stable for a connection), name and columns. */
@@ -22,6 +24,8 @@ export interface CatalogTable {
   oid: number;
   name: string;
   columns: CatalogColumn[];
+  /** The view's title (obj_description). */
+  description?: string;
 }
 
 export interface Catalog {
@@ -107,7 +111,7 @@ function rowsOf(relation: Relation, catalog: Catalog): Row[] | undefined {
     case 'pg_namespace': return [{ oid: PUBLIC_OID, nspname: 'public', nspowner: 10 }, { oid: 11, nspname: 'pg_catalog', nspowner: 10 }, { oid: 13000, nspname: 'information_schema', nspowner: 10 }];
     case 'pg_attribute': return catalog.tables.flatMap((t) => t.columns.map((c, i) => ({
       attrelid: t.oid, attname: c.name, atttypid: c.typeOid, atttypmod: -1, attnum: i + 1, attnotnull: false, attisdropped: false,
-      atthasdef: false, attidentity: '', attgenerated: '', attcollation: 0, attlen: -1,
+      atthasdef: false, attidentity: '', attgenerated: '', attcollation: 0, attlen: -1, attstorage: c.typeOid === OID.bool || c.typeOid === OID.timestamp ? 'p' : 'x', attcompression: '', attstattarget: -1,
     })));
     case 'pg_type': return Object.entries(TYPE_SHORT).map(([oid, typname]) => ({ oid: Number(oid), typname, typnamespace: 11, typtype: 'b', typlen: -1, typbasetype: 0, typtypmod: -1, typnotnull: false, typelem: 0 }));
     case 'pg_database': return [{ oid: 1, datname: catalog.database, datallowconn: true }];
@@ -185,7 +189,15 @@ export function evaluate(node: Node | undefined, env: Env, catalog: Catalog, par
           return typeof setting === 'string' ? SETTINGS[setting.toLowerCase()] ?? null : null;
         }
         case 'pg_backend_pid': return 1;
-        case 'obj_description': case 'col_description': case 'pg_get_expr': case 'pg_get_viewdef': case 'array_to_string': case 'pg_encoding_to_char':
+        case 'col_description': {
+          const [relid, attnum] = [ev(args[0]), ev(args[1])];
+          return catalog.tables.find((t) => t.oid === relid)?.columns[Number(attnum) - 1]?.description ?? null;
+        }
+        case 'obj_description': {
+          const oid = ev(args[0]);
+          return catalog.tables.find((t) => t.oid === oid)?.description ?? null;
+        }
+        case 'pg_get_expr': case 'pg_get_viewdef': case 'array_to_string': case 'pg_encoding_to_char':
           return name === 'pg_encoding_to_char' ? 'UTF8' : null;
         case 'lower': { const v = ev(args[0]); return typeof v === 'string' ? v.toLowerCase() : v; }
         case 'upper': { const v = ev(args[0]); return typeof v === 'string' ? v.toUpperCase() : v; }

@@ -10,7 +10,7 @@ import { answerCatalogSelect, readsCatalog, SETTINGS } from './sql.catalog.js';
 import type { Catalog, CatalogTable } from './sql.catalog.js';
 import { translateSelect } from './sql.translate.js';
 import { answerMessages, OID, readFrontendMessage, SqlError, wire } from './sql.wire.js';
-import type { WireAnswer } from './sql.wire.js';
+import type { WireAnswer, WireColumn } from './sql.wire.js';
 
 // One authenticated connection of the SQL API (issue 36 part 3; docs/cube-sql.md): the simple query protocol
 // (`Q`, what psql sends) and the extended one (Parse, Bind, Describe, Execute, Sync: node-postgres's parameterised
@@ -127,8 +127,10 @@ export class SqlSession {
             if (prepared === undefined) throw new SqlError('26000', `prepared statement "${message.name}" does not exist`);
             const count = Math.max(prepared.paramTypes.length, maxParam(prepared.sql));
             this.send(wire.parameterDescription(Array.from({ length: count }, (_, i) => prepared.paramTypes[i] || OID.text)));
-            // Without values, the columns of a SELECT over a view are not known before Bind: NoData, as for a command.
-            this.send(wire.noData());
+            // The columns, found without running the statement (a SELECT over a view is translated, not loaded);
+            // parameters stand in as '1'. A statement without rows (SET, BEGIN...) is NoData.
+            const columns = await this.describe(prepared.statements[0], count);
+            this.send(columns === undefined ? wire.noData() : wire.rowDescription(columns));
             return;
           }
           const portal = this.portals.get(message.name);
@@ -235,15 +237,25 @@ export class SqlSession {
     const tables: CatalogTable[] = (await this.cubes()).map((cube, i) => ({
       oid: 16384 + i,
       name: cube.name,
+      description: cube.title,
       columns: [...cube.dimensions, ...cube.measures].map((m) => ({
         name: m.name.slice(cube.name.length + 1),
+        description: m.title,
         typeOid: cube.measures.includes(m) || m.type === 'number' ? OID.numeric : m.type === 'time' ? OID.timestamp : m.type === 'boolean' ? OID.bool : OID.text,
       })),
     }));
     return { tables, database: this.names.database, user: this.names.user };
   }
 
-  private async select(select: Node, params: Array<string | null>): Promise<WireAnswer> {
+  /** The columns a statement answers with, without running it against the data (Describe of a statement). */
+  private async describe(statement: Node | undefined, paramCount: number): Promise<WireColumn[] | undefined> {
+    const [type, body] = nodeOf(statement);
+    if (type === 'SelectStmt') return (await this.select(body, Array.from({ length: paramCount }, () => '1'), true)).columns;
+    if (type === 'VariableShowStmt') return (await this.answer(statement!, [])).columns;
+    return undefined;
+  }
+
+  private async select(select: Node, params: Array<string | null>, describeOnly = false): Promise<WireAnswer> {
     if (select.fromClause === undefined || readsCatalog(select)) {
       if (select.op !== undefined && select.op !== 'SETOP_NONE' && !readsCatalog(select)) throw unsupported('UNION, INTERSECT and EXCEPT over views');
       return answerCatalogSelect(select, await this.catalog(), params, select.fromClause === undefined);
@@ -257,6 +269,7 @@ export class SqlSession {
     const cube = (await this.cubes()).find((c) => c.name === name);
     if (cube === undefined) throw new SqlError('42P01', `relation "${name}" does not exist`);
     const { query, outputs } = translateSelect(select, cube, relation.alias?.aliasname ?? name, params, this.limits.rowCap);
+    if (describeOnly) return { columns: outputs.map((o) => ({ name: o.name, oid: o.oid })), tag: 'SELECT' };
     const answer = await cubeLoad(this.dc, this.principal, this.deploymentId, query);
     const data = answer.results[0]!.data as Array<Record<string, unknown>>;
     const text = (value: unknown, time: boolean): string | null => {

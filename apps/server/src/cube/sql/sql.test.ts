@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -81,7 +82,7 @@ describeEachDialect('the SQL API (Postgres wire protocol)', (t) => {
 
   it('psql runs \\d, \\d orders, a SELECT ... GROUP BY and a MEASURE() with an embed token as its password', async () => {
     const token = await viewer('customer-a');
-    const out = await psql(token, ['\\d', '\\d orders',
+    const out = await psql(token, ['\\d', '\\d orders', '\\d+ orders',
       'SELECT status, MEASURE(count) AS orders, SUM(revenue) FROM orders GROUP BY status ORDER BY status',
       "SELECT DATE_TRUNC('month', created_at) AS month, MEASURE(count) FROM orders WHERE created_at BETWEEN '2024-01-01' AND '2024-03-31' GROUP BY 1 ORDER BY 1"]);
     const [list, table] = [out.slice(0, out.indexOf('Table')), out.slice(out.indexOf('Table'))];
@@ -91,6 +92,8 @@ describeEachDialect('the SQL API (Postgres wire protocol)', (t) => {
     expect(table).toMatch(/\nstatus\|text\|/);
     expect(table).toMatch(/\ncount\|numeric\|/);
     expect(table).toMatch(/\ncreated_at\|timestamp without time zone\|/);
+    // \d+ shows each member's title as the column's description (col_description).
+    expect(out).toMatch(/\nrevenue\|numeric\|[^\n]*\|Revenue\n/);
     // The policy hides average_order_value from viewers: not a column of their table.
     expect(table).not.toContain('average_order_value');
     const mine = demoRows().ordersOf('customer-a');
@@ -242,6 +245,34 @@ describeEachDialect('the SQL API (Postgres wire protocol)', (t) => {
     }
   });
 
+  it('describes a prepared statement before Bind (Parse, Describe S, Sync): its parameters and its columns', async () => {
+    const { serialize } = await import('pg-protocol');
+    const c = await client(await viewer('customer-a'));
+    try {
+      // node-postgres's own connection writes the raw messages; what comes back is read off its socket.
+      const stream = (c as unknown as { connection: { stream: Socket } }).connection.stream;
+      const received: Buffer[] = [];
+      const listener = (chunk: Buffer) => received.push(chunk);
+      stream.prependListener('data', listener);
+      stream.write(Buffer.concat([
+        serialize.parse({ name: 'd1', text: 'SELECT status, MEASURE(count) AS n FROM orders WHERE status = $1 GROUP BY 1', types: [] }),
+        serialize.describe({ type: 'S', name: 'd1' }),
+        serialize.sync(),
+      ]));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      stream.off('data', listener);
+      const bytes = Buffer.concat(received);
+      const types: string[] = [];
+      for (let at = 0; at + 5 <= bytes.length; at += 1 + bytes.readInt32BE(at + 1)) types.push(String.fromCharCode(bytes[at]!));
+      expect(types).toEqual(['1', 't', 'T', 'Z']);
+      const description = bytes.subarray(bytes.indexOf('T', 0, 'latin1'));
+      expect(description.includes(Buffer.from('status\0'))).toBe(true);
+      expect(description.includes(Buffer.from('n\0'))).toBe(true);
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  });
+
   it('200 malformed statements and protocol messages leave the server answering SELECT 1', async () => {
     const token = await viewer('customer-a');
     const keep = await client(token);
@@ -292,5 +323,5 @@ describeEachDialect('the SQL API (Postgres wire protocol)', (t) => {
       }
     }), { numRuns: 50, seed: 36 });
     await keep.end();
-  });
+  }, 180_000);
 });
