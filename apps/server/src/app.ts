@@ -5,7 +5,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config, TrustProxy } from './core/core.config.js';
 import type { Db } from './db/db.database.js';
 import { setPreparedStatements } from './db/db.prepared.js';
-import { registerAuthentication } from './http/http.auth.js';
+import { registerAuthentication, resolveBareCredential } from './http/http.auth.js';
+import type { Authenticator } from './http/http.auth.js';
 import type { ServiceContext } from './db/db.context.js';
 import { answerClientError, answerFrameworkError, registerErrorHandling } from './http/http.errors.js';
 import { registerInFlight } from './http/http.in-flight.js';
@@ -34,6 +35,7 @@ import { auditRoutes } from './audit/audit.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
 import { cubeRoutes } from './cube/cube.routes.js';
 import { cubeSecretRoutes } from './cube/cube.secrets.routes.js';
+import { SqlServer } from './cube/sql/sql.server.js';
 import { dataRoutes } from './data/data.routes.js';
 // Issue 35: exploration in the embed, and viewers' saved charts and views.
 import { TenantGate } from './explore/explore.gate.js';
@@ -186,12 +188,13 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   const credentialCacheEntries = options.credentialCacheEntries ?? 10_000;
   const accountCredentials = new AccountCredentials(ctx, db.changes, credentialCacheEntries);
   const embedTokens = new EmbedTokenCredentials(ctx, signer, db.changes, credentialCacheEntries);
-  registerAuthentication(app, {
+  const authenticator: Authenticator = {
     isApiKey: (credential) => accountCredentials.isApiKey(credential),
     resolveApiKey: (key) => accountCredentials.resolveApiKey(key),
     resolveConsoleSession: (cookie) => accountCredentials.resolveConsoleSession(cookie),
     resolveEmbedToken: (token) => embedTokens.resolve(token),
-  });
+  };
+  registerAuthentication(app, authenticator);
   // One byte budget for every serialized page kept in memory: workspace listings and comment thread lists.
   const pages = new PageCache(config.listingCacheBytes);
   await registerOpenApi(app);
@@ -274,6 +277,13 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(cubeRoutes(dataContext, config.cube), { prefix: '/cubejs-api' });
   // Issue 36: a deployment's Cube API secret (Cube JWTs).
   await app.register(cubeSecretRoutes({ ...ctx, sealer }));
+  // Issue 36 part 3, the SQL API (SVC_SQL_PORT, off by default): it listens once the app is ready, and stops with it.
+  const sqlServer = config.sql === undefined ? undefined : new SqlServer({ dc: dataContext, resolveCredential: (credential) => resolveBareCredential(authenticator, credential) }, config.sql);
+  app.decorate('sqlServer', sqlServer);
+  if (sqlServer !== undefined) {
+    app.addHook('onReady', async () => sqlServer.start());
+    app.addHook('preClose', async () => sqlServer.stop());
+  }
   await app.ready();
   scheduler?.start();
   dispatcher?.start();

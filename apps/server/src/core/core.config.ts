@@ -51,6 +51,12 @@ export const SETTINGS = Type.Object({
   SVC_PREAGG_DIR: Type.String({ minLength: 1, default: 'data/preaggregations', description: 'where built pre-aggregations are kept (Parquet files): a directory every svc process can read' }),
   SVC_PREAGG_REFRESH: Type.Boolean({ default: true, description: '`svc serve` builds due pre-aggregations in the background; `false` leaves building to `svc preagg build` (or another process)' }),
   SVC_DEMO_WAREHOUSE: Type.String({ minLength: 1, default: 'data/demo-warehouse.db', description: 'the bundled demo warehouse (SQLite), written once (`serve --demo` writes it at start), for deployments without a `dataSource`' }),
+  SVC_SQL_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: "the port of svc's SQL API (the Postgres wire protocol, for psql and BI tools; `0`: any free one) on `SVC_HOST`; unset: off" })),
+  SVC_SQL_TLS_CERT: optional('a PEM certificate file for the SQL API; with `SVC_SQL_TLS_KEY`, clients that ask for TLS (`sslmode=require`) get it. Without both, the password (an API key or embed token) travels in the clear: keep the port local'),
+  SVC_SQL_TLS_KEY: optional("the PEM private key file of `SVC_SQL_TLS_CERT`"),
+  SVC_SQL_MAX_CONNECTIONS_PER_ACCOUNT: whole(1, 20, 'SQL API connections one account may hold at once in one process; one more is refused (SQLSTATE 53300)'),
+  SVC_SQL_STATEMENT_TIMEOUT_MS: whole(1, 30_000, 'longest one SQL API statement may take (ms); longer is SQLSTATE 57014 and the connection stays usable'),
+  SVC_SQL_ROW_CAP: whole(1, 50_000, "most rows one SQL API SELECT answers (a larger LIMIT is cut to it; Cube's own cap is 50,000)"),
   SVC_REQUEST_TIMEOUT_MS: whole(1, 30_000, "a request's headers and body must arrive within this (ms), else 408 and the connection is closed"),
   SVC_IDLE_TIMEOUT_MS: whole(1, 120_000, 'a connection silent both ways for this long (ms) is closed'),
   SVC_HANDLER_TIMEOUT_MS: whole(1, 60_000, 'a request not answered within this (ms) gets 503 `service_unavailable`'),
@@ -84,6 +90,8 @@ export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
   SVC_SHUTDOWN_TIMEOUT_MS: '#shutdown', SVC_RATE_LIMIT_GENERATE_SESSION: '#rate-limits', SVC_RATE_LIMIT_EXCHANGE: '#rate-limits',
   SVC_RATE_LIMIT_LOGIN: '#rate-limits', SVC_RATE_LIMIT_EMBED_SESSION: '#rate-limits', SVC_RATE_LIMIT_EMBED_IP: '#rate-limits',
   SVC_REDIS_URL: '#rate-limits', SVC_TRUST_PROXY: '#rate-limits', SVC_METRICS_TOKEN: '#metrics',
+  SVC_SQL_PORT: 'cube-sql.md', SVC_SQL_TLS_CERT: 'cube-sql.md#tls', SVC_SQL_TLS_KEY: 'cube-sql.md#tls', SVC_SQL_MAX_CONNECTIONS_PER_ACCOUNT: 'cube-sql.md#limits',
+  SVC_SQL_STATEMENT_TIMEOUT_MS: 'cube-sql.md#limits', SVC_SQL_ROW_CAP: 'cube-sql.md#limits',
   SVC_COMMENT_STREAMS_PER_SESSION: 'comments.md#live-updates', SVC_COMMENT_STREAM_HEARTBEAT_MS: 'comments.md#live-updates',
   SVC_COMMENT_STREAM_REPLAY_MAX: 'comments.md#live-updates', SVC_COMMENT_EVENT_RETENTION_MS: 'comments.md#live-updates',
   SVC_WEBHOOKS_ALLOW_PRIVATE: 'webhooks.md#addresses', SVC_WEBHOOK_DELIVERY: 'webhooks.md#delivery', SVC_WEBHOOK_TIMEOUT_MS: 'webhooks.md#delivery',
@@ -91,7 +99,6 @@ export const SETTING_DOCS: Partial<Record<SettingName, string>> = {
   SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention',
   SVC_EXPLORE_MAX_ROWS: 'explore.md#limits', SVC_EXPLORE_TIMEOUT_MS: 'explore.md#limits', SVC_RATE_LIMIT_EXPLORE: 'explore.md#limits',
   SVC_EXPLORE_TENANT_CONCURRENCY: 'explore.md#limits', SVC_ENCRYPTION_KEY: '#secrets-at-rest', SVC_API_KEY: 'import.md#promoting-from-staging-to-production',
-  SVC_WEBHOOK_RETENTION_MS: 'webhooks.md#retention', SVC_ENCRYPTION_KEY: '#secrets-at-rest', SVC_API_KEY: 'import.md#promoting-from-staging-to-production',
   // Issue 36.
   SVC_CUBE_CONTINUE_WAIT_MS: 'cube.md#continue-wait', SVC_CUBE_ORPHAN_TIMEOUT_MS: 'cube.md#continue-wait',
 };
@@ -128,6 +135,19 @@ export interface Config {
   ai: { baseUrl: string | undefined; model: string; apiKey: string | undefined; timeoutMs: number };
   commentStreams: { perSession: number; heartbeatMs: number; replayMax: number; retentionMs: number };
   webhooks: WebhookSettings;
+  /** The SQL API (issue 36 part 3; cube/sql/): undefined unless SVC_SQL_PORT is set. */
+  sql: SqlSettings | undefined;
+}
+
+/** The SQL API's settings (issue 36 part 3; docs/cube-sql.md). */
+export interface SqlSettings {
+  port: number;
+  host: string;
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  maxConnectionsPerAccount: number;
+  statementTimeoutMs: number;
+  rowCap: number;
 }
 
 /** Issue 23's webhooks: which addresses every account may use, and how `svc serve` delivers. */
@@ -303,6 +323,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: {
       allowPrivate: s.SVC_WEBHOOKS_ALLOW_PRIVATE, deliver: s.SVC_WEBHOOK_DELIVERY, timeoutMs: s.SVC_WEBHOOK_TIMEOUT_MS, pollMs: s.SVC_WEBHOOK_POLL_MS,
       concurrency: s.SVC_WEBHOOK_CONCURRENCY, retryScheduleMs: parseRetrySchedule(s.SVC_WEBHOOK_RETRY_SCHEDULE)!, retentionMs: s.SVC_WEBHOOK_RETENTION_MS,
+    },
+    sql: s.SVC_SQL_PORT === undefined ? undefined : {
+      port: s.SVC_SQL_PORT, host: s.SVC_HOST, tlsCert: s.SVC_SQL_TLS_CERT, tlsKey: s.SVC_SQL_TLS_KEY,
+      maxConnectionsPerAccount: s.SVC_SQL_MAX_CONNECTIONS_PER_ACCOUNT, statementTimeoutMs: s.SVC_SQL_STATEMENT_TIMEOUT_MS, rowCap: s.SVC_SQL_ROW_CAP,
     },
   };
 }

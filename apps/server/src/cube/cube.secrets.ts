@@ -94,7 +94,7 @@ export function cubeJwtPrincipal(accountId: number, deploymentId: number, payloa
     // An embed principal of no session: the policy step reads its access context and tenant, as a viewer's.
     kind: 'embed', accountId, deploymentId, sessionId: 0,
     embedTenantId: null, embedTenantName: embedTenantName ?? null, embedUserId: null, userId: null, userRole: null,
-    access: { securityContext: context, userAttributes: userAttributes ?? {}, groups: groups ?? [] },
+    access: { securityContext: context, userAttributes: userAttributes ?? {}, groups: groups ?? [], lockedFilters: {} },
     dashboards: [],
     tokenExpiresAt: typeof payload.exp === 'number' ? payload.exp * 1000 : null,
   };
