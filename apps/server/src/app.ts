@@ -34,6 +34,8 @@ import { auditRoutes } from './audit/audit.routes.js';
 import { ensureDemoWarehouseSqlite } from './data/warehouse/warehouse.demo.js';
 import { cubeRoutes } from './cube/cube.routes.js';
 import { dataRoutes } from './data/data.routes.js';
+// Issue 35 saved charts and views.
+import { exploreRoutes } from './explore/explore.routes.js';
 import { WarehouseRegistry } from './data/warehouse/warehouse.registry.js';
 import { ResultCache } from './data/cache/cache.results.js';
 import { MetadataReads } from './data/data.metadata.js';
@@ -252,6 +254,8 @@ export async function buildApp(config: Config, options: AppOptions): Promise<Fas
   await app.register(preAggregationRoutes({ db, warehouses, store: rollups, timeoutMs: ROLLUP_BUILD_TIMEOUT_MS, now: ctx.now, sealer, scheduler }));
   const dataContext = { ...ctx, warehouses, sealer, rowCap: data.rowCap, timeoutMs: data.timeoutMs, cache: results, rollups, reads: new MetadataReads(db.changes, options.metadataCacheEntries ?? 10_000) };
   await app.register(dataRoutes(dataContext, config.ai));
+  // Issue 35 saved charts and views.
+  await app.register(exploreRoutes(dataContext));
   await app.register(cubeRoutes(dataContext), { prefix: '/cubejs-api' });
   await app.ready();
   scheduler?.start();

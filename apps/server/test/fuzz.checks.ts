@@ -111,6 +111,9 @@ const SNAPSHOT_SCOPE: Record<keyof Database, 'account_id' | 'id' | 'all'> = {
   webhook_attempts: 'account_id',
   audit_events: 'account_id',
   dashboard_versions: 'account_id',
+  // Issue 35 saved charts and views.
+  saved_charts: 'account_id',
+  saved_views: 'account_id',
 };
 
 /** Row count, content hash and the rows themselves (canonical JSON) of every table, for the run's accounts. */

@@ -18,6 +18,8 @@ import { dashboardVersions } from './migrations/0014-dashboard-versions.js';
 import { grantRoles } from './migrations/0015-grant-roles.js';
 import { apiKeyLabels } from './migrations/0016-api-key-labels.js';
 import { previewSessions } from './migrations/0017-preview-sessions.js';
+// Issue 35 saved charts and views.
+import { savedExplorations } from './migrations/0018-saved-explorations.js';
 
 /**
  * The migrations, one file each under migrations/ (named by number and purpose), in order. The names below are
@@ -43,6 +45,8 @@ function migrationProvider(dialect: Dialect): MigrationProvider {
       '0015_grant_roles': grantRoles(),
       '0016_api_key_labels': apiKeyLabels(),
       '0017_preview_sessions': previewSessions(),
+      // Issue 35 saved charts and views.
+      '0018_saved_explorations': savedExplorations(dialect),
     }),
   };
 }

@@ -38,6 +38,9 @@ const OWNERS = {
   webhook_deliveries: 'webhooks/webhooks.store.ts',
   webhook_attempts: 'webhooks/webhooks.store.ts',
   audit_events: 'audit/audit.store.ts',
+  // Issue 35 saved charts and views.
+  saved_charts: 'explore/explore.store.ts',
+  saved_views: 'explore/explore.store.ts',
 } as const satisfies Record<keyof Database, string>;
 
 /**
@@ -49,6 +52,8 @@ const JOINS_ALLOWED: ReadonlyArray<{ store: string; table: keyof Database }> = [
   { store: 'workspace/workspace.store.ts', table: 'dashboards' },
   // A webhook claim returns each delivery with its account's settings (may it use private addresses?).
   { store: 'webhooks/webhooks.store.ts', table: 'accounts' },
+  // Issue 35 saved charts and views: a list shows each item's author by username, read in the same statement.
+  { store: 'explore/explore.store.ts', table: 'embed_users' },
 ];
 
 /**

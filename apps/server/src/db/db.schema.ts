@@ -387,6 +387,9 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   audit_events: AuditEventsTable;
   dashboard_versions: DashboardVersionsTable;
+  // Issue 35 saved charts and views (migration 0018).
+  saved_charts: SavedChartsTable;
+  saved_views: SavedViewsTable;
 }
 
 /** A published version of a dashboard, whole (migration 0014). */
@@ -428,3 +431,47 @@ export const NAME_SEARCH_TABLES = { folders: 'workspace_fts_folders', others: 'w
 
 /** The SQLite FTS5 table behind the mentionable-user search (comments.store.ts; migration 0003). */
 export const EMBED_USER_SEARCH_TABLE = 'embed_users_fts';
+
+// ---- Issue 35 saved charts and views (migration 0018; docs/explore.md "Saved charts and views") ----
+
+/** Who sees a saved chart or view: its author only, or every viewer of its embed tenant. */
+export type SavedVisibility = 'private' | 'tenant';
+
+/** A chart an embed viewer saved: a semantic query (never its rows), its kind and spec. */
+export interface SavedChartsTable {
+  id: Generated<number>;
+  /** The id clients see: `chart_` and 128 random bits in base62. */
+  public_id: string;
+  account_id: number;
+  deployment_id: number;
+  embed_tenant_id: number;
+  /** The author; deleting them deletes the chart. */
+  embed_user_id: number;
+  title: string;
+  /** SemanticQuery as JSON. */
+  query: string;
+  kind: string;
+  /** The chart's spec as JSON; null: none. */
+  spec: string | null;
+  visibility: SavedVisibility;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A named view of a dashboard an embed viewer saved: filters, grain, field swaps and saved charts beside its widgets. */
+export interface SavedViewsTable {
+  id: Generated<number>;
+  /** The id clients see: `view_` and 128 random bits in base62. */
+  public_id: string;
+  account_id: number;
+  deployment_id: number;
+  embed_tenant_id: number;
+  embed_user_id: number;
+  dashboard_id: number;
+  name: string;
+  /** `{ filters, granularity?, fields?, charts? }` as JSON. */
+  state: string;
+  visibility: SavedVisibility;
+  created_at: string;
+  updated_at: string;
+}
