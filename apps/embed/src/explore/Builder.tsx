@@ -47,8 +47,8 @@ export function Builder({ t, locale, meta, runQuery, runKey, describeFailure, on
   /** What the queries run against (the console's deployment): a new one runs the preview again. */
   runKey?: string | number | undefined;
   describeFailure: (caught: unknown) => { message: string; field?: string | undefined } | undefined;
-  /** The chart, on submit; a promise that fails shows its failure (the embed's save). */
-  onAdd: (chart: ChartDraft) => void | Promise<unknown>;
+  /** The chart, on submit, and the kind picked (line, bar, ...: the drawing's `kind` is `vega` for the first three); a promise that fails shows its failure (the embed's save). */
+  onAdd: (chart: ChartDraft, kind: ChartKind) => void | Promise<unknown>;
   /** A chart being edited: the builder starts from its query, kind and title (explore/chartEdit.ts). */
   initial?: { state: BuilderState; kind: ChartKind | undefined; title: string } | undefined; submitLabel?: string | undefined;
   /** What the status line says once the chart is submitted; the console's "added to the dashboard" by default. */
@@ -120,7 +120,7 @@ export function Builder({ t, locale, meta, runQuery, runKey, describeFailure, on
     if (query === undefined) return;
     const chartName = title.trim() !== '' ? title.trim() : chartTitle(query, titles);
     const said = submittedMessage?.(chartName) ?? t('chartAdded', { title: chartName });
-    const done = onAdd({ title: chartName, ...drawingFor(kind, query, titles, formats), meta: { query }, ...(formats !== undefined ? { preferences: { columnFormats: formats } } : {}) });
+    const done = onAdd({ title: chartName, ...drawingFor(kind, query, titles, formats), meta: { query }, ...(formats !== undefined ? { preferences: { columnFormats: formats } } : {}) }, kind);
     if (done === undefined) setAdded(said);
     else {
       setAdded('');

@@ -6,7 +6,10 @@ import { useDialogFocus } from '../dialogFocus.js';
 import { ApiError } from '../session.js';
 import type { EmbedSession } from '../session.js';
 import { Builder } from './Builder.js';
-import type { ChartDraft, Meta, PreviewAnswer } from './builder.js';
+import type { ChartDraft, ChartKind, Meta, PreviewAnswer } from './builder.js';
+
+/** How a saved chart is drawn: line, bar and area by their vega-lite spec (as the builder drew them), the others by their kind. */
+const drawingOf = (chart: SavedChart) => ({ kind: chart.spec !== undefined && chart.spec !== null ? 'vega' : chart.kind, spec: chart.spec ?? null });
 import { chartStart } from './chartEdit.js';
 import type { ChartStart } from './chartEdit.js';
 import { deleteChart, deleteView, fetchExploreMeta, fetchView, listCharts, listViews, runExploreQuery, saveChart, saveView, updateChart, updateView } from './exploreApi.js';
@@ -112,8 +115,9 @@ export function ExploreBar(props: ExploreBarProps) {
   }, [panel, charts, reloadCharts]);
 
   const describeFailure = useCallback((caught: unknown) => ({ message: message(caught), field: undefined }), []);
-  const save = async (draft: ChartDraft, visibility: Visibility) => {
-    const saved = await saveChart(session, { title: draft.title, query: draft.meta.query, kind: draft.kind, spec: draft.spec, visibility });
+  const save = async (draft: ChartDraft, kind: ChartKind, visibility: Visibility) => {
+    // Saved as the builder's kind (line, bar, ...), with the drawing's vega-lite spec when it has one.
+    const saved = await saveChart(session, { title: draft.title, query: draft.meta.query, kind, spec: draft.spec, visibility });
     setStatus(t('chartSaved', { title: saved.title }));
     setCharts(undefined);
     callbacks.current.onChartSaved({ chartId: saved.id, title: saved.title, visibility: saved.visibility });
@@ -179,7 +183,7 @@ function ExploreFrame({ t, onBack, children }: { t: ExploreTranslate; onBack(): 
 /** The shared builder (Builder.tsx), run through explore/query under the viewer's policy, saved as the viewer's chart. */
 function EmbedBuilder({ t, locale, meta, start, from, session, timezone, describeFailure, onSave }: {
   t: ExploreTranslate; locale: string; meta: Meta; start: ChartStart | undefined; from: string | undefined; session: EmbedSession; timezone: string;
-  describeFailure: (caught: unknown) => { message: string; field?: string | undefined }; onSave(draft: ChartDraft, visibility: Visibility): Promise<void>;
+  describeFailure: (caught: unknown) => { message: string; field?: string | undefined }; onSave(draft: ChartDraft, kind: ChartKind, visibility: Visibility): Promise<void>;
 }) {
   const [visibility, setVisibility] = useState<Visibility>('private');
   const chosen = useRef(visibility);
@@ -189,7 +193,7 @@ function EmbedBuilder({ t, locale, meta, start, from, session, timezone, describ
     <div className="explore-builder" data-from={from}>
       <Builder t={t} locale={locale} meta={meta} runQuery={run} runKey={timezone} describeFailure={describeFailure}
         initial={start} submitLabel={t('saveChart')} submittedMessage={(title) => t('chartSaved', { title })}
-        onAdd={(draft) => onSave(draft, chosen.current)}
+        onAdd={(draft, kind) => onSave(draft, kind, chosen.current)}
         extra={(
           <fieldset className="explore-visibility">
             <legend>{t('visibility')}</legend>
@@ -223,7 +227,7 @@ function SavedChartView({ t, chart, session, locale, timezone, compact = false }
       {failure !== undefined ? <p className="explore-error" role="alert">{failure}</p>
         : answer === undefined || Chart === undefined ? <p className="hint" role="status">{t('loading')}</p>
           : answer.rows.length === 0 ? <p className="hint">{t('previewEmpty')}</p>
-            : <div className="explore-chart-body"><Chart snapshot={{ kind: chart.kind, spec: chart.spec ?? null }} data={answer} dark={dark} locale={locale} label={chart.title} chartId={`saved-${chart.id}`} /></div>}
+            : <div className="explore-chart-body"><Chart snapshot={drawingOf(chart)} data={answer} dark={dark} locale={locale} label={chart.title} chartId={`saved-${chart.id}`} /></div>}
     </section>
   );
 }
@@ -263,7 +267,7 @@ function ChartsPanel({ t, charts, create, session, activeView, onOpen, onChanged
               ) : (
                 <>
                   <button type="button" className="explore-open" aria-label={t('openChart', { title: chart.title })} onClick={() => onOpen(chart)}>{chart.title}</button>
-                  <span className="explore-mark">{chart.visibility === 'tenant' ? t('sharedBy') : t('privateMark')}</span>
+                  <span className="explore-mark">{chart.visibility === 'tenant' ? (chart.mine ? t('sharedBy') : t('sharedByName', { name: chart.author.username })) : t('privateMark')}</span>
                   {chart.mine ? (
                     <>
                       <button type="button" aria-label={t('renameChart', { title: chart.title })} onClick={() => { setRenaming(chart.id); setTitle(chart.title); }}>{t('rename')}</button>

@@ -16,7 +16,8 @@ export interface SavedChart {
   kind: string;
   spec?: Record<string, unknown> | null;
   visibility: Visibility;
-  author?: { externalId?: string | null; username?: string | null; firstName?: string | null } | string | null;
+  /** Who saved it (an embed user of the tenant). */
+  author: { userId: number; username: string };
   mine: boolean;
   createdAt: string;
   updatedAt: string;
@@ -39,7 +40,7 @@ export interface SavedView {
   name: string;
   state: ViewState;
   visibility: Visibility;
-  author?: unknown;
+  author: { userId: number; username: string };
   mine: boolean;
   createdAt: string;
   updatedAt: string;

@@ -31,6 +31,7 @@ const exploreMessages = {
   visibilityPrivate: 'Only me',
   visibilityTenant: 'Everyone at my company',
   sharedBy: 'shared',
+  sharedByName: 'shared by {name}',
   privateMark: 'private',
   loadFailed: 'This could not be loaded: {message}',
   actionFailed: 'That did not work: {message}',
