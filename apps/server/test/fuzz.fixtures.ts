@@ -164,7 +164,8 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
   const prod = main.refs.prod!;
   const emailOf = (ref: string) => `${ref}-${main.tenantName.slice(2)}@test.invalid`;
   const viewer = (name: string, tenant: string): Promise<ViewerSession> =>
-    mintViewer(app, adminKey, { deploymentId: prod, externalId: id(name), embedTenantName: tenant, username: name, email: `${name}@customer.test` });
+    // Issue 35 saved charts and views: the viewers may explore and save (settings.explore create).
+    mintViewer(app, adminKey, { deploymentId: prod, externalId: id(name), embedTenantName: tenant, username: name, email: `${name}@customer.test`, settings: { explore: 'create' } });
   const ann = await viewer('ann', 'customer-a');
   const ben = await viewer('ben', 'customer-a');
   const cid = await viewer('cid', 'customer-b');
@@ -190,6 +191,22 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
   await expectOk(app, { method: 'POST', url: `${comments}/${resolvedRoot}/resolve`, headers: ann.headers, payload: { resolved: true } }, 'resolve');
   const cidRoot = await post(cid, { body: 'Customer B thread' });
   const foreignRoot = await post(outsider, { body: 'Foreign thread' }, `/api/v1/embed/dashboard/${id('foreign')}/comments`);
+
+  // Issue 35 saved charts and views: ann's shared chart and view (read and re-read), ones of hers that PATCH and DELETE
+  // may change or remove, and cid's (another tenant: a 404).
+  const savedQuery = { measures: ['orders.count'], dimensions: ['orders.status'] };
+  const saveChart = async (who: ViewerSession, title: string) =>
+    String((await expectOk(app, { method: 'POST', url: '/api/v1/embed/charts', headers: who.headers, payload: { title, query: savedQuery, kind: 'bar', visibility: 'tenant' } }, 'save chart')).id);
+  const saveView = async (who: ViewerSession, name: string) =>
+    String((await expectOk(app, { method: 'POST', url: `/api/v1/embed/dashboard/${id('main')}/views`, headers: who.headers, payload: { name, state: { filters: { 'products.category': 'Books' } }, visibility: 'tenant' } }, 'save view')).id);
+  const annChart = await saveChart(ann, 'Orders by status');
+  const annPatchChart = await saveChart(ann, 'A chart the fuzzer may change');
+  const annSpareChart = await saveChart(ann, 'A chart the fuzzer may delete');
+  const cidChart = await saveChart(cid, 'Customer B chart');
+  const annView = await saveView(ann, 'Books');
+  const annPatchView = await saveView(ann, 'A view the fuzzer may change');
+  const annSpareView = await saveView(ann, 'A view the fuzzer may delete');
+  const cidView = await saveView(cid, 'Customer B view');
 
   // Webhooks (issue 23): an endpoint of each account (a public IP literal, never resolved nor delivered to here), a
   // delivery of the main one (a comment posted after it), and one failed delivery for replay to accept.
@@ -312,8 +329,14 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     memberIds: [victimUsers[0]!, victimUsers[1]!, foreignUser],
     name: [id('named-by-the-fuzzer'), 'victim-tenant-3', 'Sales'],
     copyOf: [id('main'), id('draft'), id('foreign'), 'not-a-dashboard'],
+    // Issue 35 saved charts and views.
+    chartId: [annChart, cidChart, 'chart_0', 'view_0'],
+    viewId: [annView, cidView, 'view_0'],
+    kind: ['bar', 'line', 'pie'],
+    visibility: ['private', 'tenant', 'public'],
   };
-  const embedPaths = /^\/api\/v1\/embed\/(dashboard|ai|deployments|session$)/;
+  // Issue 35 saved charts and views: `charts` too.
+  const embedPaths = /^\/api\/v1\/embed\/(dashboard|ai|deployments|session$|charts)/;
   const mainDashboard = { publicId: id('main') };
   const item = { deploymentId: prod, itemId: main.refs['wb-main']! };
   const exemplars: Record<string, Exemplar> = {
@@ -399,6 +422,17 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
     listPreAggregations: { path: { deploymentId: prod } },
     createWorkspaceFolder: { path: { deploymentId: prod }, body: { name: 'Made by the fuzzer', parentId: main.refs['f-destination']! } },
     updateWorkspaceItem: { path: { deploymentId: prod, itemId: main.refs['f-movable']! }, body: { name: 'Moved by the fuzzer', parentId: main.refs['f-destination']! } },
+    // Issue 35 saved charts and views.
+    listSavedCharts: {},
+    createSavedChart: { body: { title: 'Saved by the fuzzer', query: savedQuery, kind: 'line', spec: { stacked: true }, visibility: 'private' } },
+    getSavedChart: { path: { chartId: annChart } },
+    updateSavedChart: { path: { chartId: annPatchChart }, body: { title: 'Changed by the fuzzer', visibility: 'tenant' } },
+    deleteSavedChart: { path: { chartId: annSpareChart } },
+    listSavedViews: { path: mainDashboard },
+    createSavedView: { path: mainDashboard, body: { name: 'Saved by the fuzzer', state: { filters: { 'orders.status': 'completed' }, granularity: 'month', charts: [{ chartId: annChart, x: 0, y: 0, w: 4, h: 3 }] } } },
+    getSavedView: { path: { ...mainDashboard, viewId: annView } },
+    updateSavedView: { path: { ...mainDashboard, viewId: annPatchView }, body: { name: 'Changed by the fuzzer' } },
+    deleteSavedView: { path: { ...mainDashboard, viewId: annSpareView } },
   };
   // Operations that destroy what they reach get only the rows made for them (and another account's, for the 404).
   const destructiveHints: Record<string, Hints> = {
@@ -412,6 +446,11 @@ export async function seedFuzzFixtures(app: FastifyInstance, db: Kysely<Database
       itemId: [main.refs['f-movable']!, main.refs['f-movable-child']!, foreign.refs.wb!],
       parentId: [main.refs['f-destination']!, main.refs['f-movable']!, main.refs['f-movable-child']!, main.refs['wb-main']!, foreign.refs.wb!],
     },
+    // Issue 35 saved charts and views: changes and deletions reach only the items made for them (and another tenant's).
+    updateSavedChart: { chartId: [annPatchChart, cidChart, 'chart_0'] },
+    deleteSavedChart: { chartId: [annSpareChart, cidChart, 'chart_0'] },
+    updateSavedView: { viewId: [annPatchView, cidView, 'view_0'] },
+    deleteSavedView: { viewId: [annSpareView, cidView, 'view_0'] },
   };
   // A grant replaced anywhere else would change what the member credentials reach for the rest of the run; carol
   // (member-without-grants) is never granted anything.

@@ -254,13 +254,16 @@ export async function seedIsolationWorld(
   // expired sessions; the other tenant's and the other account's viewers reuse the same externalId (and B's
   // tenant the same name), so only the tenant and the account tell them apart.
   const ownerExternalId = `owner-${suffix}`;
-  const ownerBody = { externalId: ownerExternalId, embedTenantName: tenants.shared };
+  // Issue 35 saved charts and views: every embed session may explore and save (settings.explore create), so that
+  // the matrix's refusals of saved charts and views say something about the credential, not about the level.
+  const explore = { settings: { explore: 'create' } };
+  const ownerBody = { externalId: ownerExternalId, embedTenantName: tenants.shared, ...explore };
   const expired = await options.travel(-(options.tokenTtlMs + 3_600_000), () => mint('a', { ...ownerBody, deploymentId: a.refs.prod }));
   const owner = await mint('a', { ...ownerBody, deploymentId: a.refs.prod, username: markers.aSharedUsername, email: `${markers.aSharedEmail}@a.invalid` });
-  const otherTenant = await mint('a', { externalId: ownerExternalId, embedTenantName: tenants.second, deploymentId: a.refs.prod, username: markers.aSecondUsername });
+  const otherTenant = await mint('a', { externalId: ownerExternalId, embedTenantName: tenants.second, deploymentId: a.refs.prod, username: markers.aSecondUsername, ...explore });
   const otherAccount = await mint('b', { ...ownerBody, deploymentId: b.refs.prod, username: markers.bSharedUsername });
   const otherDeployment = await mint('a', { ...ownerBody, deploymentId: a.refs.stage });
-  const internalId = await mint('a', { internalId: emails.mona, deploymentId: a.refs.prod });
+  const internalId = await mint('a', { internalId: emails.mona, deploymentId: a.refs.prod, ...explore });
   const revoked = await mint('a', { ...ownerBody, deploymentId: a.refs.prod });
   const revoke = await app.inject({ method: 'POST', url: '/api/v1/embed/session/revoke', headers: { authorization: `Bearer ${a.keys.alice}` }, payload: { sessionId: revoked.sessionId } });
   if (revoke.statusCode !== 204) throw new Error(`revoke answered ${revoke.statusCode}: ${revoke.body}`);

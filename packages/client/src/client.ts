@@ -1,4 +1,4 @@
-import { SvcApiError, isSvcErrorBody } from './errors.js';
+import { sendRequest } from './request.js';
 import type {
   AccountSettings, ApiKeySummary, AuditEvent, AuthoredDashboard, DashboardCreateInput, DashboardDraftInput, DashboardVersion, Deployment,
   DeploymentSummary, EmbedTenant, EmbedUser, EmbedUserChange, EmbedUserInput, Group, ModelCheck, ModelInput, ModelMeta, NewApiKey, PageInfo, PlatformUser,
@@ -324,17 +324,6 @@ export class SvcClient {
   }
 
   async #call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    const response = await this.#fetch(`${this.#baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (response.status === 204) return undefined as T;
-    const answer: unknown = await response.json().catch(() => undefined);
-    if (!response.ok) {
-      if (isSvcErrorBody(answer)) throw new SvcApiError(answer.error.status, answer.error.code, answer.error.message, answer.error.field, answer.error.details);
-      throw new SvcApiError(response.status, 'http_error', `svc answered ${response.status}`);
-    }
-    return answer as T;
+    return sendRequest(this.#fetch, `${this.#baseUrl}${path}`, `Bearer ${this.#apiKey}`, method, body, headers);
   }
 }

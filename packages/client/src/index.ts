@@ -8,3 +8,10 @@ export type {
   PageInfo, QueryPreview, QueryPreviewRequest, ResourceOwner, WorkspaceConnectionResponse, WorkspaceItem, WorkspaceItemType, WorkspaceOrderByField, WorkspaceQuery } from './types.js';
 export type { GrantRole, ItemGrant, ItemGrantInput, Me } from './types.js';
 export type { PreviewSession, PreviewSessionRequest } from './types.js';
+// Issue 35 saved charts and views.
+export { SvcEmbedClient } from './embed-client.js';
+export type { SvcEmbedClientOptions } from './embed-client.js';
+export type {
+  SavedAuthor, SavedChart, SavedChartChange, SavedChartInput, SavedChartKind, SavedChartList, SavedFilterValue, SavedListQuery, SavedQuery, SavedView,
+  SavedViewChange, SavedViewInput, SavedViewList, SavedViewState, SavedVisibility,
+} from './types.js';

@@ -346,3 +346,103 @@ export interface Me {
   account: { id: number; tenantName: string };
   signedInWith: 'console' | 'api-key';
 }
+
+// ---- Issue 35 saved charts and views (SvcEmbedClient; docs/explore.md "Saved charts and views") ----
+
+export type SavedVisibility = 'private' | 'tenant';
+export type SavedChartKind = 'line' | 'bar' | 'area' | 'kpi' | 'table' | 'map' | 'sankey';
+
+/** A semantic query as svc takes it (docs/data.md): measures, dimensions, time dimensions, filters, order, limit. */
+export type SavedQuery = Record<string, unknown> & { measures?: string[]; dimensions?: string[] };
+
+export interface SavedListQuery {
+  visibility?: SavedVisibility;
+  first?: number;
+  after?: string;
+}
+
+export interface SavedAuthor {
+  /** The embed user who saved it (a comment's userId). */
+  userId: number;
+  username: string;
+}
+
+export interface SavedChart {
+  /** `chart_…`: unguessable. */
+  id: string;
+  title: string;
+  query: SavedQuery;
+  kind: SavedChartKind;
+  spec?: Record<string, unknown>;
+  visibility: SavedVisibility;
+  author: SavedAuthor;
+  /** Whether the caller saved it. */
+  mine: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SavedChartInput {
+  title: string;
+  query: SavedQuery;
+  kind: SavedChartKind;
+  spec?: Record<string, unknown>;
+  /** Default `private`. */
+  visibility?: SavedVisibility;
+}
+
+export interface SavedChartChange {
+  title?: string;
+  query?: SavedQuery;
+  kind?: SavedChartKind;
+  /** null removes it. */
+  spec?: Record<string, unknown> | null;
+  visibility?: SavedVisibility;
+}
+
+export interface SavedChartList {
+  charts: SavedChart[];
+  pageInfo: PageInfo;
+}
+
+/** A viewer's filter value, as the widget data request takes it: a value, a list, or a range. */
+export type SavedFilterValue = string | number | boolean | Array<string | number | boolean> | { gte?: string | number; lte?: string | number } | null;
+
+export interface SavedViewState {
+  filters: Record<string, SavedFilterValue>;
+  granularity?: 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
+  fields?: Record<string, string>;
+  /** Saved charts placed beside the dashboard's widgets (a personal layout). */
+  charts?: Array<{ chartId: string; x: number; y: number; w: number; h: number }>;
+}
+
+export interface SavedView {
+  /** `view_…`: unguessable. */
+  id: string;
+  /** The dashboard's publicId. */
+  publicId: string;
+  name: string;
+  state: SavedViewState;
+  visibility: SavedVisibility;
+  author: SavedAuthor;
+  mine: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SavedViewInput {
+  name: string;
+  state: SavedViewState;
+  visibility?: SavedVisibility;
+}
+
+export interface SavedViewChange {
+  name?: string;
+  state?: SavedViewState;
+  visibility?: SavedVisibility;
+}
+
+export interface SavedViewList {
+  views: SavedView[];
+  pageInfo: PageInfo;
+}

@@ -446,6 +446,55 @@ const EXPECTED = {
     aEmbedUser:                            [401, 200, 403, 403, 404, 403, 403, 403, 403, 403, 200, 401, 401],
     bEmbedUser:                            [401, 404, 403, 403, 200, 403, 403, 403, 403, 403, 404, 401, 401],
   },
+  // Issue 35 saved charts and views: embed viewers of an embed tenant only (the comments' credential rule), every
+  // embed session minted with settings.explore create; a chart lives on its session's deployment, a view on its
+  // dashboard; another tenant's, deployment's or account's id is a 404 (views: the dashboard's own 404/403 first).
+  listSavedCharts: {
+    callerScope:                           [401, 403, 403, 403, 403, 200, 200, 200, 200, 403, 403, 401, 401],
+  },
+  createSavedChart: {
+    callerScope:                           [401, 403, 403, 403, 403, 201, 201, 201, 201, 403, 403, 401, 401],
+  },
+  getSavedChart: {
+    ownerShared:                           [401, 403, 403, 403, 403, 200, 404, 404, 404, 403, 403, 401, 401],
+    ownerPrivate:                          [401, 403, 403, 403, 403, 200, 404, 404, 404, 403, 403, 401, 401],
+    secondShared:                          [401, 403, 403, 403, 403, 404, 200, 404, 404, 403, 403, 401, 401],
+  },
+  updateSavedChart: {
+    ownerShared:                           [401, 403, 403, 403, 403, 200, 404, 404, 404, 403, 403, 401, 401],
+    secondShared:                          [401, 403, 403, 403, 403, 404, 200, 404, 404, 403, 403, 401, 401],
+  },
+  deleteSavedChart: {
+    ownerShared:                           [401, 403, 403, 403, 403, 204, 404, 404, 404, 403, 403, 401, 401],
+    secondShared:                          [401, 403, 403, 403, 403, 404, 204, 404, 404, 403, 403, 401, 401],
+  },
+  listSavedViews: {
+    aProd:                                 [401, 403, 403, 403, 403, 200, 200, 404, 403, 403, 403, 401, 401],
+    aStage:                                [401, 403, 403, 403, 403, 403, 403, 404, 200, 403, 403, 401, 401],
+    bProd:                                 [401, 403, 403, 403, 403, 404, 404, 200, 404, 403, 403, 401, 401],
+  },
+  createSavedView: {
+    aProd:                                 [401, 403, 403, 403, 403, 201, 201, 404, 403, 403, 403, 401, 401],
+    bProd:                                 [401, 403, 403, 403, 403, 404, 404, 201, 404, 403, 403, 401, 401],
+  },
+  getSavedView: {
+    sharedView:                            [401, 403, 403, 403, 403, 200, 404, 404, 403, 403, 403, 401, 401],
+    secondView:                            [401, 403, 403, 403, 403, 404, 200, 404, 403, 403, 403, 401, 401],
+    sharedViewViaAStage:                   [401, 403, 403, 403, 403, 403, 403, 404, 404, 403, 403, 401, 401],
+    sharedViewViaBProd:                    [401, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 401, 401],
+  },
+  updateSavedView: {
+    sharedView:                            [401, 403, 403, 403, 403, 200, 404, 404, 403, 403, 403, 401, 401],
+    secondView:                            [401, 403, 403, 403, 403, 404, 200, 404, 403, 403, 403, 401, 401],
+    sharedViewViaAStage:                   [401, 403, 403, 403, 403, 403, 403, 404, 404, 403, 403, 401, 401],
+    sharedViewViaBProd:                    [401, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 401, 401],
+  },
+  deleteSavedView: {
+    sharedView:                            [401, 403, 403, 403, 403, 204, 404, 404, 403, 403, 403, 401, 401],
+    secondView:                            [401, 403, 403, 403, 403, 404, 204, 404, 403, 403, 403, 401, 401],
+    sharedViewViaAStage:                   [401, 403, 403, 403, 403, 403, 403, 404, 404, 403, 403, 401, 401],
+    sharedViewViaBProd:                    [401, 403, 403, 403, 403, 404, 404, 404, 404, 403, 403, 401, 401],
+  },
 } as const satisfies Record<string, Record<string, Row>>;
 
 /**
@@ -1268,7 +1317,115 @@ describeEachDialect('isolation matrix (issue 8)', (t) => {
       }),
     };
 
+    // ---- Issue 35 saved charts and views: a fresh item of the owner (tenant `shared`) or of the other tenant's
+    // viewer for each cell, shared with its tenant unless said; its title or name shows in an answer exactly when
+    // the cell succeeds, and a refused write changed nothing (read back by its author). ----
+    const embedSessionOf = (credential: Credential) => ({
+      embedOwner: sessions.owner, embedOtherTenant: sessions.otherTenant, embedOtherAccount: sessions.otherAccount, embedOtherDeployment: sessions.otherDeployment,
+    } as Partial<Record<Credential, MintedSession>>)[credential];
+    const savedCharts = '/api/v1/embed/charts';
+    const newSavedChart = async (author: MintedSession, visibility: 'private' | 'tenant') => {
+      const title = unique('saved-chart');
+      const res = await app.inject({ method: 'POST', url: savedCharts, headers: author.headers, payload: { title, query: MARKER_QUERY, kind: 'table', visibility } });
+      expect(res.statusCode, res.body).toBe(201);
+      return { id: res.json().id as string, title };
+    };
+    const chartOf = async (author: MintedSession, id: string) => {
+      const res = await app.inject({ url: `${savedCharts}/${id}`, headers: author.headers });
+      return res.statusCode === 200 ? res.json() as { title: string } : undefined;
+    };
+    const savedChartCell = (author: 'owner' | 'otherTenant', visibility: 'private' | 'tenant', verb: 'get' | 'update' | 'delete'): Variant => ({
+      prepare: async () => {
+        const chart = await newSavedChart(sessions[author], visibility);
+        return {
+          url: `${savedCharts}/${chart.id}`,
+          ...(verb === 'update' && { payload: { title: `${chart.title}-renamed` } }),
+          check: async (res) => {
+            expect(res.body.includes(chart.title), 'the chart in the answer').toBe(isSuccess(res) && verb !== 'delete');
+            const after = await chartOf(sessions[author], chart.id);
+            if (verb === 'delete') expect(after === undefined, 'the chart is gone').toBe(isSuccess(res));
+            else expect(after?.title, 'the title').toBe(isSuccess(res) && verb === 'update' ? `${chart.title}-renamed` : chart.title);
+          },
+        };
+      },
+    });
+    const savedViews = (publicId: string) => `/api/v1/embed/dashboard/${publicId}/views`;
+    const newSavedView = async (author: MintedSession, publicId: string) => {
+      const name = unique('saved-view');
+      const res = await app.inject({ method: 'POST', url: savedViews(publicId), headers: author.headers, payload: { name, state: { filters: { 'marks.label': 'x' } }, visibility: 'tenant' } });
+      expect(res.statusCode, res.body).toBe(201);
+      return { id: res.json().id as string, name };
+    };
+    const savedViewCell = (author: 'owner' | 'otherTenant', pathPublicId: string, verb: 'get' | 'update' | 'delete'): Variant => ({
+      prepare: async () => {
+        const view = await newSavedView(sessions[author], publicIds.aWrite);
+        return {
+          url: `${savedViews(pathPublicId)}/${view.id}`,
+          ...(verb === 'update' && { payload: { name: `${view.name}-renamed` } }),
+          check: async (res) => {
+            expect(res.body.includes(view.name), 'the view in the answer').toBe(isSuccess(res) && verb !== 'delete');
+            const read = await app.inject({ url: `${savedViews(publicIds.aWrite)}/${view.id}`, headers: sessions[author].headers });
+            if (verb === 'delete') expect(read.statusCode, 'the view').toBe(isSuccess(res) ? 404 : 200);
+            else expect(read.json().name, 'the name').toBe(isSuccess(res) && verb === 'update' ? `${view.name}-renamed` : view.name);
+          },
+        };
+      },
+    });
+    const savedViewCells = (verb: 'get' | 'update' | 'delete') => ({
+      sharedView: savedViewCell('owner', publicIds.aWrite, verb),
+      secondView: savedViewCell('otherTenant', publicIds.aWrite, verb),
+      sharedViewViaAStage: savedViewCell('owner', publicIds.aStage, verb),
+      sharedViewViaBProd: savedViewCell('owner', publicIds.bProd, verb),
+    });
+    /** Reads of a list: the owner's fresh shared item is listed to the owner only (its tenant, deployment and account). */
+    const savedListCell = (url: string, make: () => Promise<string>, readers: readonly Credential[]): Variant => ({
+      prepare: async (credential) => {
+        const marker = await make();
+        return {
+          url,
+          check: async (res) => expect(res.body.includes(marker), 'the owner\'s item listed').toBe(isSuccess(res) && readers.includes(credential)),
+        };
+      },
+    });
+    /** A save: made for the caller, in its own scope only (its author reads it back; nobody else's list has it). */
+    const savedCreateCell = (url: string, payload: (name: string) => Record<string, unknown>, readBack: (session: MintedSession) => string): Variant => ({
+      prepare: async (credential) => {
+        const name = unique('saved');
+        return {
+          url, payload: payload(name),
+          check: async (res) => {
+            for (const reader of ['embedOwner', 'embedOtherTenant', 'embedOtherAccount', 'embedOtherDeployment'] as const) {
+              const session = embedSessionOf(reader)!;
+              const listed = await app.inject({ url: readBack(session), headers: session.headers });
+              expect(listed.body.includes(name), `${reader}'s list`).toBe(isSuccess(res) && reader === credential);
+            }
+          },
+        };
+      },
+    });
+    const readsOfViews = (session: MintedSession) => savedViews(session === sessions.otherAccount ? publicIds.bProd : session === sessions.otherDeployment ? publicIds.aStage : publicIds.aProd);
+    const savedOperations = {
+      listSavedCharts: { callerScope: savedListCell(savedCharts, async () => (await newSavedChart(sessions.owner, 'tenant')).title, ['embedOwner']) },
+      createSavedChart: { callerScope: savedCreateCell(savedCharts, (title) => ({ title, query: MARKER_QUERY, kind: 'table', visibility: 'tenant' }), () => savedCharts) },
+      getSavedChart: { ownerShared: savedChartCell('owner', 'tenant', 'get'), ownerPrivate: savedChartCell('owner', 'private', 'get'), secondShared: savedChartCell('otherTenant', 'tenant', 'get') },
+      updateSavedChart: { ownerShared: savedChartCell('owner', 'tenant', 'update'), secondShared: savedChartCell('otherTenant', 'tenant', 'update') },
+      deleteSavedChart: { ownerShared: savedChartCell('owner', 'tenant', 'delete'), secondShared: savedChartCell('otherTenant', 'tenant', 'delete') },
+      listSavedViews: {
+        aProd: savedListCell(savedViews(publicIds.aProd), async () => (await newSavedView(sessions.owner, publicIds.aProd)).name, ['embedOwner']),
+        aStage: savedListCell(savedViews(publicIds.aStage), async () => (await newSavedView(sessions.otherDeployment, publicIds.aStage)).name, ['embedOtherDeployment']),
+        bProd: savedListCell(savedViews(publicIds.bProd), async () => (await newSavedView(sessions.otherAccount, publicIds.bProd)).name, ['embedOtherAccount']),
+      },
+      createSavedView: {
+        aProd: savedCreateCell(savedViews(publicIds.aProd), (name) => ({ name, state: { filters: {} }, visibility: 'tenant' }), readsOfViews),
+        bProd: savedCreateCell(savedViews(publicIds.bProd), (name) => ({ name, state: { filters: {} }, visibility: 'tenant' }), readsOfViews),
+      },
+      getSavedView: savedViewCells('get'),
+      updateSavedView: savedViewCells('update'),
+      deleteSavedView: savedViewCells('delete'),
+    };
+
     return {
+      ...savedOperations,
       ...webhookOperations,
       ...authoringOperations,
       ...adminOperations,

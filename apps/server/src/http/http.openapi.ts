@@ -45,6 +45,8 @@ export const TAGS = [
   { name: 'Embed users', description: "Your customers (embed tenants) and their viewers (embed users): made ahead of a session, changed, removed" },
   { name: 'Embed', description: 'What an embedded dashboard reads: the dashboard, its widgets\' data, app queries and questions in plain language' },
   { name: 'Embed comments', description: "Threads and replies on a dashboard, within the viewer's embed tenant" },
+  // Issue 35 saved charts and views.
+  { name: 'Embed exploration', description: "Charts and dashboard views an embed viewer saved (settings.explore), private or shared with their embed tenant" },
   { name: 'Webhooks', description: "Endpoints of your backend that svc tells about comments, threads and revoked sessions, signed as Standard Webhooks say; their delivery logs" },
   { name: 'Authoring', description: "Deployments and their models, changed over the revision read (If-Match), and the audit log of every change" },
   { name: 'Users and groups', description: "The account's platform users, their groups and API keys (a key is shown once), and the account's settings; admins only" },
