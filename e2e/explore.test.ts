@@ -68,7 +68,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       await dialog.getByLabel('Chart title').fill(TITLE);
       await dialog.getByRole('radio', { name: 'Everyone at my company' }).check();
       await dialog.getByRole('button', { name: 'Save chart' }).click();
-      await expect.poll(() => frame.locator('.explore [role="status"]').textContent()).toBe(`“${TITLE}” is saved.`);
+      await expect.poll(() => frame.locator('.explore > [role="status"]').textContent()).toBe(`“${TITLE}” is saved.`);
       // Back (Escape) returns to the dashboard and to the widget's Explore button.
       await dialog.press('Escape');
       await expect.poll(() => dialog.count()).toBe(0);
@@ -89,7 +89,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const shared = frame.locator('#explore-charts section', { has: frame.getByRole('heading', { name: 'Shared' }) });
       const open = shared.getByRole('button', { name: `Open ${TITLE}` });
       await open.waitFor();
-      expect(await shared.getByText('shared by ann').count()).toBe(1);
+      expect(await shared.locator('li').allTextContents()).toEqual([expect.stringContaining(`${TITLE}shared by ann`)]);
       expect(await shared.getByRole('button', { name: `Rename ${TITLE}` }).count()).toBe(0);
       expect(await shared.getByRole('button', { name: `Delete ${TITLE}` }).count()).toBe(0);
       await open.click();

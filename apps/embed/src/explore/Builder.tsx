@@ -41,7 +41,7 @@ type Preview = { kind: 'idle' } | { kind: 'loading'; previous?: PreviewAnswer | 
  * app handled it, e.g. signed out), the words (`t`), and the admins' details (`adminDetails`: the SQL that ran and
  * "why is this slow", which only the console shows).
  */
-export function Builder({ t, locale, meta, runQuery, runKey, describeFailure, onAdd, initial, submitLabel, submittedMessage, adminDetails = false, extra }: {
+export function Builder({ t, locale, meta, runQuery, runKey, describeFailure, onAdd, initial, submitLabel, submittedMessage, adminDetails = false, otherViews = false, extra }: {
   t: Translate; locale: string; meta: Meta;
   runQuery: (query: SemanticQuery) => Promise<PreviewAnswer>;
   /** What the queries run against (the console's deployment): a new one runs the preview again. */
@@ -54,6 +54,11 @@ export function Builder({ t, locale, meta, runQuery, runKey, describeFailure, on
   /** What the status line says once the chart is submitted; the console's "added to the dashboard" by default. */
   submittedMessage?: ((title: string) => string) | undefined;
   adminDetails?: boolean | undefined;
+  /**
+   * Offers the dimensions of the other views too, each view's in a group of its own (the model joins them: revenue
+   * of orders by the products' category). The embed's explore turns it on; the console keeps one view's members.
+   */
+  otherViews?: boolean | undefined;
   /** More controls next to the submit (the embed's visibility). */
   extra?: ComponentChildren;
 }) {
@@ -163,6 +168,20 @@ export function Builder({ t, locale, meta, runQuery, runKey, describeFailure, on
               </label>
             ))}
           </fieldset>
+          {otherViews ? meta.cubes.filter((c) => c.name !== state.view).map((other) => {
+            const joined = other.dimensions.filter((d) => d.type !== 'time');
+            return joined.length === 0 ? null : (
+              <fieldset key={other.name} class="joined">
+                <legend>{t('dimensionsOf', { view: other.title ?? other.name })}</legend>
+                {joined.map((d) => (
+                  <label key={d.name} class="check">
+                    <input type="checkbox" checked={state.dimensions.includes(d.name)} onChange={(e) => toggle('dimensions', d.name, e.currentTarget.checked)} />
+                    {memberLabel(d)}
+                  </label>
+                ))}
+              </fieldset>
+            );
+          }) : null}
           <fieldset>
             <legend>{t('time')}</legend>
             <div class="row">

@@ -191,7 +191,7 @@ function EmbedBuilder({ t, locale, meta, start, from, session, timezone, describ
   const run = useCallback((query: ChartDraft['meta']['query']): Promise<PreviewAnswer> => runExploreQuery(session, { query }, timezone), [session, timezone]);
   return (
     <div className="explore-builder" data-from={from}>
-      <Builder t={t} locale={locale} meta={meta} runQuery={run} runKey={timezone} describeFailure={describeFailure}
+      <Builder t={t} locale={locale} meta={meta} runQuery={run} runKey={timezone} describeFailure={describeFailure} otherViews
         initial={start} submitLabel={t('saveChart')} submittedMessage={(title) => t('chartSaved', { title })}
         onAdd={(draft, kind) => onSave(draft, kind, chosen.current)}
         extra={(

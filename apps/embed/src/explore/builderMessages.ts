@@ -8,6 +8,7 @@ export const builderMessages = {
   view: 'View',
   measures: 'Measures',
   dimensions: 'Dimensions',
+  dimensionsOf: 'Dimensions of {view}',
   time: 'Time',
   timeDimension: 'Time dimension',
   grain: 'Grain',
