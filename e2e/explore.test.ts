@@ -11,26 +11,24 @@ import type { DemoStack } from './embed-harness.js';
  * explores from the "Revenue over time" widget (revenue by month), makes it revenue by category, and shares it with
  * her company; a second Customer A viewer (Amy, the demo host's `?viewer=amy-2`) sees it under "Shared" and opens it;
  * Customer B's viewer does not; a saved view restores its filter after a reload; a session without exploration shows
- * no Explore control and loads none of its code. One browser for the file; svc on SQLite, then on PostgreSQL.
+ * no Explore control and loads none of its code. svc on SQLite, then on PostgreSQL, each with its Chromium.
  */
 const postgresUrl = inject('postgresUrl');
 const TITLE = 'Revenue by category, shared by Ann';
-let browser: Chromium | undefined;
-
-beforeAll(async () => {
-  if (hasChromium) browser = await launchChromium({ timeout: 20_000 });
-}, 60_000);
-afterAll(() => closeAll(browser));
 
 for (const dialect of ['sqlite', 'postgres'] as const) {
   const skipped = !hasChromium ? 'no Chromium' : dialect === 'postgres' && postgresUrl === null ? 'no SVC_TEST_POSTGRES_URL' : undefined;
   (skipped === undefined ? describe : describe.skip)(`exploration in the embed on the demo host [${dialect}${skipped === undefined ? '' : `: SKIPPED, ${skipped}`}]`, () => {
     let demo: DemoStack;
+    let browser: Chromium | undefined;
 
+    // One Chromium at a time (as comments-live.test.ts: one per database), closed before the demo stack, whose
+    // servers then have no open connection to wait for.
     beforeAll(async () => {
       demo = await startDemoStack({ webhooks: false, ...(dialect === 'postgres' ? { postgresUrl: postgresUrl! } : {}) });
+      browser = await launchChromium({ timeout: 20_000 });
     }, 60_000);
-    afterAll(() => closeAll(demo));
+    afterAll(() => closeAll(browser, demo), 60_000);
 
     /** The demo host as one viewer (`query`: `customer=` and `viewer=`), once the embed's dashboard is loaded. */
     async function openAs(query: string): Promise<{ page: Page; frame: Frame }> {

@@ -152,33 +152,18 @@ export function Builder({ t, locale, meta, runQuery, runKey, describeFailure, on
           </div>
           <fieldset>
             <legend>{t('measures')}</legend>
-            {cube?.measures.map((m) => (
-              <label key={m.name} class="check">
-                <input type="checkbox" checked={state.measures.includes(m.name)} onChange={(e) => toggle('measures', m.name, e.currentTarget.checked)} />
-                {memberLabel(m)}
-              </label>
-            ))}
+            <MemberChecks members={cube?.measures ?? []} picked={state.measures} onToggle={(member, on) => toggle('measures', member, on)} />
           </fieldset>
           <fieldset>
             <legend>{t('dimensions')}</legend>
-            {dimensions.map((d) => (
-              <label key={d.name} class="check">
-                <input type="checkbox" checked={state.dimensions.includes(d.name)} onChange={(e) => toggle('dimensions', d.name, e.currentTarget.checked)} />
-                {memberLabel(d)}
-              </label>
-            ))}
+            <MemberChecks members={dimensions} picked={state.dimensions} onToggle={(member, on) => toggle('dimensions', member, on)} />
           </fieldset>
           {otherViews ? meta.cubes.filter((c) => c.name !== state.view).map((other) => {
             const joined = other.dimensions.filter((d) => d.type !== 'time');
             return joined.length === 0 ? null : (
               <fieldset key={other.name} class="joined">
                 <legend>{t('dimensionsOf', { view: other.title ?? other.name })}</legend>
-                {joined.map((d) => (
-                  <label key={d.name} class="check">
-                    <input type="checkbox" checked={state.dimensions.includes(d.name)} onChange={(e) => toggle('dimensions', d.name, e.currentTarget.checked)} />
-                    {memberLabel(d)}
-                  </label>
-                ))}
+                <MemberChecks members={joined} picked={state.dimensions} onToggle={(member, on) => toggle('dimensions', member, on)} />
               </fieldset>
             );
           }) : null}
@@ -321,6 +306,20 @@ export function Builder({ t, locale, meta, runQuery, runKey, describeFailure, on
         </div>
       </div>
     </section>
+  );
+}
+
+/** A checkbox per member (measures, or dimensions), checked when the query has it. */
+function MemberChecks({ members, picked, onToggle }: { members: readonly MetaMember[]; picked: readonly string[]; onToggle: (member: string, on: boolean) => void }) {
+  return (
+    <>
+      {members.map((m) => (
+        <label key={m.name} class="check">
+          <input type="checkbox" checked={picked.includes(m.name)} onChange={(e) => onToggle(m.name, e.currentTarget.checked)} />
+          {memberLabel(m)}
+        </label>
+      ))}
+    </>
   );
 }
 
