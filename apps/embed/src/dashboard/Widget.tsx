@@ -210,6 +210,7 @@ function ChartWidget({ widget, snapshot, title: authored, settle }: { widget: Da
     onDrilldown({ widgetId: widget.id, title: name, member, value, point });
   }, [onDrilldown, widget.id, name]);
 
+  const explorable = explore === 'create' && snapshot?.meta?.query !== undefined;
   let body: ReactNode;
   if (snapshot === undefined) body = <p className="widget-empty">{t('widgetNoData')}</p>;
   else if (state.state === 'loading') body = <p className="widget-loading" role="status">{t('loading')}</p>;
@@ -230,11 +231,13 @@ function ChartWidget({ widget, snapshot, title: authored, settle }: { widget: Da
     <section ref={frame} className={`widget widget-chart kind-${snapshot?.kind ?? 'none'}`} data-widget-id={widget.id} data-widget-type="CHART" data-state={state.state} aria-label={name}>
       <header className="widget-header">
         {title ? <h2 className="widget-title">{title}</h2> : null}
-        {explore === 'create' && snapshot?.meta?.query !== undefined ? (
+        {/* Explore (issue 35): an item of the export menu where there is one (a chart keeps two tab stops), else a button. */}
+        {explorable && !allowExport ? (
           <button type="button" className="widget-explore" data-export-skip="true" aria-label={t('exploreWidget', { title: name })} onClick={() => onExplore(widget.id)}>{t('explore')}</button>
         ) : null}
         {allowExport && data !== undefined ? (
-          <Suspense fallback={null}><Exports widgetId={widget.id} title={name} data={data} frame={frame} /></Suspense>
+          <Suspense fallback={null}><Exports widgetId={widget.id} title={name} data={data} frame={frame}
+            extra={explorable ? { label: t('exploreWidget', { title: name }), onSelect: () => onExplore(widget.id) } : undefined} /></Suspense>
         ) : null}
       </header>
       {data?.truncated ? <p className="widget-note">{t('truncated', { count: data.rows.length })}</p> : null}
