@@ -8,6 +8,7 @@ import type { ViewerSession } from '../../test/embed.js';
 import { bearer, seedAccount, uniqueSuffix } from '../../test/factory.js';
 import { demoRows } from '../../test/warehouse.js';
 import { DEMO_SEMANTIC_VIEWS } from '../data/warehouse/warehouse.demo.js';
+import { isEmbedApiRoute } from '../http/http.rate-limit.js';
 import { SAVED_CHART_KINDS } from './explore.schema.js';
 import { findVisibleSavedChart } from './explore.service.js';
 
@@ -36,6 +37,15 @@ describe('saved chart kinds', () => {
     const declared = /export const CHART_KINDS = \[([^\]]*)\]/.exec(builder)?.[1];
     expect(declared).toBeDefined();
     expect([...declared!.matchAll(/'([a-z]+)'/g)].map((m) => m[1])).toEqual([...SAVED_CHART_KINDS]);
+  });
+});
+
+describe('saved charts and views on the embed API', () => {
+  it("meet the embed API's limits per embed session and per IP (429), as comments do", () => {
+    for (const route of ['/api/v1/embed/charts', '/api/v1/embed/charts/:chartId', '/api/v1/embed/dashboard/:publicId/views', '/api/v1/embed/dashboard/:publicId/views/:viewId']) {
+      expect(isEmbedApiRoute(route), route).toBe(true);
+    }
+    expect(isEmbedApiRoute('/api/v1/embed/chartsx')).toBe(false);
   });
 });
 

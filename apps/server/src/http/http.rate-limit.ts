@@ -112,7 +112,9 @@ export async function registerRateLimiting(app: FastifyInstance, limits: RateLim
  */
 export function isEmbedApiRoute(url: string): boolean {
   return url.startsWith('/api/v1/embed/dashboard/') || url.startsWith('/api/v1/embed/deployments/')
-    || url.startsWith('/api/v1/embed/ai/') || url === '/api/v1/embed/session';
+    || url.startsWith('/api/v1/embed/ai/') || url === '/api/v1/embed/session'
+    // Issue 35 saved charts and views (a dashboard's views are under /dashboard/ already).
+    || url === '/api/v1/embed/charts' || url.startsWith('/api/v1/embed/charts/');
 }
 
 /** Per-route settings: `key` names the client the limit counts for (never a raw secret: digests only). */
