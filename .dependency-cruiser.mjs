@@ -31,8 +31,13 @@ const DATA_FLOW = Object.entries(DATA_ROOMS).map(([room, below]) => ({
   to: { path: '^apps/server/src/data/', pathNot: `^apps/server/src/data/(${[room, ...below].join('|')})/` },
 }));
 
-/** The embed's chart modules the console draws its preview with (apps/console/src/chart/ChartView.tsx), and the Markdown of TEXT widgets (widgets/WidgetBody.tsx). */
-const SHARED_CHARTS = 'dashboard/(charts\\.tsx|sankey\\.tsx|vega\\.ts|grain\\.ts|useMarkdown\\.ts|cells\\.ts|chartKeys\\.ts|tableColumns\\.ts|charts\\.css|markdown\\.ts)|format\\.ts';
+/**
+ * The embed's chart modules the console draws its preview with (apps/embed/src/explore/ChartView.tsx), the Markdown
+ * of TEXT widgets (widgets/WidgetBody.tsx), and the one chart builder both apps use (explore/Builder.tsx and its pure
+ * helpers, issue 35; the embed's explore panel around it, which fetches, is not shared).
+ */
+const SHARED_CHARTS = 'dashboard/(charts\\.tsx|sankey\\.tsx|vega\\.ts|grain\\.ts|useMarkdown\\.ts|cells\\.ts|chartKeys\\.ts|tableColumns\\.ts|charts\\.css|markdown\\.ts)|format\\.ts'
+  + '|explore/(Builder\\.tsx|builder\\.ts|builderMessages\\.ts|chartEdit\\.ts|ChartView\\.tsx|useChart\\.ts)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {

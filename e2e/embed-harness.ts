@@ -132,13 +132,14 @@ export interface DemoStack {
 /**
  * Starts apps/demo-host on a port reserved first (so that the account can allow its origin) in front of a real svc
  * holding `account(hostOrigin)`: by default the demo account with the host's origin allowed, and the host using the
- * demo's admin key. `publicId` and `webhooks` go to the demo host (its defaults: sales-performance, webhooks on).
+ * demo's admin key. `publicId` and `webhooks` go to the demo host (its defaults: sales-performance, webhooks on);
+ * `postgresUrl` runs svc on a fresh database of that PostgreSQL server instead of SQLite.
  *
  * @example
  * const demo = await startDemoStack({ webhooks: false });
  * await page.goto(`${demo.hostOrigin}/`);
  */
-export async function startDemoStack(options: { account?: (hostOrigin: string) => ImportAccount; apiKey?: string; publicId?: string; webhooks?: boolean } = {}): Promise<DemoStack> {
+export async function startDemoStack(options: { account?: (hostOrigin: string) => ImportAccount; apiKey?: string; publicId?: string; webhooks?: boolean; postgresUrl?: string } = {}): Promise<DemoStack> {
   const { apiKey = DEMO_ADMIN_KEY, publicId, webhooks } = options;
   const port = await freePort();
   const hostOrigin = `http://localhost:${port}`;
@@ -147,7 +148,7 @@ export async function startDemoStack(options: { account?: (hostOrigin: string) =
     demo.settings.allowedEmbedOrigins.push(hostOrigin);
     return demo;
   })();
-  const svc = await startSvc({ account, adminKey: apiKey });
+  const svc = await startSvc({ account, adminKey: apiKey, ...(options.postgresUrl !== undefined ? { postgresUrl: options.postgresUrl } : {}) });
   // apps/demo-host is plain JavaScript without type declarations: imported by URL, so no project type-checks it.
   const { startDemoHost } = (await import(new URL('../apps/demo-host/server.js', import.meta.url).href)) as { startDemoHost(options: Record<string, unknown>): Promise<unknown> };
   const demo = (await startDemoHost({

@@ -30,15 +30,22 @@ const STATIC_FILES = {
  * @property {string} username
  * @property {string} firstName
  * @property {string} email
+ * @property {ReadonlyArray<{ externalId: string, username: string, firstName: string, email: string }>} [colleagues]
+ *   Other viewers of the same customer (issue 35: a chart one shares, the other sees): the page opens as one with
+ *   `?customer=<tenant>&viewer=<externalId>`, and the session routes take `{ "customer", "externalId" }`.
  */
 
 /**
  * The demo's two customers, one viewer each (embed users of the demo account's embed tenants `customer-a` and
- * `customer-b`). The first is the one the page opens with.
+ * `customer-b`), and a second viewer of `customer-a` (Amy) who sees what Ann shares with her company. The first
+ * customer is the one the page opens with.
  * @type {readonly DemoCustomer[]}
  */
 export const DEMO_CUSTOMERS = Object.freeze([
-  { tenant: 'customer-a', label: 'Customer A', externalId: 'ann-1', embedTenantName: 'customer-a', username: 'ann', firstName: 'Ann', email: 'ann@a.test' },
+  {
+    tenant: 'customer-a', label: 'Customer A', externalId: 'ann-1', embedTenantName: 'customer-a', username: 'ann', firstName: 'Ann', email: 'ann@a.test',
+    colleagues: Object.freeze([{ externalId: 'amy-2', username: 'amy', firstName: 'Amy', email: 'amy@a.test' }]),
+  },
   { tenant: 'customer-b', label: 'Customer B', externalId: 'ben-1', embedTenantName: 'customer-b', username: 'ben', firstName: 'Ben', email: 'ben@b.test' },
 ]);
 
@@ -125,7 +132,7 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
   const svc = svcUrl.replace(/\/+$/, '');
   const viewers = customers.map((customer, i) => (i === 0 && externalId !== undefined ? { ...customer, externalId } : { ...customer }));
   const viewerOf = new Map(viewers.map((viewer) => [viewer.tenant, viewer]));
-  const page = renderPage({ svcUrl: svc, publicId, deploymentId, customers: viewers.map(({ tenant, label, externalId: id, firstName }) => ({ tenant, label, externalId: id, firstName })) });
+  const page = renderPage({ svcUrl: svc, publicId, deploymentId, customers: viewers.map(({ tenant, label, externalId: id, firstName, colleagues = [] }) => ({ tenant, label, externalId: id, firstName, colleagues: colleagues.map((c) => ({ externalId: c.externalId, firstName: c.firstName })) })) });
 
   /** Calls svc with the API key; resolves to svc's response or throws an Error whose message is safe to show. */
   const callSvc = async (path, body, method = 'POST') => {
@@ -165,6 +172,8 @@ export async function startDemoHost({ port = 0, host = '127.0.0.1', svcUrl, apiK
       email: viewer.email,
       securityContext: { tenant: viewer.tenant },
       dashboards: [publicId],
+      // Issue 35: the demo's viewers build, save and share charts and views in the embed (docs/explore.md).
+      settings: { explore: 'create' },
     });
     const body = await response.json().catch(() => undefined);
     if (typeof body?.sessionId !== 'string') throw new SvcCallError('svc_refused', 'svc answered Generate Session without a sessionId');
@@ -422,7 +431,8 @@ async function readBody(request, limit = MAX_BODY_BYTES) {
 
 /**
  * The viewer a session route is for: the body's `customer` (a customer's tenant), or the first customer when the
- * body is empty. A message for a 400 otherwise.
+ * body is empty; with `externalId`, that viewer of the customer (its own, or one of its colleagues). A message for
+ * a 400 otherwise.
  * @param {string | undefined} body
  * @param {Map<string, DemoCustomer>} viewerOf
  * @param {DemoCustomer} first
@@ -441,7 +451,12 @@ function viewerFrom(body, viewerOf, first) {
   if (customer === undefined) return first;
   const known = [...viewerOf.keys()];
   if (typeof customer !== 'string' || !viewerOf.has(customer)) return `customer must be one of ${known.join(', ')}; got ${JSON.stringify(customer)}`;
-  return viewerOf.get(customer);
+  const viewer = viewerOf.get(customer);
+  const externalId = parsed?.externalId;
+  if (externalId === undefined || externalId === viewer.externalId) return viewer;
+  const colleague = (viewer.colleagues ?? []).find((c) => c.externalId === externalId);
+  if (typeof externalId !== 'string' || colleague === undefined) return `externalId must be one of ${[viewer.externalId, ...(viewer.colleagues ?? []).map((c) => c.externalId)].join(', ')}; got ${JSON.stringify(externalId)}`;
+  return { ...viewer, ...colleague };
 }
 
 /** An svc call that failed: answered as 502 with its code and message. */

@@ -10,15 +10,16 @@ const { name, version, license } = JSON.parse(readFileSync(new URL('package.json
 const common = { bundle: true, platform: 'browser', target: 'es2022', sourcemap: true, logLevel: 'warning' };
 // The tools entry takes SvcEmbedError from the main entry, not a copy of its own: an error its SessionRenewal makes is
 // an instance of the class a host imports from '@svc/embed-sdk'.
-const errorsFromMain = (format) => ({
+const errorsFromMain = (format, filter = /^\.\/errors\.js$/) => ({
   name: 'errors-from-main',
   setup(b) {
-    b.onResolve({ filter: /^\.\/errors\.js$/ }, () => ({ path: `./index.${format === 'esm' ? 'js' : 'cjs'}`, external: true }));
+    b.onResolve({ filter }, () => ({ path: `./index.${format === 'esm' ? 'js' : 'cjs'}`, external: true }));
   },
 });
-for (const [entry, file, external] of [['src/index.ts', 'index', []], ['src/tools.ts', 'tools', []], ['src/react.ts', 'react', ['react']]]) {
+// The explore entry (issue 35) takes embed() from the main entry the same way.
+for (const [entry, file, external] of [['src/index.ts', 'index', []], ['src/tools.ts', 'tools', []], ['src/explore.ts', 'explore', []], ['src/react.ts', 'react', ['react']]]) {
   for (const format of ['esm', 'cjs']) {
-    const plugins = file === 'tools' ? [errorsFromMain(format)] : [];
+    const plugins = file === 'tools' ? [errorsFromMain(format)] : file === 'explore' ? [errorsFromMain(format, /^\.\/(errors|embed)\.js$/)] : [];
     await build({ ...common, entryPoints: [entry], format, external, plugins, outfile: `dist/${file}.${format === 'esm' ? 'js' : 'cjs'}` });
   }
 }

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, getDashboard, getMeta, listVersions, publishDashboard, restoreVersion, saveDraft } from './api.js';
+import { ApiError, getDashboard, getMeta, listVersions, previewQuery, publishDashboard, restoreVersion, saveDraft } from './api.js';
 import type { AuthoredDashboard, DashboardVersion, DashboardWidget, Draft, Meta, SnapshotInput } from './api.js';
-import { Builder } from './Builder.js';
+import { Builder } from '../../embed/src/explore/Builder.js';
 import { Board } from './Board.js';
 import { ReadOnlyDashboard } from './ReadOnly.js';
 import { addChart, addText, addWidget, draftOf, editWidget, placeWidgets, record, redo, removeWidget, replaceChart, setChildren, snapshotIndexFor, startHistory, undo, widgetsOf } from './draft.js';
@@ -9,7 +9,7 @@ import type { ControlType, History } from './draft.js';
 import { describeError } from './errors.js';
 import type { EditorPageProps } from './pages.js';
 import type { MessageKey, Translate } from './i18n.js';
-import { chartStart } from './widgets/chartEdit.js';
+import { chartStart } from '../../embed/src/explore/chartEdit.js';
 import { isFormType, widgetAtPath } from './widgets/forms.js';
 import type { FormType } from './widgets/forms.js';
 import { WidgetForm } from './widgets/WidgetForm.js';
@@ -344,7 +344,12 @@ export function EditorPage({ t, locale, deploymentId, publicId, backUrl, preview
         </div>
       ) : null}
       <Builder key={editing?.type === 'CHART' && chartEdit !== undefined ? `edit-${editing.widgetId}` : 'new'}
-        t={t} locale={locale} deploymentId={deploymentId} meta={loaded.meta} onSignedOut={onSignedOut}
+        t={t} locale={locale} meta={loaded.meta} adminDetails runKey={deploymentId}
+        runQuery={(query) => previewQuery(deploymentId, query)}
+        describeFailure={(caught) => {
+          if (caught instanceof ApiError && caught.status === 401) { onSignedOut(); return undefined; }
+          return { message: describeError(t, caught), field: caught instanceof ApiError ? caught.field : undefined };
+        }}
         {...(editing?.type === 'CHART' && chartEdit !== undefined ? { initial: chartEdit.start, submitLabel: t('saveChart') } : {})}
         onAdd={(snapshot: SnapshotInput) => {
           if (editing?.type === 'CHART' && chartEdit !== undefined) {

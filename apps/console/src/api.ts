@@ -132,27 +132,12 @@ export interface AuthoredDashboard {
 
 export interface DashboardVersion { versionNumber: number; title: string | null; publishedAt: string; current: boolean }
 
-/** `GET .../meta`: the deployment's views in the shape of Cube's /v1/meta. */
-export interface MetaMember { name: string; title?: string; shortTitle?: string; type: string; format?: string; decimalPlaces?: number }
-export interface MetaCube { name: string; title?: string; measures: MetaMember[]; dimensions: MetaMember[] }
-export interface Meta { cubes: MetaCube[] }
-
-/** A column of an answer: the embed's own type (its charts draw the preview: chart/ChartView.tsx). */
+/** `GET .../meta`, the preview's answer: the chart builder's types (shared with the embed's explore, issue 35). */
+import type { Meta, MetaCube, MetaMember, PreviewAnswer, RollupHint } from '../../embed/src/explore/builder.js';
+export type { Meta, MetaCube, MetaMember, PreviewAnswer, RollupHint };
+/** A column of an answer: the embed's own type (its charts draw the preview: apps/embed/src/explore/ChartView.tsx). */
 import type { ResultColumn } from '../../embed/src/api.js';
 export type { ResultColumn };
-/** Admins only, when the data source answered: why no pre-aggregation did, and one that would (docs/authoring.md). */
-export interface RollupHint {
-  reasons: Array<{ rollup: string; reason: string }>;
-  suggestion: { view: string; preAggregation: Record<string, unknown> } | null;
-  unsuggested?: string;
-}
-
-export interface PreviewAnswer {
-  columns: ResultColumn[]; rows: unknown[][]; truncated: boolean; timezone: string; source: string;
-  /** Admins only: the statement that ran, and where (`warehouse`, `rollup:<view>.<name>`). */
-  statement?: { sql: string; parameters: unknown[]; on: string };
-  rollupHint?: RollupHint;
-}
 
 export const login = (input: { email: string; password: string; tenantName?: string }) =>
   call<{ expiresAt: string; user: SignedInUser }>('POST', '/api/v1/auth/login', input);

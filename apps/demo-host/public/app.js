@@ -74,8 +74,16 @@ function setStatus(text) {
 
 // ---- the customer: whose viewer the sessions are for (?customer= picks the first one) ----
 
-/** The customer whose viewer is signed in: one of config.customers, whose tenant the backend puts in securityContext. */
-let customer = config.customers.find((c) => c.tenant === new URL(location.href).searchParams.get('customer')) ?? config.customers[0];
+/**
+ * The customer whose viewer is signed in: one of config.customers, whose tenant the backend puts in securityContext;
+ * `?viewer=` picks another viewer of that customer (one of its colleagues: issue 35's "a second viewer sees shared").
+ */
+let customer = (() => {
+  const params = new URL(location.href).searchParams;
+  const chosen = config.customers.find((c) => c.tenant === params.get('customer')) ?? config.customers[0];
+  const colleague = (chosen.colleagues ?? []).find((c) => c.externalId === params.get('viewer'));
+  return colleague === undefined ? chosen : { ...chosen, ...colleague };
+})();
 
 /** Shows the signed-in customer in the header and the switch, and keeps it in the address (a reload keeps it). */
 function showCustomer() {
@@ -86,6 +94,9 @@ function showCustomer() {
   for (const button of switchButtons) button.setAttribute('aria-pressed', String(button.dataset.customer === customer.tenant));
   const url = new URL(location.href);
   url.searchParams.set('customer', customer.tenant);
+  const main = config.customers.find((c) => c.tenant === customer.tenant);
+  if (main !== undefined && main.externalId !== customer.externalId) url.searchParams.set('viewer', customer.externalId);
+  else url.searchParams.delete('viewer');
   history.replaceState(null, '', url);
 }
 
@@ -108,7 +119,7 @@ async function getSessionId(forCustomer) {
     response = await fetch('/api/svc-session', {
       method: 'POST',
       headers: { accept: 'application/json', 'content-type': 'application/json' },
-      body: JSON.stringify({ customer: forCustomer.tenant }),
+      body: JSON.stringify({ customer: forCustomer.tenant, externalId: forCustomer.externalId }),
     });
   } catch (error) {
     log('error', 'the demo backend did not answer', describeError(error));
@@ -307,7 +318,7 @@ $('logout').addEventListener('click', async () => {
     const response = await fetch('/api/svc-logout', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ customer: customer.tenant }),
+      body: JSON.stringify({ customer: customer.tenant, externalId: customer.externalId }),
     });
     if (response.status !== 204) {
       const body = await response.json().catch(() => undefined);

@@ -56,6 +56,8 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
   const [timezone, setTimezone] = useState<string>(() => firstOf(parseTimezone(url.timezone), parseTimezone(current.defaults.timezone)) ?? browser.timezone);
   const [filters, setFilters] = useState<Filter[]>(() => initialFilters(url.filters));
   const [refreshKey, setRefreshKey] = useState(0);
+  // svc:action:explore (issue 35): each accepted one opens the builder anew.
+  const [exploreRequest, setExploreRequest] = useState<{ widgetId?: string; seq: number } | undefined>(undefined);
   const [isLapsed, setLapsed] = useState(false);
   // A session renewed after it lapsed starts the surface afresh (set-session rule 2: transient state is gone).
   const [epoch, setEpoch] = useState(0);
@@ -219,6 +221,14 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
       case 'svc:action:refresh':
         setRefreshKey((key) => key + 1);
         return;
+      case 'svc:action:explore': {
+        if (current.explore !== 'create') throw invalidAction(`explore: this session's settings.explore is ${current.explore}, not create`);
+        await shownPublicId();
+        const { widgetId } = action.payload;
+        // Past any earlier request (the dashboard's own Explore buttons count from the same seq).
+        setExploreRequest((previous) => ({ ...(widgetId !== undefined ? { widgetId } : {}), seq: (previous?.seq ?? 0) + 1_000 }));
+        return;
+      }
       case 'svc:action:set-session': {
         if (session.mode !== 'signed') throw Object.assign(new Error('a private embed has no session to swap'), { name: 'EmbedSessionExchangeError' });
         const wasLapsed = session.isLapsed;
@@ -232,7 +242,7 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
         return;
       }
     }
-  }, [navigateTo, session, url.filters, checkHostFilter]);
+  }, [navigateTo, session, url.filters, checkHostFilter, current.explore, shownPublicId]);
 
   useLayoutEffect(() => channel.onAction((action) => {
     applyAction(action).then(() => {
@@ -272,6 +282,14 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
       reportError(invalidAction(`the embed URL's f_${member}: ${member} ${why}; the filter was not applied`), 'set-filter');
     }
   }, [reportError]);
+
+  // A saved view's filters (issue 35), by member as widget data takes them: they replace the viewer's.
+  const onRestoreFilters = useCallback((restored: Record<string, unknown>) => {
+    setFilters(Object.entries(restored).flatMap(([member, value]) => {
+      const dot = member.indexOf('.');
+      return dot > 0 && value !== null && value !== undefined ? [{ view: member.slice(0, dot), dimension: member.slice(dot + 1), value }] : [];
+    }));
+  }, []);
 
   const onAiQuery = useCallback((event: AiQueryEvent, surface?: 'app') => channel.emit('svc:event:ai-query', event, surface), [channel]);
 
@@ -322,6 +340,12 @@ export function App({ channel, session, current, initialRoute, url, browser, onL
             channel.emit('svc:event:navigate', { path, previousPath: from });
             channel.emit('svc:event:view', { surface: 'dashboard', path, ...(route.kind === 'dashboard' ? { publicId: route.publicId } : {}) });
           }}
+          explore={current.explore}
+          exploreRequest={exploreRequest}
+          initialViewId={url.view}
+          onRestoreFilters={onRestoreFilters}
+          onChartSaved={(event) => channel.emit('svc:event:chart-saved', event)}
+          onViewSaved={(event) => channel.emit('svc:event:view-saved', event)}
           aside={showComments ? (dashboard) => {
             panelAtStart.current ??= isPanelOpenAtStart('auto', dashboard.config.layout, document.documentElement.clientWidth);
             const panelOpen = panelChoice ?? panelAtStart.current;

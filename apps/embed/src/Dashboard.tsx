@@ -15,6 +15,9 @@ import { ApiError } from './session.js';
 import { DrillView } from './dashboard/DrillView.js';
 import { SkipLinks } from './dashboard/SkipLinks.js';
 import { useMemberTitles } from './dashboard/useMemberTitles.js';
+import { ExploreBar, PersonalCharts } from './explore/Explore.deferred.js';
+import type { ExploreRequest } from './explore/Explore.js';
+import type { SavedView, Visibility } from './explore/exploreApi.js';
 
 export interface DashboardTarget {
   publicId?: string;
@@ -56,6 +59,16 @@ export interface DashboardViewProps {
   onDrillClosed(path: string, from: string): void;
   /** Drawn beside the dashboard (the comment panel), once the dashboard is known. */
   aside?: (dashboard: Dashboard) => ReactNode;
+  /** Generate Session's settings.explore (issue 35): none shows (and loads) nothing of exploration. */
+  explore: 'none' | 'view' | 'create';
+  /** The host's svc:action:explore: open the builder (from a widget when it names one). */
+  exploreRequest?: ExploreRequest | undefined;
+  /** A saved view to open when the dashboard loads (the SDK's `view`, the embed URL's `view`). */
+  initialViewId?: string | undefined;
+  /** A saved view restores the viewer's filters (by member, as widget data takes them). */
+  onRestoreFilters(filters: Record<string, unknown>): void;
+  onChartSaved(event: { chartId: string; title: string; visibility: Visibility }): void;
+  onViewSaved(event: { viewId: string; name: string; visibility: Visibility; publicId: string }): void;
 }
 
 type Load = { state: 'loading' } | { state: 'ready'; dashboard: Dashboard; at: number; startedAt: number; seq: number; forced: boolean } | { state: 'failed'; message: string };
@@ -170,6 +183,16 @@ function LoadedDashboard(props: LoadedProps) {
   callbacks.current = props;
   const exports = useRef(new Map<string, { title: string; data: WidgetData }>()).current;
   const main = useRef<HTMLElement>(null);
+  // Exploration (issue 35): the builder asked for (a widget's "Explore", the host's action), the saved view open.
+  const [widgetExplore, setWidgetExplore] = useState<ExploreRequest | undefined>(undefined);
+  const exploreRequest = widgetExplore !== undefined && (props.exploreRequest === undefined || widgetExplore.seq > props.exploreRequest.seq) ? widgetExplore : props.exploreRequest;
+  const [activeView, setActiveView] = useState<SavedView | undefined>(undefined);
+  const openView = useCallback((view: SavedView) => {
+    setActiveView(view);
+    setGranularity(view.state.granularity);
+    setFields(view.state.fields ?? {});
+    callbacks.current.onRestoreFilters(view.state.filters ?? {});
+  }, []);
 
   // dashboard-loaded: once every widget settled (data drawn, empty, or failed), after the browser painted them. A
   // frame the browser does not paint (offscreen, or hidden by the host) gets no animation frames: a timer stands in.
@@ -228,6 +251,9 @@ function LoadedDashboard(props: LoadedProps) {
     onDownload: (event) => callbacks.current.onDownload(event),
     onAiQuery: (event) => callbacks.current.onAiQuery(event),
     timezone: props.timezone,
+    explore: props.explore,
+    // Past the host's last request, so that the newer of the two opens.
+    onExplore: (widgetId) => setWidgetExplore({ widgetId, seq: Math.max(widgetExplore?.seq ?? 0, props.exploreRequest?.seq ?? 0) + 1 }),
   };
 
   const titles = useMemberTitles(props.session, dashboard.publicId, props.filters);
@@ -265,6 +291,19 @@ function LoadedDashboard(props: LoadedProps) {
                 ))}
               </div>
             ) : null}
+            {props.explore !== 'none' ? (
+              <ExploreBar session={props.session} level={props.explore} locale={format.locale} timezone={props.timezone} publicId={dashboard.publicId}
+                widgetChart={(widgetId) => {
+                  const widget = widgets.find((w) => w.id === widgetId);
+                  const snapshot = widget !== undefined ? snapshotFor(dashboard, widget) : undefined;
+                  if (widget === undefined || snapshot === undefined) return undefined;
+                  return { snapshot, title: (typeof widget.config?.title === 'string' ? widget.config.title : undefined) ?? snapshot.title ?? snapshot.name ?? widget.id };
+                }}
+                current={{ filters: request.filters ?? {}, ...(granularity !== undefined ? { granularity } : {}), ...(Object.keys(fields).length > 0 ? { fields } : {}) }}
+                request={exploreRequest} initialViewId={props.initialViewId} activeView={activeView} onOpenView={openView} onViewChanged={setActiveView}
+                onChartSaved={(event) => callbacks.current.onChartSaved(event)} onViewSaved={(event) => callbacks.current.onViewSaved(event)}
+                onError={(error, context) => callbacks.current.onError(error, context, false)} />
+            ) : null}
             {props.filters.length > 0 ? (
               <ul className="filters" aria-label={t('filters')}>
                 {props.filters.map((filter) => {
@@ -289,6 +328,10 @@ function LoadedDashboard(props: LoadedProps) {
           ) : (
             <DashboardGrid dashboard={dashboard} snapshotOf={(widget) => snapshotFor(dashboard, widget)} />
           )}
+          {props.explore !== 'none' && activeView !== undefined && (activeView.state.charts ?? []).length > 0 ? (
+            <PersonalCharts session={props.session} locale={format.locale} timezone={props.timezone} view={activeView}
+              canEdit={props.explore === 'create' && activeView.mine} onViewChanged={setActiveView} />
+          ) : null}
         </main>
         {drill !== undefined ? (
           <DrillView drill={drill} publicId={dashboard.publicId} session={props.session} request={request} t={t} format={format}

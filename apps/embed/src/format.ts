@@ -62,7 +62,7 @@ export function numberFormatOf(locale: string, format?: NumberFormatSpec, curren
 /**
  * A column format as a d3 format, which charts draw with the viewer's locale ({@link vegaNumberLocale}): currency
  * with the column's decimal places, as its KPI and table cells show it. The embed's default charts (vega.ts) and the
- * console's chart builder (apps/console/src/builder.ts) put it on a measure's axis.
+ * console's chart builder (apps/embed/src/explore/builder.ts) put it on a measure's axis.
  *
  * @example d3NumberFormat({ type: 'currency', decimalPlaces: 0 }) // '$,.0f'
  */

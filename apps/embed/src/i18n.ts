@@ -69,6 +69,9 @@ const en = {
   appUnavailable: 'This app view has nothing to show here yet.',
   widgetNoData: 'No data source is connected to this widget yet.',
   widgetError: 'This widget could not load its data.',
+  /** A CHART widget's button that opens the chart builder with its query (issue 35; settings.explore create). */
+  explore: 'Explore',
+  exploreWidget: 'Explore {title}',
   widgetEmpty: 'No data for these filters.',
   widgetForbidden: 'This widget is not available to you.',
   filterForbidden: 'This filter is not available to you.',

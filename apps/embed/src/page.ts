@@ -59,7 +59,7 @@ export function normalizePath(rawPath: string): string {
   return path.length > 1 ? path.replace(/\/+$/, '') : path;
 }
 
-/** The embed URL's own options (SDK `embedUrl`): `allowExport`, `colorScheme`, `locale`, `timezone`, `path`, `comments`, `f_*` filters. */
+/** The embed URL's own options (SDK `embedUrl`): `allowExport`, `colorScheme`, `locale`, `timezone`, `path`, `comments`, `view`, `f_*` filters. */
 export interface UrlOptions {
   sessionId: string | undefined;
   allowExport: boolean;
@@ -69,6 +69,8 @@ export interface UrlOptions {
   path: string | undefined;
   /** How the comment panel starts: `open`, `collapsed` or `auto` (comments/panelPlacement.ts). */
   comments: string | undefined;
+  /** A saved view of the dashboard to open at load (issue 35; the SDK's `view`). */
+  view: string | undefined;
   filters: string[];
 }
 
@@ -84,6 +86,7 @@ export function readUrlOptions(url: URL): UrlOptions {
     timezone: params.get('timezone') ?? undefined,
     path: params.get('path') ?? undefined,
     comments: params.get('comments') ?? undefined,
+    view: params.get('view') ?? undefined,
     filters,
   };
 }

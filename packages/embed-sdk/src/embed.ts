@@ -1,11 +1,11 @@
-import { SOURCE, createAction, isEvent } from '@svc/protocol';
-import type { ActionPayloads, ActionType, EmbedTheme, EventMessage, EventPayloads, EventType, Surface } from '@svc/protocol';
+import { SOURCE, createAction, isCoreEvent } from '@svc/protocol';
+import type { ActionPayloads, ActionType, CoreEventType, EmbedTheme, EventMessage, EventPayloads, Surface } from '@svc/protocol';
 import { SvcEmbedError } from './errors.js';
 import type { SvcEmbedErrorCode } from './errors.js';
 import { renewal as startRenewal } from './renewal.js';
 
 /** Event names without their `svc:event:` prefix: `on('ready', ...)`. */
-export type EmbedEventName = EventType extends `svc:event:${infer N}` ? N : never;
+export type EmbedEventName = CoreEventType extends `svc:event:${infer N}` ? N : never;
 
 /** What each handler receives: the payloads of SPEC's events, and the SDK's own `renewal-failed`. */
 export type EmbedEventMap = { [N in EmbedEventName]: EventPayloads[`svc:event:${N}`] } & {
@@ -41,6 +41,11 @@ export interface EmbedOptions {
    * default): open only when the frame is wide enough for the grid beside it to keep the dashboard's own layout.
    */
   comments?: 'open' | 'collapsed' | 'auto';
+  /**
+   * A saved view of the dashboard (its id, from `svc:event:view-saved` or svc's API) to open at load: its filters,
+   * grain and swaps (docs/explore.md). For the builder, see `@svc/embed-sdk/explore`.
+   */
+  view?: string;
   /** How long `setSession()` and other awaited actions wait for the embed's answer (default 30 s). */
   actionTimeoutMs?: number;
   /**
@@ -107,7 +112,7 @@ export function embedUrl(options: Omit<EmbedOptions, 'container' | 'getSessionId
   const url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/embed/${surface}${surface === 'dashboard' ? `/${encodeURIComponent(options.publicId ?? '')}` : ''}`);
   const params: Record<string, unknown> = { ...options, session: sessionId, allowExport: options.allowExport && 'true' };
   // The options the embed reads from its URL, in this order (`session` first).
-  for (const name of ['session', 'path', 'allowExport', 'colorScheme', 'locale', 'timezone', 'comments']) {
+  for (const name of ['session', 'path', 'allowExport', 'colorScheme', 'locale', 'timezone', 'comments', 'view']) {
     if (params[name]) url.searchParams.set(name, params[name] as string);
   }
   return `${url}`;
@@ -211,7 +216,7 @@ export function embed(options: EmbedOptions): EmbedHandle {
   const onMessage = (event: MessageEvent) => {
     const { data } = event;
     const frame = iframe?.contentWindow;
-    if (frame && event.source === frame && event.origin === origin && isEvent(data)) dispatch(data);
+    if (frame && event.source === frame && event.origin === origin && isCoreEvent(data)) dispatch(data);
     // Only svc messages are worth a word: a page hears many others.
     else if ((data as { source?: unknown } | null)?.source === SOURCE) log('dropped', event, frame, origin);
   };

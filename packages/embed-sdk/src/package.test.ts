@@ -25,6 +25,7 @@ describe('@svc/embed-sdk package', () => {
     expect(pkg.exports).toEqual({
       '.': { types: './dist/index.d.ts', import: './dist/index.js', require: './dist/index.cjs' },
       './tools': { types: './dist/tools.d.ts', import: './dist/tools.js', require: './dist/tools.cjs' },
+      './explore': { types: './dist/explore.d.ts', import: './dist/explore.js', require: './dist/explore.cjs' },
       './react': { types: './dist/react.d.ts', import: './dist/react.js', require: './dist/react.cjs' },
     });
   });
@@ -36,6 +37,10 @@ describe('@svc/embed-sdk package', () => {
     // The tools entry shares the main entry's SvcEmbedError (one class to test instanceof against), nothing else.
     expect(new Set(dist('tools.js').match(/from ["']([^"']+)["']/g))).toEqual(new Set(['from "./index.js"']));
     expect(new Set(dist('tools.cjs').match(/require\(["']([^"']+)["']\)/g))).toEqual(new Set(['require("./index.cjs")']));
+    // The explore entry (issue 35) takes embed() and SvcEmbedError from the main entry too.
+    expect(new Set(dist('explore.js').match(/from ["']([^"']+)["']/g))).toEqual(new Set(['from "./index.js"']));
+    expect(new Set(dist('explore.cjs').match(/require\(["']([^"']+)["']\)/g))).toEqual(new Set(['require("./index.cjs")']));
+    expect(dist('explore.d.ts')).not.toContain('@svc/protocol');
     expect(dist('tools.d.ts')).not.toContain('@svc/protocol');
     expect(dist('index.d.ts')).not.toContain('@svc/protocol');
     expect(dist('react.d.ts')).not.toContain('@svc/protocol');
@@ -77,6 +82,21 @@ describe('@svc/embed-sdk package', () => {
     expect(bytes, `the main entry is ${bytes} bytes gzip (${code.length} minified)`).toBeLessThanOrEqual(MAIN_ENTRY_BUDGET_GZIP);
     // Measured through the package's own exports: what it bundled is dist/index.js, the file a host's bundler takes.
     expect(new TextDecoder().decode(code)).toContain('svc:event:content-size');
+    // Exploration's rules (issue 35) are in @svc/embed-sdk/explore, not here: the main entry guards only the core events.
+    expect(new TextDecoder().decode(code)).not.toContain('svc:event:chart-saved');
+  });
+
+  it('ships exploration as an entry of its own that adds its events and action to embed() (issue 35)', async () => {
+    const result = await build({
+      stdin: { contents: "export * from '@svc/embed-sdk/explore';", resolveDir: fileURLToPath(new URL('.', import.meta.url)), loader: 'js' },
+      bundle: true, minify: true, format: 'esm', platform: 'browser', target: 'es2022', write: false, logLevel: 'error',
+    });
+    const code = new TextDecoder().decode(result.outputFiles[0]!.contents);
+    expect(code).toContain('svc:action:explore');
+    expect(code).toContain('svc:event:chart-saved');
+    expect(code).toContain('svc:event:view-saved');
+    const explore = (await import(new URL('../dist/explore.js', import.meta.url).href)) as Record<string, unknown>;
+    expect(typeof explore.embedExplore).toBe('function');
   });
 
   it('gives the tools entry the main entry\'s SvcEmbedError: a failed renewal of its SessionRenewal is an instance of it', async () => {

@@ -10,8 +10,8 @@ export interface EmbedTheme {
   [key: string]: unknown;
 }
 
-/** SPEC "Event payloads", keyed by event type. */
-export interface EventPayloads {
+/** SPEC "Event payloads" and svc's extensions that the SDK's main entry listens for, keyed by event type. */
+export interface CoreEventPayloads {
   'svc:event:ready': { embedTenant: string | null; deploymentId: number | null; mode: 'signed' | 'private'; surface: Surface; publicId?: string };
   'svc:event:view': { surface: Surface; path: string; publicId?: string; title?: string };
   'svc:event:navigate': { path: string; previousPath?: string };
@@ -40,6 +40,24 @@ export interface EventPayloads {
    */
   'svc:event:comment': CommentEvent;
 }
+
+/**
+ * svc's extensions of exploration in the embed (issue 35), guarded like the others, in a table of their own
+ * (EXPLORE_EVENT_RULES) so that a bundle that guards only the core events carries none of their rules: the SDK's
+ * main entry (its size budget), whose `@svc/embed-sdk/explore` entry listens for these.
+ */
+export interface ExploreEventPayloads {
+  /**
+   * svc's extension (docs/explore.md "From the host"): the viewer saved a chart in the embed's builder (Generate
+   * Session's settings.explore `create`), private or shared with their company (`tenant`).
+   */
+  'svc:event:chart-saved': { chartId: string; title: string; visibility: 'private' | 'tenant' };
+  /** svc's extension (docs/explore.md): the viewer saved a view of the dashboard `publicId` (its filters, grain and swaps). */
+  'svc:event:view-saved': { viewId: string; name: string; visibility: 'private' | 'tenant'; publicId: string };
+}
+
+/** Every event of the catalogue: SPEC's, svc's extensions, exploration's. */
+export interface EventPayloads extends CoreEventPayloads, ExploreEventPayloads {}
 
 /** `svc:event:comment`: a thread started (`thread-created`) or a reply (`reply-created`) by this frame's viewer. */
 export interface CommentEvent {
@@ -71,9 +89,16 @@ export interface ActionPayloads {
   'svc:action:navigate': { path: string };
   'svc:action:refresh': Record<string, never>;
   'svc:action:set-session': { sessionId: string };
+  /**
+   * svc's extension (docs/explore.md "From the host"): open the embed's chart builder, blank or from the CHART widget
+   * `widgetId`; refused unless the session's settings.explore is `create` and a dashboard is shown.
+   */
+  'svc:action:explore': { widgetId?: string };
 }
 
 export type EventType = keyof EventPayloads;
+export type CoreEventType = keyof CoreEventPayloads;
+export type ExploreEventType = keyof ExploreEventPayloads;
 export type ActionType = keyof ActionPayloads;
 
 /** A field of a payload as the guards check it. */
@@ -91,9 +116,10 @@ const optStr: FieldRule = { type: 'string', optional: true };
 const num: FieldRule = { type: 'number' };
 const optNum: FieldRule = { type: 'number', optional: true };
 const surface: FieldRule = { type: 'string', oneOf: SURFACES };
+const visibility: FieldRule = { type: 'string', oneOf: ['private', 'tenant'] };
 
-/** What every event payload must carry; further fields are allowed (a newer embed may add some). */
-export const EVENT_RULES: Rules<EventPayloads> = {
+/** What every core event payload must carry; further fields are allowed (a newer embed may add some). */
+export const CORE_EVENT_RULES: Rules<CoreEventPayloads> = {
   'svc:event:ready': { embedTenant: { type: 'string', nullable: true }, deploymentId: { type: 'number', nullable: true }, mode: { type: 'string', oneOf: ['signed', 'private'] }, surface, publicId: optStr },
   'svc:event:view': { surface, path: str, publicId: optStr, title: optStr },
   'svc:event:navigate': { path: str, previousPath: optStr },
@@ -109,6 +135,15 @@ export const EVENT_RULES: Rules<EventPayloads> = {
   'svc:event:comment': { kind: { type: 'string', oneOf: ['thread-created', 'reply-created'] }, publicId: str, threadId: num, commentId: num, mentionedExternalIds: { type: 'strings' }, body: optStr },
 };
 
+/** What exploration's events must carry (issue 35). */
+export const EXPLORE_EVENT_RULES: Rules<ExploreEventPayloads> = {
+  'svc:event:chart-saved': { chartId: str, title: str, visibility },
+  'svc:event:view-saved': { viewId: str, name: str, visibility, publicId: str },
+};
+
+/** Every event's rules (what `parseEvent` and `isEvent` check); a bundle that asks only `isCoreEvent` carries none of exploration's. */
+export const EVENT_RULES: Rules<EventPayloads> = /* @__PURE__ */ Object.assign({}, CORE_EVENT_RULES, EXPLORE_EVENT_RULES);
+
 /** What every action payload must carry. */
 export const ACTION_RULES: Rules<ActionPayloads> = {
   'svc:action:set-color-scheme': { scheme: { type: 'string', oneOf: ['light', 'dark', 'auto'] } },
@@ -119,6 +154,7 @@ export const ACTION_RULES: Rules<ActionPayloads> = {
   'svc:action:navigate': { path: str },
   'svc:action:refresh': {},
   'svc:action:set-session': { sessionId: str },
+  'svc:action:explore': { widgetId: optStr },
 };
 
 export const EVENT_TYPES = /* @__PURE__ */ Object.keys(EVENT_RULES) as EventType[];

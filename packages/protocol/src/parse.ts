@@ -1,6 +1,7 @@
-import { ACTION_RULES, EVENT_RULES, SURFACES } from './catalog.js';
+import { ACTION_RULES, CORE_EVENT_RULES, EVENT_RULES, EXPLORE_EVENT_RULES, SURFACES } from './catalog.js';
 import type { FieldRule } from './catalog.js';
 import { SOURCE } from './envelope.js';
+import type { CoreEventType, ExploreEventType } from './catalog.js';
 import type { ActionMessage, EventMessage, Message } from './envelope.js';
 
 /** A message that passed every check, or why it did not. */
@@ -82,6 +83,19 @@ function parseWith(data: unknown, direction: 'event' | 'action', rules: RuleTabl
  */
 export function isEvent(data: unknown): data is EventMessage {
   return !failureOf(data, 'event', EVENT_RULES as RuleTable, eventCheck);
+}
+
+/**
+ * `isEvent` for the core events only (SPEC's and svc's extensions but exploration's): the SDK's main entry guards
+ * with it and so carries no rule of exploration (its size budget, issue 37); `isExploreEvent` is the other half.
+ */
+export function isCoreEvent(data: unknown): data is EventMessage<CoreEventType> {
+  return !failureOf(data, 'event', CORE_EVENT_RULES as RuleTable, eventCheck);
+}
+
+/** `isEvent` for exploration's events only (issue 35): what `@svc/embed-sdk/explore` listens for. */
+export function isExploreEvent(data: unknown): data is EventMessage<ExploreEventType> {
+  return !failureOf(data, 'event', EXPLORE_EVENT_RULES as RuleTable, eventCheck);
 }
 
 /**

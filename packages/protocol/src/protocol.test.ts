@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ACTION_TYPES, EVENT_TYPES, SOURCE, createAction, createEvent, isEvent, parseAction, parseEvent, parseMessage } from './index.js';
+import { ACTION_TYPES, CORE_EVENT_RULES, EVENT_RULES, EVENT_TYPES, EXPLORE_EVENT_RULES, SOURCE, createAction, createEvent, isCoreEvent, isEvent, isExploreEvent, parseAction, parseEvent, parseMessage } from './index.js';
 import type { ActionPayloads, EventPayloads } from './index.js';
 
 /** One valid payload per catalogue entry; the mapped types make a new catalogue entry without a sample a compile error. */
@@ -17,6 +17,8 @@ const EVENT_SAMPLES: { [K in keyof EventPayloads]: EventPayloads[K] } = {
   'svc:event:action-result': { requestId: 'r1', action: 'svc:action:set-session', ok: true },
   'svc:event:content-size': { height: 2167, width: 1046 },
   'svc:event:comment': { kind: 'reply-created', publicId: 'q1', threadId: 4, commentId: 9, mentionedExternalIds: ['ben@customer-a'] },
+  'svc:event:chart-saved': { chartId: 'ch_1', title: 'Revenue by category', visibility: 'tenant' },
+  'svc:event:view-saved': { viewId: 'vw_1', name: 'Europe, by week', visibility: 'private', publicId: 'q1' },
 };
 
 const ACTION_SAMPLES: { [K in keyof ActionPayloads]: ActionPayloads[K] } = {
@@ -28,6 +30,7 @@ const ACTION_SAMPLES: { [K in keyof ActionPayloads]: ActionPayloads[K] } = {
   'svc:action:navigate': { path: '/embed/d/7/app/workbook/3' },
   'svc:action:refresh': {},
   'svc:action:set-session': { sessionId: 'ses_abc' },
+  'svc:action:explore': { widgetId: 'trend' },
 };
 
 describe('@svc/protocol guards (SPEC "Events")', () => {
@@ -79,10 +82,21 @@ describe('@svc/protocol guards (SPEC "Events")', () => {
     [{ ...createAction('svc:action:refresh', {}), surface: 'dashboard' }, 'bad surface'],
     [{ ...createAction('svc:action:set-session', { sessionId: 'x' }), requestId: 3 }, 'bad requestId'],
     [{ ...createAction('svc:action:set-color-scheme', { scheme: 'light' }), payload: { scheme: 'sepia' } }, 'svc:action:set-color-scheme: payload.scheme must be one of light, dark, auto'],
+    [{ ...createEvent('svc:event:chart-saved', EVENT_SAMPLES['svc:event:chart-saved'], 'dashboard'), payload: { ...EVENT_SAMPLES['svc:event:chart-saved'], visibility: 'public' } }, 'svc:event:chart-saved: payload.visibility must be one of private, tenant'],
+    [{ ...createEvent('svc:event:view-saved', EVENT_SAMPLES['svc:event:view-saved'], 'dashboard'), payload: { viewId: 'vw_1', name: 'x', visibility: 'tenant' } }, 'svc:event:view-saved: payload.publicId is missing'],
+    [{ ...createAction('svc:action:explore', {}), payload: { widgetId: 7 } }, 'svc:action:explore: payload.widgetId must be a string'],
   ])('rejects %j: %s', (data, reason) => {
     expect(parseMessage(data)).toEqual({ ok: false, reason });
     // The SDK's receive path asks only whether (isEvent): the same checks, without the words.
     expect(isEvent(data)).toBe(false);
+  });
+
+  it('guards exploration\'s events in a table of their own (issue 35): isCoreEvent, what the SDK\'s main entry asks, knows none of them', () => {
+    const saved = JSON.parse(JSON.stringify(createEvent('svc:event:chart-saved', EVENT_SAMPLES['svc:event:chart-saved'], 'dashboard'))) as unknown;
+    const ready = JSON.parse(JSON.stringify(createEvent('svc:event:ready', EVENT_SAMPLES['svc:event:ready'], 'dashboard'))) as unknown;
+    expect([isEvent(saved), isExploreEvent(saved), isCoreEvent(saved)]).toEqual([true, true, false]);
+    expect([isEvent(ready), isExploreEvent(ready), isCoreEvent(ready)]).toEqual([true, false, true]);
+    expect(Object.keys(EVENT_RULES)).toEqual([...Object.keys(CORE_EVENT_RULES), ...Object.keys(EXPLORE_EVENT_RULES)]);
   });
 
   it('tells events from actions for each side', () => {

@@ -1,8 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, previewSnapshot } from '../api.js';
 import type { DashboardWidget, Draft, PreviewAnswer, SnapshotInput } from '../api.js';
-import type { ChartSnapshot } from '../chart/ChartView.js';
-import { useChartView, usePrefersDark } from '../chart/useChart.js';
+import type { ChartSnapshot } from '../../../embed/src/explore/ChartView.js';
+import { useChartView, usePrefersDark } from '../../../embed/src/explore/useChart.js';
 import { snapshotIndexFor } from '../draft.js';
 import { describeError } from '../errors.js';
 import type { Translate } from '../i18n.js';
@@ -65,7 +65,7 @@ function useSettledSize(element: { current: HTMLElement | null }): string | unde
 }
 
 /**
- * A CHART widget on the editor's board, drawn as the builder's preview draws it (chart/ChartView.tsx, the embed's own
+ * A CHART widget on the editor's board, drawn as the builder's preview draws it (apps/embed/src/explore/ChartView.tsx, the embed's own
  * chart modules, a lazy chunk) over its report snapshot's rows from the authors' preview (`POST .../query` with the
  * snapshot). The query runs once per change of the snapshot; the chart fills the cell and is drawn again, at the new
  * size, when a resize settles. Loading is announced politely; a failure says its message in the cell.

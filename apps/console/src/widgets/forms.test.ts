@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Draft, Meta } from '../api.js';
-import { buildQuery, drawingFor } from '../builder.js';
-import { chartStart } from './chartEdit.js';
+import { buildQuery, drawingFor } from '../../../embed/src/explore/builder.js';
+import { chartStart } from '../../../embed/src/explore/chartEdit.js';
 import { checkForm, formOf, swapCandidates, widgetAtPath } from './forms.js';
 
 const meta: Meta = {

@@ -10,6 +10,11 @@ export interface ExportMenuProps {
   data: WidgetData;
   /** The widget as it shows: what its PNG is a picture of. */
   frame: RefObject<HTMLElement | null>;
+  /**
+   * One more item after the formats (issue 35: "Explore", settings.explore create), so that a chart keeps at most two
+   * tab stops, this menu's button and its content.
+   */
+  extra?: { label: string; onSelect(): void } | undefined;
 }
 
 const FORMATS = ['csv', 'xlsx', 'png', 'pdf'] as const;
@@ -21,7 +26,7 @@ type ExportFormat = (typeof FORMATS)[number];
  * arrows, Home and End move; Escape closes it and gives the focus back to the button; Tab or a click elsewhere
  * closes it. The file is made here; the host hears `download`.
  */
-export function ExportMenu({ widgetId, title, data, frame }: ExportMenuProps) {
+export function ExportMenu({ widgetId, title, data, frame, extra }: ExportMenuProps) {
   const { t, onDownload, onError, exports: sources, format: formatters } = useDashboardData();
   const [open, setOpen] = useState(false);
   // In <body>, fixed under the button: a widget clips what overflows it (and the grid moves widgets by transforms).
@@ -114,6 +119,9 @@ export function ExportMenu({ widgetId, title, data, frame }: ExportMenuProps) {
             {format.toUpperCase()}
           </button>
         ))}
+        {extra !== undefined ? (
+          <button type="button" role="menuitem" tabIndex={-1} className="export-extra" onClick={() => { close(true); extra.onSelect(); }}>{extra.label}</button>
+        ) : null}
       </div>, document.body)}
     </div>
   );

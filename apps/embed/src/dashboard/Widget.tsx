@@ -184,7 +184,7 @@ const SankeyChart = lazy(() => import('./sankey.js').then((module) => ({ default
  * drill-down and exports (none without data).
  */
 function ChartWidget({ widget, snapshot, title: authored, settle }: { widget: DashboardWidget; snapshot: ReportSnapshot | undefined; title: string | undefined; settle(): void }) {
-  const { format, dark, t, onDrilldown, onError, allowExport, exports } = useDashboardData();
+  const { format, dark, t, onDrilldown, onError, allowExport, exports, explore, onExplore } = useDashboardData();
   const state = useWidgetData(widget.id, snapshot !== undefined);
   const [renderError, setRenderError] = useState<unknown>(undefined);
   const frame = useRef<HTMLElement>(null);
@@ -210,6 +210,7 @@ function ChartWidget({ widget, snapshot, title: authored, settle }: { widget: Da
     onDrilldown({ widgetId: widget.id, title: name, member, value, point });
   }, [onDrilldown, widget.id, name]);
 
+  const explorable = explore === 'create' && snapshot?.meta?.query !== undefined;
   let body: ReactNode;
   if (snapshot === undefined) body = <p className="widget-empty">{t('widgetNoData')}</p>;
   else if (state.state === 'loading') body = <p className="widget-loading" role="status">{t('loading')}</p>;
@@ -230,8 +231,13 @@ function ChartWidget({ widget, snapshot, title: authored, settle }: { widget: Da
     <section ref={frame} className={`widget widget-chart kind-${snapshot?.kind ?? 'none'}`} data-widget-id={widget.id} data-widget-type="CHART" data-state={state.state} aria-label={name}>
       <header className="widget-header">
         {title ? <h2 className="widget-title">{title}</h2> : null}
+        {/* Explore (issue 35): an item of the export menu where there is one (a chart keeps two tab stops), else a button. */}
+        {explorable && !allowExport ? (
+          <button type="button" className="widget-explore" data-export-skip="true" aria-label={t('exploreWidget', { title: name })} onClick={() => onExplore(widget.id)}>{t('explore')}</button>
+        ) : null}
         {allowExport && data !== undefined ? (
-          <Suspense fallback={null}><Exports widgetId={widget.id} title={name} data={data} frame={frame} /></Suspense>
+          <Suspense fallback={null}><Exports widgetId={widget.id} title={name} data={data} frame={frame}
+            extra={explorable ? { label: t('exploreWidget', { title: name }), onSelect: () => onExplore(widget.id) } : undefined} /></Suspense>
         ) : null}
       </header>
       {data?.truncated ? <p className="widget-note">{t('truncated', { count: data.rows.length })}</p> : null}

@@ -2,7 +2,7 @@ import type { ColumnFormat, ResultColumn, WidgetData } from '../api.js';
 import { DEFAULT_CURRENCY, numberFormatOf } from '../format.js';
 
 // A result's cells as the embed shows them (tables, KPIs, tooltips, exports), apart from data.ts's fetching and
-// context: pure, so that the console's chart view (apps/console/src/chart/ChartView.tsx) draws with them too.
+// context: pure, so that the console's chart view (apps/embed/src/explore/ChartView.tsx) draws with them too.
 
 /** Rows as objects keyed by column name (charts, exports). */
 export function rowObjects(data: WidgetData): Array<Record<string, unknown>> {

@@ -34,6 +34,9 @@ export interface DashboardData {
   onDownload(download: DownloadEvent): void;
   onAiQuery(event: AiQueryEvent): void;
   timezone: string;
+  /** Generate Session's settings.explore (issue 35): with create, a CHART widget offers "Explore" (onExplore). */
+  explore: 'none' | 'view' | 'create';
+  onExplore(widgetId: string): void;
 }
 
 export interface Drilldown {

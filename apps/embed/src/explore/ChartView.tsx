@@ -1,10 +1,10 @@
-import '../../../embed/src/dashboard/charts.css';
+import '../dashboard/charts.css';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import type { ReportSnapshot, ResultColumn, WidgetData } from '../../../embed/src/api.js';
-import { KpiChart, TableChart, VegaChart } from '../../../embed/src/dashboard/charts.js';
-import type { ChartProps } from '../../../embed/src/dashboard/charts.js';
-import { SankeyChart } from '../../../embed/src/dashboard/sankey.js';
-import { withFormats } from '../builder.js';
+import type { ReportSnapshot, ResultColumn, WidgetData } from '../api.js';
+import { KpiChart, TableChart, VegaChart } from '../dashboard/charts.js';
+import type { ChartProps } from '../dashboard/charts.js';
+import { SankeyChart } from '../dashboard/sankey.js';
+import { withFormats } from './builder.js';
 
 /** What a chart draws: a report snapshot's drawing (`kind`, `spec`) and its column formats. */
 export interface ChartSnapshot {

@@ -20,7 +20,7 @@ export function usePrefersDark(): boolean {
 export type ChartViewComponent = FunctionComponent<{ snapshot: ChartSnapshot; data: ChartData; dark: boolean; locale: string; label?: string; chartId?: string }>;
 
 /**
- * The chart view (chart/ChartView.tsx, the embed's charts), loaded as a chunk of its own when a builder or a board's
+ * The chart view (apps/embed/src/explore/ChartView.tsx, the embed's charts), loaded as a chunk of its own when a builder or a board's
  * first chart needs it: the console's first page never carries it.
  */
 export function useChartView(): ChartViewComponent | undefined {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatCell } from '../../embed/src/dashboard/cells.js';
-import type { ResultColumn } from '../../embed/src/api.js';
+import { formatCell } from '../dashboard/cells.js';
+import type { ResultColumn } from '../api.js';
 import { buildQuery, chartTitle, columnFormats, drawingFor, emptyBuilder, filterReady, orderableMembers, suggestKind, withFormats } from './builder.js';
 import type { BuilderState } from './builder.js';
 

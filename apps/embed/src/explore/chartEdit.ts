@@ -1,6 +1,8 @@
-import type { Meta, SnapshotInput } from '../api.js';
-import { CHART_KINDS, FILTER_OPERATORS, buildQuery, emptyBuilder } from '../builder.js';
-import type { BuilderFilter, BuilderState, ChartKind, FilterOperator, SemanticQuery } from '../builder.js';
+import { CHART_KINDS, FILTER_OPERATORS, buildQuery, emptyBuilder } from './builder.js';
+import type { BuilderFilter, BuilderState, ChartKind, FilterOperator, Meta, SemanticQuery } from './builder.js';
+
+/** A chart as a report snapshot holds it (the console's draft, the embed's widget, a saved chart): what the builder starts from. */
+export interface SnapshotInput { title?: string | null; kind?: string | null; spec?: unknown; meta?: Record<string, unknown> | null; sqlQuery?: string | null }
 
 /** What the chart builder starts from when a CHART widget is edited: its query as the builder's state, its kind, its title. */
 export interface ChartStart { state: BuilderState; kind: ChartKind | undefined; title: string }

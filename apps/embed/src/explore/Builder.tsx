@@ -1,13 +1,14 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, previewQuery } from './api.js';
-import type { Meta, MetaCube, MetaMember, PreviewAnswer, SnapshotInput } from './api.js';
-import { formatCell } from '../../embed/src/dashboard/cells.js';
+import { formatCell } from '../dashboard/cells.js';
 import { CHART_KINDS, FILTER_OPERATORS, FORMAT_CHOICES, GRANULARITIES, buildQuery, chartTitle, columnFormats, drawingFor, emptyBuilder, orderableMembers, suggestKind, timeColumn, withFormats } from './builder.js';
-import type { BuilderFilter, BuilderState, ChartKind, FilterOperator, FormatChoice, FormatPick, Titles } from './builder.js';
-import type { ChartSnapshot } from './chart/ChartView.js';
-import { useChartView, usePrefersDark } from './chart/useChart.js';
-import { describeError } from './errors.js';
-import type { MessageKey, Translate } from './i18n.js';
+import type { BuilderFilter, BuilderState, ChartDraft, ChartKind, FilterOperator, FormatChoice, FormatPick, Meta, MetaCube, MetaMember, PreviewAnswer, SemanticQuery, Titles } from './builder.js';
+import type { BuilderKey, BuilderTranslate } from './builderMessages.js';
+import type { ChartSnapshot } from './ChartView.js';
+import { useChartView, usePrefersDark } from './useChart.js';
+
+type MessageKey = BuilderKey;
+type Translate = BuilderTranslate;
 
 const PREVIEW_DELAY_MS = 400;
 const PREVIEW_ROWS = 20;
@@ -21,7 +22,7 @@ const FORMAT_LABELS: Record<FormatChoice, MessageKey> = { model: 'formatModel', 
 const memberLabel = (member: MetaMember) => member.shortTitle ?? member.title ?? member.name;
 
 /** The titles of a deployment's members, for axes and chart titles. */
-function titlesOf(meta: Meta): Titles {
+export function titlesOf(meta: Meta): Titles {
   const titles: Record<string, string> = {};
   for (const cube of meta.cubes) {
     for (const member of [...cube.measures, ...cube.dimensions]) titles[member.name] = memberLabel(member);
@@ -33,13 +34,33 @@ type Preview = { kind: 'idle' } | { kind: 'loading'; previous?: PreviewAnswer | 
 
 /**
  * The chart builder (issue 34): a view, then its measures, dimensions, a time dimension with its grain and date range,
- * filters with every operator of the query format, order and limit; a live preview from the preview endpoint (debounced),
- * with where its answer came from; the chart its shape suggests, which can be changed; "Add to dashboard".
+ * filters with every operator of the query format, order and limit; a live preview (debounced), with where its answer
+ * came from; the chart its shape suggests, which can be changed; a submit ("Add to dashboard" in the console, "Save"
+ * in the embed). One builder for both apps (issue 35): what differs comes in as props: how a query runs (`runQuery`:
+ * the console's deployment preview, the embed's explore/query), how a failure reads (`describeFailure`; undefined: the
+ * app handled it, e.g. signed out), the words (`t`), and the admins' details (`adminDetails`: the SQL that ran and
+ * "why is this slow", which only the console shows).
  */
-export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut, initial, submitLabel }: {
-  t: Translate; locale: string; deploymentId: number; meta: Meta; onAdd: (snapshot: SnapshotInput) => void; onSignedOut: () => void;
-  /** A chart being edited: the builder starts from its query, kind and title (apps/console/src/widgets/chartEdit.ts). */
+export function Builder({ t, locale, meta, runQuery, runKey, describeFailure, onAdd, initial, submitLabel, submittedMessage, adminDetails = false, otherViews = false, extra }: {
+  t: Translate; locale: string; meta: Meta;
+  runQuery: (query: SemanticQuery) => Promise<PreviewAnswer>;
+  /** What the queries run against (the console's deployment): a new one runs the preview again. */
+  runKey?: string | number | undefined;
+  describeFailure: (caught: unknown) => { message: string; field?: string | undefined } | undefined;
+  /** The chart, on submit, and the kind picked (line, bar, ...: the drawing's `kind` is `vega` for the first three); a promise that fails shows its failure (the embed's save). */
+  onAdd: (chart: ChartDraft, kind: ChartKind) => void | Promise<unknown>;
+  /** A chart being edited: the builder starts from its query, kind and title (explore/chartEdit.ts). */
   initial?: { state: BuilderState; kind: ChartKind | undefined; title: string } | undefined; submitLabel?: string | undefined;
+  /** What the status line says once the chart is submitted; the console's "added to the dashboard" by default. */
+  submittedMessage?: ((title: string) => string) | undefined;
+  adminDetails?: boolean | undefined;
+  /**
+   * Offers the dimensions of the other views too, each view's in a group of its own (the model joins them: revenue
+   * of orders by the products' category). The embed's explore turns it on; the console keeps one view's members.
+   */
+  otherViews?: boolean | undefined;
+  /** More controls next to the submit (the embed's visibility). */
+  extra?: ComponentChildren;
 }) {
   const [state, setState] = useState<BuilderState>(() => initial?.state ?? emptyBuilder(meta.cubes[0]?.name ?? ''));
   const [kindChoice, setKindChoice] = useState<ChartKind | undefined>(initial?.kind);
@@ -50,6 +71,10 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut, ini
   const dark = usePrefersDark();
   const Chart = useChartView();
   const request = useRef(0);
+  const run = useRef(runQuery);
+  run.current = runQuery;
+  const describe = useRef(describeFailure);
+  describe.current = describeFailure;
   const titles = useMemo(() => titlesOf(meta), [meta]);
   const cube: MetaCube | undefined = meta.cubes.find((c) => c.name === state.view);
   const query = buildQuery(state);
@@ -82,25 +107,30 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut, ini
     const id = ++request.current;
     setPreview((before) => ({ kind: 'loading', previous: before.kind === 'ready' ? before.answer : before.kind === 'loading' ? before.previous : undefined }));
     const timer = setTimeout(() => {
-      previewQuery(deploymentId, query).then(
+      run.current(query).then(
         (answer) => { if (id === request.current) setPreview({ kind: 'ready', answer }); },
         (caught: unknown) => {
           if (id !== request.current) return;
-          if (caught instanceof ApiError && caught.status === 401) onSignedOut();
-          else setPreview({ kind: 'failed', message: describeError(t, caught), field: caught instanceof ApiError ? caught.field : undefined });
+          const failure = describe.current(caught);
+          if (failure !== undefined) setPreview({ kind: 'failed', message: failure.message, field: failure.field });
         },
       );
     }, PREVIEW_DELAY_MS);
     return () => clearTimeout(timer);
     // queryKey stands for the query.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [queryKey, deploymentId]);
+  }, [queryKey, runKey]);
 
   const add = () => {
     if (query === undefined) return;
     const chartName = title.trim() !== '' ? title.trim() : chartTitle(query, titles);
-    onAdd({ title: chartName, ...drawingFor(kind, query, titles, formats), meta: { query }, ...(formats !== undefined ? { preferences: { columnFormats: formats } } : {}) });
-    setAdded(t('chartAdded', { title: chartName }));
+    const said = submittedMessage?.(chartName) ?? t('chartAdded', { title: chartName });
+    const done = onAdd({ title: chartName, ...drawingFor(kind, query, titles, formats), meta: { query }, ...(formats !== undefined ? { preferences: { columnFormats: formats } } : {}) }, kind);
+    if (done === undefined) setAdded(said);
+    else {
+      setAdded('');
+      done.then(() => setAdded(said), (caught: unknown) => { const failure = describeFailure(caught); if (failure !== undefined) setAdded(failure.message); });
+    }
   };
 
   const dimensions = cube?.dimensions.filter((d) => d.type !== 'time') ?? [];
@@ -122,22 +152,21 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut, ini
           </div>
           <fieldset>
             <legend>{t('measures')}</legend>
-            {cube?.measures.map((m) => (
-              <label key={m.name} class="check">
-                <input type="checkbox" checked={state.measures.includes(m.name)} onChange={(e) => toggle('measures', m.name, e.currentTarget.checked)} />
-                {memberLabel(m)}
-              </label>
-            ))}
+            <MemberChecks members={cube?.measures ?? []} picked={state.measures} onToggle={(member, on) => toggle('measures', member, on)} />
           </fieldset>
           <fieldset>
             <legend>{t('dimensions')}</legend>
-            {dimensions.map((d) => (
-              <label key={d.name} class="check">
-                <input type="checkbox" checked={state.dimensions.includes(d.name)} onChange={(e) => toggle('dimensions', d.name, e.currentTarget.checked)} />
-                {memberLabel(d)}
-              </label>
-            ))}
+            <MemberChecks members={dimensions} picked={state.dimensions} onToggle={(member, on) => toggle('dimensions', member, on)} />
           </fieldset>
+          {otherViews ? meta.cubes.filter((c) => c.name !== state.view).map((other) => {
+            const joined = other.dimensions.filter((d) => d.type !== 'time');
+            return joined.length === 0 ? null : (
+              <fieldset key={other.name} class="joined">
+                <legend>{t('dimensionsOf', { view: other.title ?? other.name })}</legend>
+                <MemberChecks members={joined} picked={state.dimensions} onToggle={(member, on) => toggle('dimensions', member, on)} />
+              </fieldset>
+            );
+          }) : null}
           <fieldset>
             <legend>{t('time')}</legend>
             <div class="row">
@@ -256,6 +285,7 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut, ini
               <p id="b-decimals-hint" class="hint">{t('decimalsHint')}</p>
             </fieldset>
           ) : null}
+          {extra}
           <button type="button" class="primary" disabled={query === undefined} onClick={add}>{submitLabel ?? t('addToDashboard')}</button>
           <p class="visually-hidden" role="status">{added}</p>
           <h3>{t('preview')}</h3>
@@ -271,11 +301,25 @@ export function Builder({ t, locale, deploymentId, meta, onAdd, onSignedOut, ini
             </div>
           ) : null}
           {shown !== undefined && preview.kind !== 'failed' && kind !== 'table' ? <PreviewTable answer={shown} formats={formats} locale={locale} t={t} /> : null}
-          {shown?.statement !== undefined && preview.kind !== 'failed' ? <Statement statement={shown.statement} t={t} /> : null}
-          {shown?.rollupHint !== undefined && shown.source === 'warehouse' && preview.kind !== 'failed' ? <RollupHintView hint={shown.rollupHint} t={t} /> : null}
+          {adminDetails && shown?.statement !== undefined && preview.kind !== 'failed' ? <Statement statement={shown.statement} t={t} /> : null}
+          {adminDetails && shown?.rollupHint !== undefined && shown.source === 'warehouse' && preview.kind !== 'failed' ? <RollupHintView hint={shown.rollupHint} t={t} /> : null}
         </div>
       </div>
     </section>
+  );
+}
+
+/** A checkbox per member (measures, or dimensions), checked when the query has it. */
+function MemberChecks({ members, picked, onToggle }: { members: readonly MetaMember[]; picked: readonly string[]; onToggle: (member: string, on: boolean) => void }) {
+  return (
+    <>
+      {members.map((m) => (
+        <label key={m.name} class="check">
+          <input type="checkbox" checked={picked.includes(m.name)} onChange={(e) => onToggle(m.name, e.currentTarget.checked)} />
+          {memberLabel(m)}
+        </label>
+      ))}
+    </>
   );
 }
 

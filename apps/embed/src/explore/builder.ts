@@ -1,9 +1,37 @@
 /**
  * The chart builder's pure logic (issue 34): what the person picked, as a semantic query in Cube's format
  * (apps/server/src/data/semantic/semantic.query.ts); the chart the query's shape suggests; and the report snapshot
- * (`kind`, `spec`) that the embed draws (apps/embed/src/dashboard/Widget.tsx, vega.ts) for the kind chosen.
+ * (`kind`, `spec`) that the embed draws (apps/embed/src/dashboard/Widget.tsx, vega.ts) for the kind chosen. One builder
+ * for the console's editor and the embed's explore (issue 35): pure, so that both apps import it.
  */
-import { d3NumberFormat } from '../../embed/src/format.js';
+import type { ResultColumn } from '../api.js';
+import { d3NumberFormat } from '../format.js';
+
+/** `GET .../meta` (a deployment's, or the embed viewer's): the views and members, in the shape of Cube's /v1/meta. */
+export interface MetaMember { name: string; title?: string; shortTitle?: string; type: string; format?: string; decimalPlaces?: number }
+export interface MetaCube { name: string; title?: string; measures: MetaMember[]; dimensions: MetaMember[] }
+export interface Meta { cubes: MetaCube[] }
+
+/** Admins only, when the data source answered: why no pre-aggregation did, and one that would (docs/authoring.md). */
+export interface RollupHint {
+  reasons: Array<{ rollup: string; reason: string }>;
+  suggestion: { view: string; preAggregation: Record<string, unknown> } | null;
+  unsuggested?: string;
+}
+
+/** A preview's answer: the console's `POST .../query`, or the embed's `POST /api/v1/embed/explore/query` (no statement, no hint). */
+export interface PreviewAnswer {
+  columns: ResultColumn[]; rows: unknown[][]; truncated: boolean; timezone: string; source: string;
+  /** Admins only: the statement that ran, and where (`warehouse`, `rollup:<view>.<name>`). */
+  statement?: { sql: string; parameters: unknown[]; on: string };
+  rollupHint?: RollupHint;
+}
+
+/** What the builder's submit hands over: a chart's title, drawing, query and formats, as a report snapshot holds them. */
+export type ChartDraft = {
+  title: string; kind: string; spec: Record<string, unknown> | null; meta: { query: SemanticQuery };
+  preferences?: { columnFormats: Record<string, ColumnFormat> };
+};
 
 /** Every operator of the query format's member filters (semantic.query.ts FILTER_OPERATORS). */
 export const FILTER_OPERATORS = [
