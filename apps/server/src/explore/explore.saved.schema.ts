@@ -8,7 +8,7 @@ import { SemanticQuery } from '../data/semantic/semantic.query.js';
 // document). docs/explore.md "Saved charts and views".
 
 /**
- * The console builder's chart kinds (apps/console/src/builder.ts CHART_KINDS), which the embed's builder reuses:
+ * The console builder's chart kinds (apps/embed/src/explore/builder.ts CHART_KINDS), the one builder of the console and the embed:
  * the server cannot import the console, so explore.test.ts checks that the two lists agree.
  */
 export const SAVED_CHART_KINDS = ['line', 'bar', 'area', 'kpi', 'table', 'map', 'sankey'] as const;

@@ -33,7 +33,7 @@ const COUNT_BY_STATUS = { measures: ['orders.count'], dimensions: ['orders.statu
 
 describe('saved chart kinds', () => {
   it("are the console builder's CHART_KINDS, which the server cannot import", () => {
-    const builder = readFileSync(fileURLToPath(new URL('../../../console/src/builder.ts', import.meta.url)), 'utf8');
+    const builder = readFileSync(fileURLToPath(new URL('../../../embed/src/explore/builder.ts', import.meta.url)), 'utf8');
     const declared = /export const CHART_KINDS = \[([^\]]*)\]/.exec(builder)?.[1];
     expect(declared).toBeDefined();
     expect([...declared!.matchAll(/'([a-z]+)'/g)].map((m) => m[1])).toEqual([...SAVED_CHART_KINDS]);
