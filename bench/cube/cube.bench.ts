@@ -9,6 +9,7 @@ import { ensureDemoWarehouseSqlite } from '../../apps/server/src/data/warehouse/
 import { openDatabase } from '../../apps/server/src/db/db.database.js';
 import { migrateToLatest } from '../../apps/server/src/db/db.migrations.js';
 import { NOW, QUERIES, TIMEZONE, buildRollups, importBench, keepBuilds, mintToken, option, reuseBuilds } from '../data/data.bench.js';
+import pg from 'pg';
 import { freshDatabase, machine, summarize, writeResults } from '../harness.js';
 
 /**
@@ -21,6 +22,12 @@ import { freshDatabase, machine, summarize, writeResults } from '../harness.js';
  *   still answers), the widget with `force`: both read the rollup;
  * - **cached**: the same query again: both from the result cache.
  * Goal: `load`'s p50 at most 1.2 times the widget endpoint's, in each.
+ *
+ * Then the SQL API (docs/cube-sql.md) on the same app, with the same token as its password (node-postgres):
+ * - **sqlConnect**: connect, the same revenue-by-month query with `MEASURE()` and `DATE_TRUNC` (a rollup or the
+ *   cache answers it), close: what a BI tool pays per query when it does not pool;
+ * - **sqlQuery**: the same query on an open connection.
+ * Reported (the issue asks for the figure, with no goal).
  */
 const WIDGET = 'monthly';
 const POLICY_TENANT = 'customer-c';
@@ -44,7 +51,10 @@ export async function main(args: string[]): Promise<void> {
   await reuseBuilds(db, dir, kept);
   const build = await buildRollups(db, dir);
   if (build.builds.length > 0) await keepBuilds(db, dir, kept);
-  const settings = testConfig({ data: { timeoutMs: 600_000, rowCap: 10_000, preAggregationDir: dir }, rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000, generateSession: 100_000 } });
+  const settings = testConfig({
+    data: { timeoutMs: 600_000, rowCap: 10_000, preAggregationDir: dir }, rateLimits: { embedPerSession: 100_000_000, embedPerIp: 100_000_000, generateSession: 100_000 },
+    sql: { port: 0, host: '127.0.0.1', tlsCert: undefined, tlsKey: undefined, maxConnectionsPerAccount: 20, statementTimeoutMs: 600_000, rowCap: 10_000 },
+  });
   const app = await buildApp(settings, { db, now: () => NOW });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -90,6 +100,31 @@ export async function main(args: string[]): Promise<void> {
       process.stderr.write(`\rcube ${i + 1}/${iterations}   `);
     }
     process.stderr.write('\n');
+    // The SQL API: revenue by month, as the widget's query, through MEASURE() and DATE_TRUNC.
+    const sqlText = 'SELECT DATE_TRUNC(\'month\', created_at) AS month, MEASURE(revenue) AS revenue FROM orders GROUP BY 1 ORDER BY 1';
+    const sqlClient = () => new pg.Client({ host: '127.0.0.1', port: app.sqlServer!.port, user: 'bench', password: token, database: 'svc', ssl: false });
+    const sqlSamples = { connect: [] as number[], query: [] as number[] };
+    const open = sqlClient();
+    await open.connect();
+    try {
+      const warm = await open.query(sqlText);
+      if (warm.rows.length === 0) throw new Error('the SQL API answered no row');
+      for (let i = 0; i < iterations; i++) {
+        const at = performance.now();
+        const once = sqlClient();
+        await once.connect();
+        await once.query(sqlText);
+        await once.end();
+        sqlSamples.connect.push(performance.now() - at);
+        const atOpen = performance.now();
+        await open.query(sqlText);
+        sqlSamples.query.push(performance.now() - atOpen);
+        process.stderr.write(`\rsql ${i + 1}/${iterations}   `);
+      }
+    } finally {
+      await open.end();
+    }
+    process.stderr.write('\n');
     const rollup = { widget: summarize(samples.widgetRollup), load: summarize(samples.loadRollup) };
     const cached = { widget: summarize(samples.widgetCached), load: summarize(samples.loadCached) };
     const report = {
@@ -97,6 +132,7 @@ export async function main(args: string[]): Promise<void> {
       viewer: `embed token, row policy tenant ${POLICY_TENANT}`, build, sources: [...sources],
       rollup: { ...rollup, ratioP50: rollup.load.p50 / rollup.widget.p50 },
       cached: { ...cached, ratioP50: cached.load.p50 / cached.widget.p50 },
+      sql: { query: sqlText, connectQueryClose: summarize(sqlSamples.connect), queryOnOpenConnection: summarize(sqlSamples.query) },
       goals: { loadOverWidgetP50: 1.2 },
     };
     console.log(JSON.stringify(report, null, 2));
