@@ -293,6 +293,8 @@ async function walkEveryRoute(app: FastifyInstance, file: DemoFile, refs: Record
     // The authoring API: the demo's dashboards were imported published, as version 1.
     versionNumber: [1],
     userId: [walkUser], keyId: [walkKey], groupId: [walkGroup], tenantId: [walkTenant],
+    // Issue 35, viewers' saved charts and views: ids of the right form that name none (404s that must not leak either).
+    chartId: ['chart_0000000000000000000000'], viewId: ['view_0000000000000000000000'],
   };
   const bodies: Record<string, () => Promise<unknown> | unknown> = {
     login: () => ({ email: adminEmail, password }),
