@@ -74,7 +74,12 @@ export function e2eAccount(allowedOrigins: string[], extras: E2eAccountExtras = 
               { id: 'w-revenue', type: 'CHART', position: { x: 0, y: 0, w: 6, h: 3 }, config: { title: 'Revenue' } },
               { id: 'w-orders', type: 'CHART', position: { x: 6, y: 0, w: 6, h: 3 }, config: { title: 'Orders' } },
               { id: 'w-note', type: 'TEXT', position: { x: 0, y: 3, w: 12, h: 1 }, config: { text: 'Figures in EUR' } },
-            ] } } },
+            ],
+            // Translated content (issue 38): Japanese, and a regional Portuguese that falls back to its language.
+            translations: {
+              ja: { title: '売上概要', 'widgets.w-revenue.title': '売上', 'widgets.w-note.markdown': '金額はユーロ' },
+              pt: { title: 'Visão geral de vendas' },
+            } } } },
         { ref: 'wb-ops', type: 'WORKBOOK', name: 'Ops', createdBy: 'alice',
           dashboard: { publicId: 'ops-e2e', status: 'published', allowEmbed: true, title: 'Operations', config: { widgets: [] } } },
         ...dashboards.map((publicId) => ({

@@ -152,6 +152,22 @@ suite('the embed runtime in Chromium', () => {
     await page.close();
   });
 
+  it("shows the dashboard's translated content in the viewer's locale, its language's next, else its own words (issue 38)", async () => {
+    const page = await hostPage();
+    const frame = await mount(page, { locale: 'ja-JP', timezone: 'UTC' });
+    await expect.poll(() => frameText(frame, 'h1')).toBe('売上概要');
+    await expect.poll(() => frameText(frame, '[data-widget-id=w-revenue] .widget-title')).toBe('売上');
+    expect(await frameText(frame, '[data-widget-id=w-orders] .widget-title')).toBe('Orders');
+    await expect.poll(() => frameText(frame, '[data-widget-id=w-note] .markdown')).toBe('金額はユーロ');
+    await act(page, "setLocale('pt-BR')");
+    await expect.poll(() => frameText(frame, 'h1')).toBe('Visão geral de vendas');
+    expect(await frameText(frame, '[data-widget-id=w-revenue] .widget-title')).toBe('Revenue');
+    await act(page, "setLocale('sv-SE')");
+    await expect.poll(() => frameText(frame, 'h1')).toBe('Sales overview');
+    expect(await frameText(frame, '[data-widget-id=w-note] .markdown')).toBe('Figures in EUR');
+    await page.close();
+  });
+
   it('runs in the IANA time zone of set-timezone over the URL timezone; bare offsets are ignored', async () => {
     const page = await hostPage();
     const frame = await mount(page, { locale: 'en-US', timezone: 'America/New_York' });

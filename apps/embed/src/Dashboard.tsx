@@ -18,6 +18,7 @@ import { useMemberTitles } from './dashboard/useMemberTitles.js';
 import { ExploreBar, PersonalCharts } from './explore/Explore.deferred.js';
 import type { ExploreRequest } from './explore/Explore.js';
 import type { SavedView, Visibility } from './explore/exploreApi.js';
+import { localizeDashboard } from './dashboard/translations.js';
 
 export interface DashboardTarget {
   publicId?: string;
@@ -172,7 +173,9 @@ interface LoadedProps extends DashboardViewProps {
 }
 
 function LoadedDashboard(props: LoadedProps) {
-  const { dashboard, t, format } = props;
+  const { t, format } = props;
+  // The dashboard in the viewer's locale (issue 38's translated content): every title below reads it.
+  const dashboard = useMemo(() => localizeDashboard(props.dashboard, format.locale), [props.dashboard, format.locale]);
   const widgets = useMemo(() => dashboard.config.widgets ?? [], [dashboard]);
   const title = dashboard.title ?? dashboard.config.title ?? dashboard.publicId;
   const description = dashboard.description ?? dashboard.config.description;

@@ -106,6 +106,8 @@ export interface Dashboard {
       containerPadding?: number[] | null;
     } | null;
     widgets?: DashboardWidget[] | null;
+    /** Translated content (issue 38): locale -> text key -> text (dashboard/translations.ts). */
+    translations?: Record<string, Record<string, string>> | null;
   };
   reportSnapshots: ReportSnapshot[];
 }
