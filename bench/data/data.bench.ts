@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance as nodePerformance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -403,13 +403,15 @@ async function measureContention(base: string, publicId: string, deploymentId: n
   const tokens: string[] = [];
   for (let i = 0; i < options.explorers; i++) tokens.push(await mint({ externalId: `explorer-${i}`, embedTenantName: EXPLORE_TENANT, groups: ['all-rows'], settings: { explore: 'create' } }));
   const widgets = WIDGETS.map(([id]) => id);
-  // Where the time goes: the server's event loop (it runs on this thread; the clients are workers) and the CPU
-  // this process used (the server's threads: DuckDB's, the SQLite workers'; not PostgreSQL's backends) per phase.
+  // Where the time goes, per phase: the server's event loop (it runs on this thread; the clients are workers): how
+  // late its timers ran and the share of the time it was busy; and the CPU the whole process used (the server's
+  // threads, DuckDB's and the SQLite workers', and the client workers'; not PostgreSQL's backends).
   const lateMs = (ns: number) => Math.max(0, Math.round(ns / 1e4) / 100 - 5);
   const loads = async (phase: string) => {
     const delay = monitorEventLoopDelay({ resolution: 5 });
     const cpu = process.cpuUsage();
     const started = performance.now();
+    const utilization = nodePerformance.eventLoopUtilization();
     delay.enable();
     const result = await client<LoadsResult>({ kind: 'loads', base, publicId, widgets, timezone: TIMEZONE, token: other, loads: options.loads, label: `${label} loads, ${phase}` }).result;
     delay.disable();
@@ -419,6 +421,7 @@ async function measureContention(base: string, publicId: string, deploymentId: n
       warm: summarize(result.warm), cold: summarize(result.cold),
       // Past the 5 ms timer itself: 0 is a loop that ran every timer on time.
       eventLoopDelayMs: { p50: lateMs(delay.percentile(50)), p99: lateMs(delay.percentile(99)), max: lateMs(delay.max) },
+      eventLoopBusy: Math.round(nodePerformance.eventLoopUtilization(utilization).utilization * 100) / 100,
       processCpuCores: Math.round(((used.user + used.system) / 1000 / (performance.now() - started)) * 100) / 100,
     };
   };
