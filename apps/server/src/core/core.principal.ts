@@ -54,6 +54,11 @@ export interface EmbedPrincipal {
    * reads, `draft` being the only way any session reads a draft. Absent for every viewer's session.
    */
   preview?: 'published' | 'draft';
+  /**
+   * Generate Session's settings.explore (issue 35; sessions/sessions.explore.ts), read with the session's row:
+   * `view` or `create`. Absent: `none`, today's embed.
+   */
+  explore?: 'view' | 'create';
 }
 
 /**

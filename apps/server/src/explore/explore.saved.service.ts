@@ -69,7 +69,7 @@ function decodePosition(after: string, fingerprint: string): SavedPosition {
 
 /** The explore level a route needs, asked after the credential (a 403 naming settings.explore below it). */
 async function requireLevel(db: Kysely<Database>, explorer: Explorer, needed: 'view' | 'create'): Promise<void> {
-  await requireExploreLevel(db, explorer.principal, needed);
+  requireExploreLevel(explorer.principal, needed);
 }
 
 /**

@@ -55,7 +55,7 @@ function requireEmbedViewer(principal: PlatformUserPrincipal | EmbedPrincipal): 
  */
 export async function readEmbedMeta(dc: DataContext, caller: PlatformUserPrincipal | EmbedPrincipal): Promise<ModelMeta> {
   const principal = requireEmbedViewer(caller);
-  await requireExploreLevel(dc.db, principal, 'view');
+  requireExploreLevel(principal, 'view');
   return visibleMeta(await openDataScope(dc, principal, principal.deploymentId, undefined));
 }
 
@@ -73,7 +73,7 @@ export async function runExploreQuery(ec: ExploreContext, caller: PlatformUserPr
   const principal = requireEmbedViewer(caller);
   if ((request.query === undefined) === (request.chartId === undefined)) throw new AppError('invalid_body', 'send exactly one of query and chartId', 'query');
   const dc = ec.data;
-  await requireExploreLevel(dc.db, principal, request.query !== undefined ? 'create' : 'view');
+  requireExploreLevel(principal, request.query !== undefined ? 'create' : 'view');
   let raw = request.query;
   const root = request.query !== undefined ? 'query' : 'chartId';
   if (request.chartId !== undefined) {

@@ -15,7 +15,7 @@ import { tokenTimeline } from './sessions.config.js';
 import type { EmbedLifetimes } from './sessions.config.js';
 import { readExploreLevel } from './sessions.explore.js';
 import { SECURITY_CONTEXT_MAX_BYTES } from './sessions.schema.js';
-import type { CurrentSessionResponse, EmbedUser, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
+import type { CurrentSessionResponse, EmbedUser, ExploreLevel, ExchangeResponse, GenerateSessionBody, GenerateSessionResponse, RevokeBody } from './sessions.schema.js';
 import {
   deleteEmbedUser,
   findSessionPresentation,
@@ -206,8 +206,11 @@ export async function loadEmbedPrincipal(ctx: ServiceContext, claims: { sid: num
     dashboards: dashboards === null ? null : Array.isArray(dashboards) ? dashboards.filter((d): d is string => typeof d === 'string') : [],
     tokenExpiresAt: row.token_expires_at === null ? null : Date.parse(row.token_expires_at),
     ...(row.preview === 'published' || row.preview === 'draft' ? { preview: row.preview } : {}),
+    ...exploreOf(readExploreLevel(parseJsonObject(row.settings))),
   };
 }
+
+const exploreOf = (level: ExploreLevel): Pick<EmbedPrincipal, 'explore'> => (level === 'none' ? {} : { explore: level });
 
 /**
  * Which of these embed sessions of the account are still live (redeemed, neither revoked nor gone with their
@@ -354,7 +357,7 @@ export async function describeCurrentSession(ctx: ServiceContext, principal: Pri
       embedTheme: parseJsonObject(row?.theme),
       defaults: { timezone: textOrNull(settings.timezone) ?? account.timezone, locale: textOrNull(settings.locale) ?? account.locale },
       commentEventText: settings.commentEventText === true,
-      explore: readExploreLevel(settings),
+      explore: principal.explore ?? 'none',
       filters: objectOrEmpty(parseJsonObject(row?.access_context).filters),
       lockedFilters: Object.keys(principal.access.lockedFilters),
     },
