@@ -441,41 +441,35 @@ export const EMBED_USER_SEARCH_TABLE = 'embed_users_fts';
 /** Who sees a saved chart or view: its author only, or every viewer of its embed tenant. */
 export type SavedVisibility = 'private' | 'tenant';
 
-/** A chart an embed viewer saved: a semantic query (never its rows), its kind and spec. */
-export interface SavedChartsTable {
+/** What a saved chart and a saved view have alike: their id, their scope (account, deployment, tenant), author and visibility. */
+interface SavedItemColumns {
   id: Generated<number>;
-  /** The id clients see: `chart_` and 128 random bits in base62. */
+  /** The id clients see: `chart_` or `view_` and 128 random bits in base62. */
   public_id: string;
   account_id: number;
   deployment_id: number;
   embed_tenant_id: number;
-  /** The author; deleting them deletes the chart. */
+  /** The author; deleting them deletes the item. */
   embed_user_id: number;
+  visibility: SavedVisibility;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A chart an embed viewer saved: a semantic query (never its rows), its kind and spec. */
+export interface SavedChartsTable extends SavedItemColumns {
   title: string;
   /** SemanticQuery as JSON. */
   query: string;
   kind: string;
   /** The chart's spec as JSON; null: none. */
   spec: string | null;
-  visibility: SavedVisibility;
-  created_at: string;
-  updated_at: string;
 }
 
 /** A named view of a dashboard an embed viewer saved: filters, grain, field swaps and saved charts beside its widgets. */
-export interface SavedViewsTable {
-  id: Generated<number>;
-  /** The id clients see: `view_` and 128 random bits in base62. */
-  public_id: string;
-  account_id: number;
-  deployment_id: number;
-  embed_tenant_id: number;
-  embed_user_id: number;
+export interface SavedViewsTable extends SavedItemColumns {
   dashboard_id: number;
   name: string;
   /** `{ filters, granularity?, fields?, charts? }` as JSON. */
   state: string;
-  visibility: SavedVisibility;
-  created_at: string;
-  updated_at: string;
 }
